@@ -1,0 +1,1 @@
+"""CDK constructs, one module per concern."""

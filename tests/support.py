@@ -1,0 +1,51 @@
+"""Helpers shared by the tests: apps with the project's feature flags, nag reports,
+normalised templates."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+
+from fm_platform.compliance import apply_compliance_packs
+
+ROOT = Path(__file__).resolve().parent.parent
+CDK_CONTEXT: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
+
+_ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def new_app(**kwargs: Any) -> cdk.App:
+    """An App with the feature flags of cdk.json, as `cdk synth` would build it."""
+    context = {**CDK_CONTEXT, **kwargs.pop("context", {})}
+    return cdk.App(context=context, **kwargs)
+
+
+def nag_findings(app: cdk.App) -> list[str]:
+    """Run the project's three cdk-nag packs on ``app`` and return every open finding as
+    ``"<rule> at <construct path>"`` (empty when the app is clean)."""
+    apply_compliance_packs(app)
+    try:
+        assembly = app.synth()
+    except Exception as error:  # noqa: BLE001 - the report below says what failed
+        if "Validation failed" not in str(error):
+            raise
+        assembly = None
+    outdir = Path(app.outdir) if assembly is None else Path(assembly.directory)
+    report = json.loads((outdir / "validation-report.json").read_text())
+    return [
+        f"{violation['ruleName']} at {construct['constructPath']}"
+        for plugin in report["pluginReports"]
+        for violation in plugin.get("violations", [])
+        for construct in violation["violatingConstructs"]
+    ]
+
+
+def normalized(template: dict[str, Any]) -> dict[str, Any]:
+    """``template`` with asset hashes replaced, so a CDK upgrade or an unrelated asset
+    change does not churn snapshot lines."""
+    text = _ASSET_HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True))
+    return json.loads(text)
