@@ -35,7 +35,10 @@ def nag_findings(app: cdk.App) -> list[str]:
             raise
         assembly = None
     outdir = Path(app.outdir) if assembly is None else Path(assembly.directory)
-    report = json.loads((outdir / "validation-report.json").read_text())
+    report_file = outdir / "validation-report.json"
+    if not report_file.exists():
+        return []
+    report = json.loads(report_file.read_text())
     return [
         f"{violation['ruleName']} at {construct['constructPath']}"
         for plugin in report["pluginReports"]
