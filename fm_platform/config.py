@@ -1,0 +1,84 @@
+"""The app's configuration: defaults in code, overridable from a JSON file or cdk.json.
+
+Sources, first match wins:
+
+1. ``cdk synth -c config=path/to/config.json``: a JSON file;
+2. a ``fm_platform`` object in ``cdk.json``'s ``context``;
+3. the defaults: the seed examples of both stacks.
+
+The file or object has the keys of :class:`AppConfig`; ``training`` and ``inference`` hold
+what :meth:`TrainingConfig.from_mapping` and :meth:`InferenceConfig.from_mapping` accept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from constructs import Construct
+
+from fm_platform.stacks.inference import InferenceConfig
+from fm_platform.stacks.training import TrainingConfig
+
+CONFIG_FILE_CONTEXT_KEY = "config"
+CONFIG_OBJECT_CONTEXT_KEY = "fm_platform"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppConfig:
+    """What the default app deploys.
+
+    training / inference: the stacks' configurations; by default the seed examples.
+    deploy_training / deploy_inference: whether to create each stack; both by default.
+    training_stack_name / inference_stack_name: the stack names; ``FmpTraining`` and
+        ``FmpInference`` by default (the ``fmp`` CLI looks for these names).
+    """
+
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    inference: InferenceConfig = field(default_factory=InferenceConfig)
+    deploy_training: bool = True
+    deploy_inference: bool = True
+    training_stack_name: str = "FmpTraining"
+    inference_stack_name: str = "FmpInference"
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> AppConfig:
+        """Build from a JSON-like mapping; unknown keys are an error naming them."""
+        allowed = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ValueError(
+                f"invalid app configuration: unknown key(s) {', '.join(unknown)}; "
+                f"allowed: {', '.join(sorted(allowed))}"
+            )
+        values: dict[str, Any] = dict(data)
+        if "training" in values:
+            values["training"] = TrainingConfig.from_mapping(values["training"])
+        if "inference" in values:
+            values["inference"] = InferenceConfig.from_mapping(values["inference"])
+        for flag in ("deploy_training", "deploy_inference"):
+            if flag in values and not isinstance(values[flag], bool):
+                raise ValueError(
+                    f"invalid app configuration: {flag}={values[flag]!r}: must be true or false"
+                )
+        return cls(**values)
+
+    @classmethod
+    def from_context(cls, scope: Construct) -> AppConfig:
+        """Read the configuration from ``scope``'s context (see the module docstring)."""
+        path = scope.node.try_get_context(CONFIG_FILE_CONTEXT_KEY)
+        if path:
+            config_file = Path(path)
+            if not config_file.is_file():
+                raise ValueError(
+                    f"invalid app configuration: config={path!r}: no such file; "
+                    "pass the path of a JSON file"
+                )
+            return cls.from_mapping(json.loads(config_file.read_text()))
+        data = scope.node.try_get_context(CONFIG_OBJECT_CONTEXT_KEY)
+        if data:
+            return cls.from_mapping(data)
+        return cls()

@@ -1,0 +1,53 @@
+"""The default app as `cdk synth` builds it: snapshots, cfn-lint, cdk-nag, stable IDs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cfnlint.api import ManualArgs, lint
+
+from tests.support import normalized
+
+STACKS = ("FmpTraining", "FmpInference")
+
+
+def test_cli_synthesizes_both_stacks(default_assembly):
+    assert set(default_assembly.templates) == set(STACKS)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_template_snapshot(default_assembly, snapshot, stack):
+    assert normalized(default_assembly.templates[stack]) == snapshot
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_cfn_lint_finds_nothing(default_assembly, stack):
+    template = json.dumps(default_assembly.templates[stack])
+    matches = lint(template, config=ManualArgs(regions=["us-east-1"]))
+    assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+def test_cdk_nag_packs_have_no_open_findings(default_assembly):
+    report = default_assembly.validation_report
+    assert report is not None, "cdk-nag wrote no validation report"
+    packs = {plugin["pluginName"]: plugin for plugin in report["pluginReports"]}
+    assert set(packs) == {"AwsSolutions", "HIPAA.Security", "NIST.800.53.R5"}
+    open_findings = [
+        f"{v['ruleName']} at {c['constructPath']}"
+        for plugin in packs.values()
+        for v in plugin.get("violations", [])
+        for c in v["violatingConstructs"]
+    ]
+    assert open_findings == []
+
+
+def test_every_acknowledgement_has_a_specific_reason(default_assembly):
+    acknowledged = [
+        v
+        for plugin in default_assembly.validation_report["pluginReports"]
+        for v in plugin.get("suppressedViolations", [])
+    ]
+    assert acknowledged, "expected the report to list the acknowledged findings"
+    too_short = [v["acknowledgedId"] for v in acknowledged if len(v["reason"]) < 40]
+    assert too_short == []
