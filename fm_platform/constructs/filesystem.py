@@ -1,0 +1,282 @@
+"""The shared file system of the training cluster: FSx for Lustre (PERSISTENT_2), optionally
+linked to an S3 bucket for datasets in and checkpoints out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import botocore.session
+from aws_cdk import Annotations, RemovalPolicy, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_fsx as fsx
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+
+from constructs import Construct
+from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.validation import Problems, is_unresolved
+
+# PERSISTENT_2 (SSD) limits. Not in botocore's FSx model; source: Amazon FSx for Lustre
+# User Guide, "Deployment options" / "Storage capacity" and "Throughput capacity".
+PERSISTENT_2_SMALL_CAPACITIES_GIB = (1200, 2400)
+PERSISTENT_2_CAPACITY_STEP_GIB = 2400
+PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB = (125, 250, 500, 1000)
+
+# Lustre network ports, opened only within the cluster security group. Source: Amazon FSx
+# for Lustre User Guide, "File system access control with Amazon VPC".
+LUSTRE_TCP_PORT = 988
+LUSTRE_TCP_PORT_RANGE = (1018, 1023)
+
+
+def _data_repository_event_types() -> tuple[str, ...]:
+    """The auto import/export event types FSx accepts (botocore's ``EventType`` enum)."""
+    model = botocore.session.get_session().get_service_model("fsx")
+    return tuple(model.shape_for("EventType").enum)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataRepositoryAssociationProps:
+    """Link a directory of the file system to an S3 prefix (datasets in, checkpoints out).
+
+    bucket: the S3 bucket, in the file system's Region (a bucket in another account also
+        needs a bucket policy for FSx's S3-access service-linked role, not added here). If
+        it is encrypted with a KMS key defined in this app, the key policy is extended so
+        that the FSx service-linked role may use the key through S3; for an imported key,
+        add that statement yourself (a synth warning says so).
+    bucket_prefix: the prefix linked, e.g. ``"datasets/"``; by default the whole bucket.
+    file_system_path: the directory on the file system, by default ``/s3``.
+    auto_import_events: S3 changes copied into the file system's metadata; by default new,
+        changed and deleted objects.
+    auto_export_events: file-system changes written back to S3; by default new, changed
+        and deleted files.
+    import_metadata_on_create: by default the bucket's existing objects are listed on the
+        file system as soon as the association is created.
+    """
+
+    bucket: s3.IBucket
+    bucket_prefix: str = ""
+    file_system_path: str = "/s3"
+    auto_import_events: tuple[str, ...] = ("NEW", "CHANGED", "DELETED")
+    auto_export_events: tuple[str, ...] = ("NEW", "CHANGED", "DELETED")
+    import_metadata_on_create: bool = True
+
+    @property
+    def data_repository_path(self) -> str:
+        """The ``s3://bucket/prefix`` the association links."""
+        path = f"s3://{self.bucket.bucket_name}"
+        return f"{path}/{self.bucket_prefix}" if self.bucket_prefix else path
+
+    def check(self, problems: Problems) -> None:
+        """Add this association's problems to ``problems``."""
+        path = self.file_system_path
+        if not is_unresolved(path) and not path.startswith("/"):
+            problems.add(
+                "data_repository.file_system_path", path, "must be an absolute path like /s3"
+            )
+        prefix = self.bucket_prefix
+        if not is_unresolved(prefix) and prefix.startswith("/"):
+            problems.add(
+                "data_repository.bucket_prefix",
+                prefix,
+                "must not start with '/' (write it as in an S3 key, e.g. datasets/)",
+            )
+        events = _data_repository_event_types()
+        for name in ("auto_import_events", "auto_export_events"):
+            for event in getattr(self, name):
+                problems.check_choice(f"data_repository.{name}", event, events)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedFileSystemProps:
+    """Options for :class:`SharedFileSystem`.
+
+    vpc, subnet: where the file system lives (the cluster's private subnet).
+    security_group: the cluster security group; the file system joins it and the Lustre
+        ports (TCP 988, 1018-1023) are opened within it.
+    storage_capacity_gib: by default 1200; PERSISTENT_2 allows 1200, 2400 or a multiple
+        of 2400.
+    per_unit_storage_throughput_mbps: MB/s per TiB of storage; by default 250; one of
+        125, 250, 500, 1000.
+    encryption_key: KMS key for data at rest; by default a customer-managed key with
+        rotation is created and retained.
+    data_repository: an S3 link for datasets and checkpoints; by default none.
+    mount_path: where nodes mount the file system, by default ``/fsx``.
+    removal_policy: what stack deletion does to the file system; by default RETAIN.
+    """
+
+    vpc: ec2.IVpc
+    subnet: ec2.ISubnet
+    security_group: ec2.ISecurityGroup
+    storage_capacity_gib: int = 1200
+    per_unit_storage_throughput_mbps: int = 250
+    encryption_key: kms.IKey | None = None
+    data_repository: DataRepositoryAssociationProps | None = None
+    mount_path: str = "/fsx"
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+
+    def validate(self) -> None:
+        """Raise one ``ValueError`` listing every problem with these props."""
+        problems = Problems("SharedFileSystemProps")
+        capacity = self.storage_capacity_gib
+        if not is_unresolved(capacity) and (
+            capacity not in PERSISTENT_2_SMALL_CAPACITIES_GIB
+            and (capacity <= 0 or capacity % PERSISTENT_2_CAPACITY_STEP_GIB != 0)
+        ):
+            problems.add(
+                "storage_capacity_gib",
+                capacity,
+                "PERSISTENT_2 SSD storage must be 1200, 2400, or a multiple of 2400 GiB",
+            )
+        problems.check_choice(
+            "per_unit_storage_throughput_mbps",
+            self.per_unit_storage_throughput_mbps,
+            PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB,
+        )
+        if not is_unresolved(self.mount_path) and not self.mount_path.startswith("/"):
+            problems.add("mount_path", self.mount_path, "must be an absolute path like /fsx")
+        if self.data_repository is not None:
+            self.data_repository.check(problems)
+        problems.raise_if_any()
+
+
+class SharedFileSystem(Construct):
+    """An FSx for Lustre file system shared by every cluster node.
+
+    PERSISTENT_2 SSD, LZ4 compression, Lustre 2.15, encrypted with a customer-managed key,
+    retained on stack deletion (file system and key). Lustre's ports are opened only within
+    the cluster security group.
+
+    Attributes: ``file_system``, ``file_system_id``, ``dns_name``, ``mount_name``,
+    ``mount_path``, ``encryption_key`` and ``data_repository_association`` (None without a
+    data repository). Construct IDs ``FileSystem`` and ``Key`` are stable: renaming them
+    replaces the file system or key.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: SharedFileSystemProps) -> None:
+        super().__init__(scope, construct_id)
+        props.validate()
+        self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(
+            self, "Key", purpose="FSx for Lustre shared file system"
+        )
+        self._open_lustre_ports(props.security_group)
+        self.file_system = fsx.LustreFileSystem(
+            self,
+            "FileSystem",
+            vpc=props.vpc,
+            vpc_subnet=props.subnet,
+            security_group=props.security_group,
+            storage_capacity_gib=props.storage_capacity_gib,
+            kms_key=self.encryption_key,
+            file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
+            lustre_configuration=fsx.LustreConfiguration(
+                deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
+                per_unit_storage_throughput=props.per_unit_storage_throughput_mbps,
+                data_compression_type=fsx.LustreDataCompressionType.LZ4,
+            ),
+            removal_policy=props.removal_policy,
+        )
+        self.file_system_id: str = self.file_system.file_system_id
+        self.dns_name: str = self.file_system.dns_name
+        self.mount_name: str = self.file_system.mount_name
+        self.mount_path: str = props.mount_path
+        self.data_repository_association: fsx.CfnDataRepositoryAssociation | None = None
+        if props.data_repository is not None:
+            self.data_repository_association = self._associate(props.data_repository)
+
+    @staticmethod
+    def _open_lustre_ports(group: ec2.ISecurityGroup) -> None:
+        # Explicit, so the file system stays reachable if the group's all-traffic rule is
+        # ever narrowed. (The L2 file system also adds a self-referencing TCP 988-1023 rule.)
+        group.add_ingress_rule(
+            group, ec2.Port.tcp(LUSTRE_TCP_PORT), "Lustre from the cluster security group"
+        )
+        group.add_ingress_rule(
+            group,
+            ec2.Port.tcp_range(*LUSTRE_TCP_PORT_RANGE),
+            "Lustre from the cluster security group",
+        )
+
+    def _associate(
+        self, repository: DataRepositoryAssociationProps
+    ) -> fsx.CfnDataRepositoryAssociation:
+        association = fsx.CfnDataRepositoryAssociation(
+            self,
+            "DataRepositoryAssociation",
+            file_system_id=self.file_system_id,
+            file_system_path=repository.file_system_path,
+            data_repository_path=repository.data_repository_path,
+            batch_import_meta_data_on_create=repository.import_metadata_on_create,
+            s3=fsx.CfnDataRepositoryAssociation.S3Property(
+                auto_import_policy=_event_policy(
+                    fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty,
+                    repository.auto_import_events,
+                ),
+                auto_export_policy=_event_policy(
+                    fsx.CfnDataRepositoryAssociation.AutoExportPolicyProperty,
+                    repository.auto_export_events,
+                ),
+            ),
+        )
+        self._allow_fsx_to_use_bucket_key(repository.bucket)
+        return association
+
+    def _allow_fsx_to_use_bucket_key(self, bucket: s3.IBucket) -> None:
+        """Let FSx's S3-access service-linked roles use the bucket's KMS key through S3 (FSx
+        for Lustre User Guide, "Working with server-side encrypted Amazon S3 buckets").
+
+        The role is named in a condition, so the key policy does not need the role to exist
+        yet. The guide also narrows by the bucket ARN in the encryption context; that would
+        make the key depend on its own bucket (a cycle), so the statement is scoped to this
+        account, S3 in this Region and FSx's S3-access roles instead."""
+        key = bucket.encryption_key
+        if key is None:
+            return
+        stack = Stack.of(self)
+        role_arn = stack.format_arn(
+            service="iam",
+            region="",
+            resource="role",
+            resource_name="aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/"
+            "AWSServiceRoleForFSxS3Access_*",
+        )
+        added = key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowFsxLustreThroughS3",
+                actions=[
+                    "kms:Encrypt",
+                    "kms:Decrypt",
+                    "kms:ReEncrypt*",
+                    "kms:GenerateDataKey*",
+                    "kms:DescribeKey",
+                ],
+                principals=[iam.AnyPrincipal()],
+                resources=["*"],
+                conditions={
+                    "ArnLike": {"aws:PrincipalArn": role_arn},
+                    "StringEquals": {
+                        "kms:CallerAccount": stack.account,
+                        "kms:ViaService": f"s3.{stack.region}.amazonaws.com",
+                    },
+                },
+            )
+        )
+        if not added.statement_added:
+            Annotations.of(self).add_warning_v2(
+                "fm_platform:fsx-bucket-key",
+                "The data repository bucket's KMS key is imported, so its key policy was not "
+                "changed: allow the FSx service-linked role AWSServiceRoleForFSxS3Access_* "
+                "to use it through S3, or auto import/export will fail.",
+            )
+
+
+def _event_policy(kind: type, events: tuple[str, ...]) -> object | None:
+    """An auto import/export policy for ``events``, or None (no policy) when empty."""
+    return kind(events=list(events)) if events else None
+
+
+__all__ = [
+    "DataRepositoryAssociationProps",
+    "SharedFileSystem",
+    "SharedFileSystemProps",
+]

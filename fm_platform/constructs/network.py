@@ -1,0 +1,334 @@
+"""The cluster network: one VPC, one Availability Zone (chosen by AZ ID), one large private
+subnet with NAT egress, an S3 gateway endpoint and the cluster security group."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+from aws_cdk import ArnFormat, CfnResource, RemovalPolicy, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+
+from constructs import Construct
+from fm_platform.compliance import acknowledge
+from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.validation import Problems, is_unresolved
+
+# AWS reserves the first four addresses and the last one of every subnet.
+AWS_RESERVED_ADDRESSES_PER_SUBNET = 5
+
+# An AZ ID is a short Region code (e.g. "use1" for us-east-1, "apne1" for ap-northeast-1),
+# "-az" and a number: "use1-az4". Source: AWS Regions and Availability Zones guide, "AZ IDs".
+_AZ_ID = re.compile(r"^[a-z]{2,5}[0-9]+-az[0-9]+$")
+
+_MIN_MASK = 16
+_MAX_MASK = 28
+
+_BYO_FIELDS = ("vpc", "subnet", "security_group")
+
+
+def usable_ipv4_addresses(cidr: str) -> int:
+    """How many addresses of the subnet ``cidr`` instances can use (AWS keeps five)."""
+    mask = ipaddress.IPv4Network(cidr, strict=False).prefixlen
+    return max(2 ** (32 - mask) - AWS_RESERVED_ADDRESSES_PER_SUBNET, 0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterNetworkProps:
+    """Options for :class:`ClusterNetwork`.
+
+    availability_zone_id: the AZ ID (not name) that holds both subnets; by default
+        ``use1-az4``, which exists only in us-east-1: deploying to another Region requires
+        setting it (e.g. ``usw2-az1``). AZ IDs name the same physical zone in every account,
+        which is how capacity reservations and training plans are offered.
+    vpc_cidr: the VPC's IPv4 range; by default 10.0.0.0/16.
+    private_subnet_cidr_mask: prefix length of the private subnet holding the cluster and
+        FSx; by default 17. Every EFA interface takes an address (an ml.p5.48xlarge has 32),
+        so hundreds of instances need thousands of addresses: a /17 has 32,768 - 5 (reserved
+        by AWS) = 32,763 usable addresses. A /24 (251 usable) is a known trap.
+    public_subnet_cidr_mask: prefix length of the public subnet that holds the NAT gateway;
+        by default 24.
+    flow_log_retention: how long VPC flow logs are kept; by default one year.
+    encryption_key: KMS key encrypting the flow-log group; by default a customer-managed key
+        with rotation is created (and retained). Its policy is extended so that CloudWatch
+        Logs in this Region may use it; an imported key must already allow that.
+    vpc, subnet, security_group: bring your own network. Pass all three or none; with them
+        nothing is created and the other options are ignored. By default a VPC, subnet and
+        security group are created as described above.
+    """
+
+    availability_zone_id: str = "use1-az4"
+    vpc_cidr: str = "10.0.0.0/16"
+    private_subnet_cidr_mask: int = 17
+    public_subnet_cidr_mask: int = 24
+    flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+    encryption_key: kms.IKey | None = None
+    vpc: ec2.IVpc | None = None
+    subnet: ec2.ISubnet | None = None
+    security_group: ec2.ISecurityGroup | None = None
+
+    @property
+    def brings_own_network(self) -> bool:
+        """True when all of ``vpc``, ``subnet`` and ``security_group`` were given."""
+        return all(getattr(self, name) is not None for name in _BYO_FIELDS)
+
+    def validate(self) -> None:
+        """Raise one ``ValueError`` listing every problem with these props."""
+        problems = Problems("ClusterNetworkProps")
+        given = [name for name in _BYO_FIELDS if getattr(self, name) is not None]
+        if given and len(given) < len(_BYO_FIELDS):
+            missing = [name for name in _BYO_FIELDS if name not in given]
+            problems.add(
+                "vpc/subnet/security_group",
+                f"only {', '.join(given)} given",
+                "bring your own network with all three of vpc, subnet and security_group, "
+                f"or none; missing: {', '.join(missing)}",
+            )
+        if not given:
+            self._validate_created_network(problems)
+        problems.raise_if_any()
+
+    def _validate_created_network(self, problems: Problems) -> None:
+        zone = self.availability_zone_id
+        if not is_unresolved(zone) and not _AZ_ID.match(zone):
+            problems.add(
+                "availability_zone_id",
+                zone,
+                "must be an AZ ID such as use1-az4 (not an AZ name such as us-east-1a); "
+                "find yours with `aws ec2 describe-availability-zones`",
+            )
+        vpc_network = _parse_network(problems, self.vpc_cidr)
+        for field in ("private_subnet_cidr_mask", "public_subnet_cidr_mask"):
+            mask = getattr(self, field)
+            problems.check_range(field, mask, _MIN_MASK, _MAX_MASK)
+            if vpc_network is not None and mask <= vpc_network.prefixlen:
+                problems.add(
+                    field,
+                    mask,
+                    f"must be larger than the VPC's mask /{vpc_network.prefixlen}: then each "
+                    "subnet is at most half the VPC and both fit in it",
+                )
+
+
+def _parse_network(problems: Problems, cidr: str) -> ipaddress.IPv4Network | None:
+    """``cidr`` as a network if it is a valid IPv4 CIDR with a /16-/28 mask, else None."""
+    try:
+        network = ipaddress.IPv4Network(cidr, strict=True)
+    except (ipaddress.AddressValueError, ipaddress.NetmaskValueError, ValueError) as error:
+        problems.add("vpc_cidr", cidr, f"must be an IPv4 CIDR block such as 10.0.0.0/16 ({error})")
+        return None
+    if not _MIN_MASK <= network.prefixlen <= _MAX_MASK:
+        problems.add("vpc_cidr", cidr, f"mask must be between /{_MIN_MASK} and /{_MAX_MASK}")
+        return None
+    return network
+
+
+class ClusterNetwork(Construct):
+    """The network a HyperPod cluster and its FSx for Lustre file system live in.
+
+    Created by default: a VPC with one public subnet (NAT gateway) and one large private
+    subnet in a single Availability Zone chosen by AZ ID, an S3 gateway endpoint on the
+    private route table, VPC flow logs to a KMS-encrypted log group, and a security group
+    whose members may talk to each other on every port in both directions (EFA needs both).
+
+    Attributes: ``vpc``, ``subnet`` (the private subnet), ``security_group``,
+    ``availability_zone_id`` and ``flow_log`` (both None when you bring your own network),
+    ``encryption_key`` and ``flow_log_group`` (None when you bring your own network).
+    Construct IDs ``Vpc``, ``ClusterSecurityGroup``, ``FlowLogKey``, ``FlowLogs`` and
+    ``FlowLogRole`` are stable.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: ClusterNetworkProps) -> None:
+        super().__init__(scope, construct_id)
+        props.validate()
+        self.availability_zone_id: str | None = None
+        self.flow_log: ec2.FlowLog | None = None
+        self.flow_log_group: logs.LogGroup | None = None
+        self.encryption_key: kms.IKey | None = None
+        if props.brings_own_network:
+            self.vpc: ec2.IVpc = props.vpc
+            self.subnet: ec2.ISubnet = props.subnet
+            self.security_group: ec2.ISecurityGroup = props.security_group
+            return
+        self.availability_zone_id = props.availability_zone_id
+        vpc = self._create_vpc(props)
+        self.vpc = vpc
+        self.subnet = vpc.private_subnets[0]
+        self.security_group = self._create_security_group(vpc)
+        self._create_flow_log(vpc, props)
+        _drop_redundant_provider_dependency(Stack.of(self))
+
+    def _create_vpc(self, props: ClusterNetworkProps) -> ec2.Vpc:
+        # The private subnet comes first: allocating the larger block first leaves no gap.
+        vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            ip_addresses=ec2.IpAddresses.cidr(props.vpc_cidr),
+            max_azs=1,
+            nat_gateways=1,
+            subnet_configuration=[
+                ec2.SubnetConfiguration(
+                    name="Private",
+                    subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS,
+                    cidr_mask=props.private_subnet_cidr_mask,
+                ),
+                ec2.SubnetConfiguration(
+                    name="Public",
+                    subnet_type=ec2.SubnetType.PUBLIC,
+                    cidr_mask=props.public_subnet_cidr_mask,
+                    map_public_ip_on_launch=False,
+                ),
+            ],
+            gateway_endpoints={
+                "S3": ec2.GatewayVpcEndpointOptions(
+                    service=ec2.GatewayVpcEndpointAwsService.S3,
+                    subnets=[ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)],
+                )
+            },
+        )
+        for subnet in vpc.public_subnets:
+            acknowledge(
+                subnet.node.find_child("DefaultRoute"),
+                "The public subnet holds only the NAT gateway; its route to the internet "
+                "gateway is what gives the private cluster subnet outbound access for "
+                "package installs. Nothing in the cluster is reachable from the internet.",
+                "HIPAA.Security-VPCNoUnrestrictedRouteToIGW",
+                "NIST.800.53.R5-VPCNoUnrestrictedRouteToIGW",
+            )
+        # Place both subnets by AZ ID, which is the same physical zone in every account,
+        # instead of the AZ name an env-agnostic VPC would pick with Fn::GetAZs.
+        for subnet in (*vpc.private_subnets, *vpc.public_subnets):
+            cfn_subnet: ec2.CfnSubnet = subnet.node.default_child
+            cfn_subnet.add_property_deletion_override("AvailabilityZone")
+            cfn_subnet.add_property_override("AvailabilityZoneId", props.availability_zone_id)
+        return vpc
+
+    def _create_security_group(self, vpc: ec2.Vpc) -> ec2.SecurityGroup:
+        group = ec2.SecurityGroup(
+            self,
+            "ClusterSecurityGroup",
+            vpc=vpc,
+            description="HyperPod cluster and FSx for Lustre: all traffic within the group",
+            allow_all_outbound=True,
+        )
+        group.add_ingress_rule(group, ec2.Port.all_traffic(), "All traffic within the cluster")
+        for rule in group.node.children:
+            if isinstance(rule, ec2.CfnSecurityGroupIngress):
+                acknowledge(
+                    rule,
+                    "The all-traffic ingress comes only from this security group itself (no "
+                    "address range): EFA between cluster nodes needs every port open within "
+                    "the group.",
+                    "HIPAA.Security-EC2RestrictedCommonPorts",
+                    "NIST.800.53.R5-EC2RestrictedCommonPorts",
+                )
+        # The L2 drops explicit egress rules from a group that allows all outbound traffic,
+        # but EFA needs the self-referencing egress rule itself, so it is added as L1.
+        ec2.CfnSecurityGroupEgress(
+            group,
+            "AllTrafficToSelf",
+            group_id=group.security_group_id,
+            ip_protocol="-1",
+            destination_security_group_id=group.security_group_id,
+            description="All traffic within the cluster (EFA needs it in both directions)",
+        )
+        return group
+
+    def _create_flow_log(self, vpc: ec2.Vpc, props: ClusterNetworkProps) -> None:
+        key = props.encryption_key or customer_managed_key(
+            self, "FlowLogKey", purpose="VPC flow logs"
+        )
+        _allow_cloudwatch_logs(key, self)
+        self.encryption_key = key
+        self.flow_log_group = logs.LogGroup(
+            self,
+            "FlowLogs",
+            encryption_key=key,
+            retention=props.flow_log_retention,
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        # A managed policy on an immutable role instead of the inline policy the L2 would add.
+        role = iam.Role(
+            self,
+            "FlowLogRole",
+            assumed_by=iam.ServicePrincipal(
+                "vpc-flow-logs.amazonaws.com",
+                conditions={"StringEquals": {"aws:SourceAccount": Stack.of(self).account}},
+            ),
+            description="Lets VPC flow logs write to the cluster network's flow-log group",
+        )
+        policy = iam.ManagedPolicy(
+            self,
+            "FlowLogPolicy",
+            roles=[role],
+            statements=[
+                iam.PolicyStatement(
+                    actions=[
+                        "logs:CreateLogStream",
+                        "logs:DescribeLogStreams",
+                        "logs:PutLogEvents",
+                    ],
+                    resources=[self.flow_log_group.log_group_arn],
+                )
+            ],
+        )
+        self.flow_log = vpc.add_flow_log(
+            "FlowLog",
+            destination=ec2.FlowLogDestination.to_cloud_watch_logs(
+                self.flow_log_group, role.without_policy_updates()
+            ),
+            traffic_type=ec2.FlowLogTrafficType.ALL,
+        )
+        self.flow_log.node.add_dependency(policy)
+
+
+def _drop_redundant_provider_dependency(stack: Stack) -> None:
+    """Remove the DependsOn that the VPC's default-security-group custom resource provider
+    puts on its role: its ``Fn::GetAtt`` on the role already orders them, and cfn-lint
+    warns about the duplicate (W3005)."""
+    provider = stack.node.try_find_child("Custom::VpcRestrictDefaultSGCustomResourceProvider")
+    handler = provider.node.try_find_child("Handler") if provider is not None else None
+    if isinstance(handler, CfnResource):
+        handler.add_deletion_override("DependsOn")
+
+
+def _allow_cloudwatch_logs(key: kms.IKey, scope: Construct) -> None:
+    """Let CloudWatch Logs in this stack's account and Region use ``key`` for its log
+    groups (the key policy CloudWatch Logs documents for encrypted log groups). An imported
+    key's policy cannot be changed here and must already allow it."""
+    stack = Stack.of(scope)
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            actions=[
+                "kms:Encrypt*",
+                "kms:Decrypt*",
+                "kms:ReEncrypt*",
+                "kms:GenerateDataKey*",
+                "kms:Describe*",
+            ],
+            principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
+            resources=["*"],
+            conditions={
+                "ArnLike": {
+                    "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
+                        service="logs",
+                        resource="log-group",
+                        resource_name="*",
+                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                }
+            },
+        )
+    )
+
+
+__all__ = [
+    "AWS_RESERVED_ADDRESSES_PER_SUBNET",
+    "ClusterNetwork",
+    "ClusterNetworkProps",
+    "usable_ipv4_addresses",
+]
