@@ -1,0 +1,1 @@
+"""`fmp`: the operations command line for the deployed training and inference stacks."""

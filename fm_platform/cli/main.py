@@ -1,0 +1,69 @@
+"""Entry point of `fmp`: argument parsing and the one place errors become messages."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from fm_platform.cli import cluster, endpoint, job
+from fm_platform.cli.context import ClientFactory, Context, SessionClients
+from fm_platform.cli.errors import describe_error
+
+PROG = "fmp"
+
+
+def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    # On sub-commands the defaults are suppressed so a value given before the sub-command
+    # is not overwritten by the sub-command's default.
+    default = {"default": argparse.SUPPRESS} if suppress else {}
+    no_flag = {"default": argparse.SUPPRESS} if suppress else {"default": False}
+    parser.add_argument(
+        "--region", help="AWS region (default: from environment/profile)", **default
+    )
+    parser.add_argument("--profile", help="AWS profile (default: from environment)", **default)
+    parser.add_argument("--json", action="store_true", help="machine-readable output", **no_flag)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `fmp` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Operate the fm_platform training cluster and inference endpoints.",
+    )
+    _global_options(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, suppress=True)
+    groups = parser.add_subparsers(dest="group", required=True, metavar="COMMAND")
+    cluster.add_parser(groups, common)
+    job.add_parser(groups, common)
+    endpoint.add_parser(groups, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, clients: ClientFactory | None = None) -> int:
+    """Run `fmp` with `argv` (default: the process arguments); returns the exit code.
+
+    `clients` supplies AWS clients; by default a boto3 session from --profile/--region.
+    """
+    args = build_parser().parse_args(argv)
+    if clients is None:
+        clients = SessionClients(region=args.region, profile=args.profile)
+    ctx = Context(clients=clients, as_json=args.json)
+    try:
+        return args.handler(ctx, args)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:
+        message = describe_error(exc)
+        if message is None:
+            raise
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

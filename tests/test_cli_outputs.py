@@ -1,0 +1,114 @@
+"""Names from stack outputs, `--help`, and the global options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from fm_platform.cli.errors import CliError
+from fm_platform.cli.main import build_parser, main
+from fm_platform.cli.outputs import resolve_cluster, resolve_endpoint, stack_outputs
+from tests.test_cli_support import CLUSTER_ARN, StubbedClients, hermetic_aws_env, stack_response
+
+
+@pytest.fixture(autouse=True)
+def _aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    hermetic_aws_env(monkeypatch, tmp_path)
+
+
+def clients_with(stack: str, outputs: dict[str, str]) -> StubbedClients:
+    clients = StubbedClients()
+    clients.stub("cloudformation").add_response(
+        "describe_stacks", stack_response(stack, outputs), {"StackName": stack}
+    )
+    return clients
+
+
+def test_stack_outputs_maps_keys_to_values() -> None:
+    clients = clients_with("S", {"A": "1", "B": "2"})
+    assert stack_outputs(clients, "S") == {"A": "1", "B": "2"}
+    clients.assert_done()
+
+
+def test_resolve_cluster_reads_the_training_outputs() -> None:
+    clients = clients_with(
+        "Custom",
+        {
+            "ClusterName": "fmp-train",
+            "ClusterArn": CLUSTER_ARN,
+            "ControllerGroupName": "controller",
+            "FsxMountPath": "/fsx",
+        },
+    )
+    ref = resolve_cluster(clients, None, "Custom")
+    assert (ref.name, ref.arn, ref.controller_group, ref.fsx_mount_path) == (
+        "fmp-train",
+        CLUSTER_ARN,
+        "controller",
+        "/fsx",
+    )
+
+
+def test_explicit_cluster_skips_cloudformation() -> None:
+    ref = resolve_cluster(StubbedClients(), "mine", "FmpTraining")
+    assert (ref.name, ref.arn, ref.controller_group) == ("mine", None, None)
+
+
+def test_missing_cluster_output_names_key_and_option() -> None:
+    clients = clients_with("FmpTraining", {"Other": "x"})
+    with pytest.raises(
+        CliError, match="stack FmpTraining has no output ClusterName: pass --cluster"
+    ):
+        resolve_cluster(clients, None, "FmpTraining")
+
+
+def test_single_endpoint_is_the_default() -> None:
+    assert (
+        resolve_endpoint(
+            clients_with("FmpInference", {"EndpointNames": " one "}), None, "FmpInference"
+        )
+        == "one"
+    )
+
+
+def test_empty_endpoint_list_asks_for_endpoint() -> None:
+    clients = clients_with("FmpInference", {"EndpointNames": " , "})
+    with pytest.raises(CliError, match="lists no endpoint in EndpointNames: pass --endpoint"):
+        resolve_endpoint(clients, None, "FmpInference")
+
+
+def test_stack_option_overrides_the_default_stack(capsys: Any) -> None:
+    clients = clients_with("MyInference", {"EndpointNames": "a,b,c"})
+    assert main(["endpoint", "status", "--stack", "MyInference"], clients=clients) == 1
+    assert "stack MyInference has 3 endpoints (a, b, c)" in capsys.readouterr().err
+
+
+def test_global_options_work_before_and_after_the_command() -> None:
+    parser = build_parser()
+    before = parser.parse_args(["--region", "eu-west-1", "--json", "cluster", "nodes"])
+    after = parser.parse_args(["cluster", "nodes", "--region", "eu-west-1", "--json"])
+    for args in (before, after):
+        assert (args.region, args.json, args.profile) == ("eu-west-1", True, None)
+    assert build_parser().parse_args(["cluster", "nodes"]).json is False
+
+
+def test_help_runs_as_a_module() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "fm_platform.cli.main", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.startswith("usage: fmp")
+    for command in ("cluster", "job", "endpoint"):
+        assert command in result.stdout
+
+
+def test_help_from_the_entry_point(capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["endpoint", "invoke", "--help"])
+    assert exit_info.value.code == 0
+    assert "--stream" in capsys.readouterr().out
