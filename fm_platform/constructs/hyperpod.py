@@ -1,0 +1,260 @@
+"""A SageMaker HyperPod cluster orchestrated by Slurm (classic mode: the lifecycle scripts
+read ``provisioning_parameters.json`` and start the Slurm daemons)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from aws_cdk import CfnTag, Fn, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct, IConstruct
+
+from fm_platform.compliance import acknowledge
+from fm_platform.constructs.cluster_role import cluster_execution_role
+from fm_platform.constructs.instance_groups import (
+    InstanceGroup,
+    NodeRole,
+    provisioning_parameters,
+    validate_instance_groups,
+)
+from fm_platform.constructs.network import usable_ipv4_addresses
+from fm_platform.validation import Problems, is_unresolved
+
+#: Subnet addresses kept free beyond the instances' own: FSx for Lustre's network
+#: interfaces and a few for replacement nodes coming up while a faulty one drains.
+SUBNET_ADDRESS_MARGIN = 16
+
+
+class LifecycleSource(Protocol):
+    """What the cluster needs from its lifecycle scripts (``LifecycleScripts`` fits)."""
+
+    @property
+    def s3_uri(self) -> str: ...
+
+    @property
+    def on_create_script(self) -> str: ...
+
+    @property
+    def deployment(self) -> IConstruct: ...
+
+    def grant_read(self, grantee: iam.IGrantable) -> object: ...
+
+
+class FileSystemSource(Protocol):
+    """What the cluster needs from its shared file system (``SharedFileSystem`` fits)."""
+
+    @property
+    def file_system(self) -> IConstruct: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class HyperPodClusterProps:
+    """Options for :class:`HyperPodCluster`.
+
+    instance_groups: the groups; exactly one CONTROLLER, at most one LOGIN, any WORKERs.
+    subnet: the private subnet the instances' interfaces go in; when its CIDR is known at
+        synth time it must hold every instance's addresses (see ``required_ipv4_addresses``).
+    security_group: the cluster security group (all traffic within the group, both ways).
+    lifecycle: the uploaded lifecycle scripts; the cluster is created after their upload.
+    cluster_name: by default none is set and CloudFormation generates one, so that a change
+        needing replacement can proceed; a fixed name blocks replacement.
+    node_recovery: ``Automatic`` (the default: HyperPod replaces faulty nodes) or ``None``.
+    execution_role: the role the instances run with; by default a least-privilege role is
+        created (managed instance policy, EC2 interface actions in this subnet, lifecycle
+        read, ``fsx:DescribeFileSystems``). A role you pass gets the same grants added.
+    file_system: the shared file system; when given the cluster is created after it and the
+        role may describe it (without that, HyperPod silently skips EFA setup for FSx). By
+        default no file system is wired.
+    tags: tags on the cluster; by default none.
+    """
+
+    instance_groups: Sequence[InstanceGroup]
+    subnet: ec2.ISubnet
+    security_group: ec2.ISecurityGroup
+    lifecycle: LifecycleSource
+    cluster_name: str | None = None
+    node_recovery: str = "Automatic"
+    execution_role: iam.IRole | None = None
+    file_system: FileSystemSource | None = None
+    tags: Mapping[str, str] | None = None
+
+    def validate(self) -> None:
+        """Raise one ``ValueError`` listing every problem with these props."""
+        problems = Problems("HyperPodClusterProps")
+        validate_instance_groups(problems, self.instance_groups)
+        problems.check_shape("cluster_name", self.cluster_name, "ClusterName")
+        problems.check_shape("node_recovery", self.node_recovery, "ClusterNodeRecovery")
+        self._check_subnet_size(problems)
+        problems.raise_if_any()
+
+    def _check_subnet_size(self, problems: Problems) -> None:
+        cidr = _known_cidr(self.subnet)
+        if cidr is None:
+            return
+        usable = usable_ipv4_addresses(cidr)
+        required = required_ipv4_addresses(self.instance_groups)
+        if required > usable:
+            problems.add(
+                "subnet",
+                cidr,
+                f"{usable} usable addresses, but the instance groups need {required} "
+                f"(one per instance and per EFA interface, plus {SUBNET_ADDRESS_MARGIN} "
+                "spare); use a larger subnet, e.g. a smaller mask such as /20 or /17",
+            )
+
+
+def required_ipv4_addresses(groups: Sequence[InstanceGroup]) -> int:
+    """Subnet addresses the groups take: for each instance, one per EFA interface (at least
+    one), plus :data:`SUBNET_ADDRESS_MARGIN`."""
+    instances = sum(g.instance_count * g.ipv4_addresses_per_instance for g in groups)
+    return instances + SUBNET_ADDRESS_MARGIN
+
+
+def _known_cidr(subnet: ec2.ISubnet) -> str | None:
+    """The subnet's CIDR when it is known at synth time, else None."""
+    try:
+        cidr = subnet.ipv4_cidr_block
+    except Exception:  # noqa: BLE001 - imported subnets without a CIDR raise on access
+        return None
+    if not cidr or is_unresolved(cidr):
+        return None
+    return cidr
+
+
+class HyperPodCluster(Construct):
+    """A SageMaker HyperPod cluster with Slurm, one ``AWS::SageMaker::Cluster``.
+
+    Every group runs the lifecycle scripts' ``on_create`` entry point from their S3 prefix;
+    the scripts read ``provisioning_parameters.json`` (see :func:`provisioning_parameters`)
+    to set each node up as controller, login or compute node. No per-group ``SlurmConfig``
+    is set: HyperPod rejects it together with ``provisioning_parameters.json``.
+
+    Attributes: ``cluster`` (the CfnCluster), ``cluster_arn``, ``cluster_id`` (the last part
+    of the ARN, used in SSM targets), ``cluster_name`` (the given name, else the ARN, which
+    every SageMaker cluster API accepts in its place: CloudFormation returns no generated
+    name), ``execution_role``, ``instance_groups``, ``controller_group_name``. Construct IDs
+    ``Resource`` and ``ExecutionRole`` are stable.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: HyperPodClusterProps) -> None:
+        super().__init__(scope, construct_id)
+        props.validate()
+        self.instance_groups: tuple[InstanceGroup, ...] = tuple(props.instance_groups)
+        self.controller_group_name: str = next(
+            g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER
+        )
+        created_role = None
+        if props.execution_role is None:
+            created_role = cluster_execution_role(
+                self, "ExecutionRole", subnet=props.subnet, security_group=props.security_group
+            )
+        self.execution_role: iam.IRole = props.execution_role or created_role
+        props.lifecycle.grant_read(self.execution_role)
+        if created_role is not None:
+            _acknowledge_lifecycle_read(created_role, props.lifecycle)
+        if props.file_system is not None:
+            self._grant_describe_file_systems()
+
+        self.cluster = sagemaker.CfnCluster(
+            self,
+            "Resource",
+            cluster_name=props.cluster_name,
+            node_recovery=props.node_recovery,
+            instance_groups=[
+                self._group_property(group, props.lifecycle) for group in self.instance_groups
+            ],
+            vpc_config=sagemaker.CfnCluster.VpcConfigProperty(
+                subnets=[props.subnet.subnet_id],
+                security_group_ids=[props.security_group.security_group_id],
+            ),
+            tags=[CfnTag(key=k, value=v) for k, v in sorted((props.tags or {}).items())] or None,
+        )
+        self.cluster.node.add_dependency(props.lifecycle.deployment)
+        # Create the cluster only once its role's permissions exist (the role itself is
+        # already a dependency through its ARN).
+        self.cluster.node.add_dependency(
+            created_role.policy if created_role is not None else self.execution_role
+        )
+        if props.file_system is not None:
+            self.cluster.node.add_dependency(props.file_system.file_system)
+
+        self.cluster_arn: str = self.cluster.attr_cluster_arn
+        self.cluster_id: str = Fn.select(1, Fn.split("/", self.cluster_arn))
+        self.cluster_name: str = props.cluster_name or self.cluster_arn
+
+    def _group_property(
+        self, group: InstanceGroup, lifecycle: LifecycleSource
+    ) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
+        storage = None
+        if group.ebs_volume_gib is not None:
+            storage = [
+                sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
+                    ebs_volume_config=sagemaker.CfnCluster.ClusterEbsVolumeConfigProperty(
+                        volume_size_in_gb=group.ebs_volume_gib
+                    )
+                )
+            ]
+        return sagemaker.CfnCluster.ClusterInstanceGroupProperty(
+            instance_group_name=group.name,
+            instance_type=group.instance_type,
+            instance_count=group.instance_count,
+            execution_role=self.execution_role.role_arn,
+            threads_per_core=group.threads_per_core,
+            life_cycle_config=sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
+                source_s3_uri=lifecycle.s3_uri, on_create=lifecycle.on_create_script
+            ),
+            instance_storage_configs=storage,
+            on_start_deep_health_checks=list(group.effective_deep_health_checks) or None,
+            training_plan_arn=group.training_plan_arn,
+        )
+
+    def _grant_describe_file_systems(self) -> None:
+        # DescribeFileSystems without file-system IDs lists every file system of the
+        # account, and is authorised against "*"; HyperPod calls it to set FSx up over EFA.
+        self.execution_role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="DescribeSharedFileSystem",
+                actions=["fsx:DescribeFileSystems"],
+                resources=["*"],
+            )
+        )
+
+
+def _acknowledge_lifecycle_read(role: iam.IRole, lifecycle: LifecycleSource) -> None:
+    """Acknowledge the object wildcard of the lifecycle read grant, ``<prefix>/*``: HyperPod
+    downloads every file under the prefix, whose names the scripts' authors choose."""
+    bucket = getattr(lifecycle, "bucket", None)
+    prefix = getattr(lifecycle, "prefix", None)
+    if bucket is None or prefix is None:
+        return
+    cfn_bucket = bucket.node.default_child
+    if cfn_bucket is not None:
+        bucket_arn = f"<{Stack.of(cfn_bucket).get_logical_id(cfn_bucket)}.Arn>"
+    elif not is_unresolved(bucket.bucket_arn):
+        bucket_arn = bucket.bucket_arn
+    else:
+        return
+    acknowledge(
+        role,
+        "HyperPod copies every file under the lifecycle-script prefix to each node before "
+        "running the on-create script, so the role reads all objects under that prefix "
+        "(and no other object of the bucket).",
+        f"AwsSolutions-IAM5[Resource::{bucket_arn}/{prefix.strip('/')}/*]",
+    )
+
+
+__all__ = [
+    "FileSystemSource",
+    "HyperPodCluster",
+    "HyperPodClusterProps",
+    "InstanceGroup",
+    "LifecycleSource",
+    "NodeRole",
+    "SUBNET_ADDRESS_MARGIN",
+    "provisioning_parameters",
+    "required_ipv4_addresses",
+]

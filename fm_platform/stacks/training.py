@@ -1,0 +1,244 @@
+"""The training stack: network, FSx for Lustre, lifecycle scripts and a HyperPod cluster
+with Slurm, configured by one :class:`TrainingConfig`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import CfnOutput, Fn, Stack
+from constructs import Construct
+
+from fm_platform.constructs.filesystem import SharedFileSystem, SharedFileSystemProps
+from fm_platform.constructs.hyperpod import HyperPodCluster, HyperPodClusterProps
+from fm_platform.constructs.instance_groups import (
+    InstanceGroup,
+    NodeRole,
+    provisioning_parameters,
+)
+from fm_platform.constructs.lifecycle import LifecycleScripts, LifecycleScriptsProps
+from fm_platform.constructs.network import ClusterNetwork, ClusterNetworkProps
+from fm_platform.validation import Problems
+
+#: The training walkthrough's example: one ml.m5.12xlarge head node and four
+#: ml.trn1.32xlarge workers in the Slurm partition "dev".
+DEFAULT_INSTANCE_GROUPS = (
+    InstanceGroup(
+        name="controller",
+        role=NodeRole.CONTROLLER,
+        instance_type="ml.m5.12xlarge",
+        instance_count=1,
+    ),
+    InstanceGroup(
+        name="workers",
+        role=NodeRole.WORKER,
+        instance_type="ml.trn1.32xlarge",
+        instance_count=4,
+        partition_name="dev",
+    ),
+)
+
+#: Where nodes mount the shared file system.
+FSX_MOUNT_PATH = "/fsx"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingConfig:
+    """Everything a user configures in the training stack.
+
+    availability_zone_id: AZ ID of the cluster and its file system; by default use1-az4
+        (us-east-1 only: set it when deploying elsewhere).
+    vpc_cidr: by default 10.0.0.0/16.
+    private_subnet_cidr_mask: by default 17 (32,763 usable addresses; every EFA interface
+        takes one).
+    storage_capacity_gib: FSx for Lustre size; by default 1200.
+    per_unit_storage_throughput_mbps: FSx throughput per TiB; by default 250.
+    instance_groups: by default a controller group "controller" (one ml.m5.12xlarge) and a
+        worker group "workers" (four ml.trn1.32xlarge, partition "dev").
+    cluster_name: by default CloudFormation generates one.
+    node_recovery: by default Automatic.
+    lifecycle_assets_path: folder of lifecycle scripts; by default the package's own.
+    """
+
+    availability_zone_id: str = "use1-az4"
+    vpc_cidr: str = "10.0.0.0/16"
+    private_subnet_cidr_mask: int = 17
+    storage_capacity_gib: int = 1200
+    per_unit_storage_throughput_mbps: int = 250
+    instance_groups: tuple[InstanceGroup, ...] = DEFAULT_INSTANCE_GROUPS
+    cluster_name: str | None = None
+    node_recovery: str = "Automatic"
+    lifecycle_assets_path: str | None = None
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> TrainingConfig:
+        """A config from JSON-like data (a config file or ``cdk.json`` context); keys are
+        the field names, missing keys keep their defaults. ``instance_groups`` is a list of
+        mappings with the :class:`InstanceGroup` field names and ``role`` one of
+        ``controller``, ``login``, ``worker``."""
+        problems = Problems("TrainingConfig")
+        _check_keys(problems, "", data, _field_names(cls))
+        values = {k: v for k, v in data.items() if k in _field_names(cls)}
+        if "instance_groups" in values:
+            values["instance_groups"] = _groups_from_data(problems, values["instance_groups"])
+        problems.raise_if_any()
+        return cls(**values)
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _check_keys(
+    problems: Problems, where: str, data: Mapping[str, Any], allowed: tuple[str, ...]
+) -> None:
+    for key in data:
+        if key not in allowed:
+            problems.add(
+                f"{where}{key}", data[key], "unknown key; allowed keys: " + ", ".join(allowed)
+            )
+
+
+def _groups_from_data(problems: Problems, items: Any) -> tuple[InstanceGroup, ...]:
+    if not isinstance(items, (list, tuple)):
+        problems.add("instance_groups", items, "must be a list of instance-group mappings")
+        return ()
+    allowed = _field_names(InstanceGroup)
+    roles = {role.value: role for role in NodeRole}
+    groups = []
+    for index, item in enumerate(items):
+        where = f"instance_groups[{index}]"
+        if not isinstance(item, Mapping):
+            problems.add(where, item, "must be a mapping of InstanceGroup fields")
+            continue
+        _check_keys(problems, f"{where}.", item, allowed)
+        missing = [k for k in ("name", "role", "instance_type", "instance_count") if k not in item]
+        if missing:
+            problems.add(where, item, "missing required keys: " + ", ".join(missing))
+            continue
+        if item["role"] not in roles:
+            problems.add(f"{where}.role", item["role"], "must be one of " + ", ".join(roles))
+            continue
+        values = {k: v for k, v in item.items() if k in allowed}
+        values["role"] = roles[item["role"]]
+        if values.get("deep_health_checks") is not None:
+            values["deep_health_checks"] = tuple(values["deep_health_checks"])
+        groups.append(InstanceGroup(**values))
+    return tuple(groups)
+
+
+class TrainingStack(Stack):
+    """A HyperPod cluster with Slurm and everything it needs.
+
+    Composition (construct IDs are stable): ``Network`` (:class:`ClusterNetwork`) ->
+    ``FileSystem`` (:class:`SharedFileSystem`) -> ``LifecycleScripts``
+    (:class:`LifecycleScripts`, with provisioning parameters from the instance groups and
+    the file system's DNS and mount names) -> ``Cluster`` (:class:`HyperPodCluster`).
+
+    Attributes: ``config``, ``network``, ``file_system``, ``provisioning_parameters`` (the
+    provisioning_parameters.json document, with FSx tokens), ``lifecycle``, ``cluster``.
+    Outputs (read by the ``fmp`` CLI): ClusterName, ClusterArn, ControllerGroupName,
+    FsxDnsName, FsxMountName, FsxMountPath, LifecycleScriptsS3Uri, SsmLoginCommand.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: TrainingConfig = TrainingConfig(),  # noqa: B008 - frozen, so safe to share
+        **stack_kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **stack_kwargs)
+        self.config = config
+        self.network = ClusterNetwork(
+            self,
+            "Network",
+            ClusterNetworkProps(
+                availability_zone_id=config.availability_zone_id,
+                vpc_cidr=config.vpc_cidr,
+                private_subnet_cidr_mask=config.private_subnet_cidr_mask,
+            ),
+        )
+        self.file_system = SharedFileSystem(
+            self,
+            "FileSystem",
+            SharedFileSystemProps(
+                vpc=self.network.vpc,
+                subnet=self.network.subnet,
+                security_group=self.network.security_group,
+                storage_capacity_gib=config.storage_capacity_gib,
+                per_unit_storage_throughput_mbps=config.per_unit_storage_throughput_mbps,
+                mount_path=FSX_MOUNT_PATH,
+            ),
+        )
+        self.provisioning_parameters = self._provisioning_parameters()
+        self.lifecycle = LifecycleScripts(
+            self,
+            "LifecycleScripts",
+            LifecycleScriptsProps(
+                provisioning_parameters=self.provisioning_parameters,
+                assets_path=config.lifecycle_assets_path,
+            ),
+        )
+        self.cluster = HyperPodCluster(
+            self,
+            "Cluster",
+            HyperPodClusterProps(
+                instance_groups=config.instance_groups,
+                subnet=self.network.subnet,
+                security_group=self.network.security_group,
+                lifecycle=self.lifecycle,
+                file_system=self.file_system,
+                cluster_name=config.cluster_name,
+                node_recovery=config.node_recovery,
+            ),
+        )
+        self._add_outputs()
+
+    def _provisioning_parameters(self) -> dict:
+        groups = self.config.instance_groups
+        if not any(g.role is NodeRole.CONTROLLER for g in groups):
+            # Let the cluster's validation report this together with any other problem.
+            return {"controller_group": None, "worker_groups": []}
+        return provisioning_parameters(
+            groups,
+            fsx_dns_name=self.file_system.dns_name,
+            fsx_mount_name=self.file_system.mount_name,
+            fsx_mount_path=self.file_system.mount_path,
+        )
+
+    def _add_outputs(self) -> None:
+        cluster = self.cluster
+        outputs = {
+            "ClusterName": (
+                cluster.cluster_name,
+                "Cluster name (or ARN when CloudFormation named it): use it with "
+                "aws sagemaker describe-cluster / list-cluster-nodes --cluster-name",
+            ),
+            "ClusterArn": (cluster.cluster_arn, "Cluster ARN"),
+            "ControllerGroupName": (
+                cluster.controller_group_name,
+                "Instance group of the Slurm controller (head node)",
+            ),
+            "FsxDnsName": (self.file_system.dns_name, "FSx for Lustre DNS name"),
+            "FsxMountName": (self.file_system.mount_name, "FSx for Lustre mount name"),
+            "FsxMountPath": (self.file_system.mount_path, "Where nodes mount FSx for Lustre"),
+            "LifecycleScriptsS3Uri": (self.lifecycle.s3_uri, "Lifecycle scripts S3 prefix"),
+            "SsmLoginCommand": (
+                Fn.join(
+                    "",
+                    [
+                        "aws ssm start-session --target sagemaker-cluster:",
+                        cluster.cluster_id,
+                        f"_{cluster.controller_group_name}-<instance-id>",
+                    ],
+                ),
+                "Log in to the head node: replace <instance-id> with the controller's "
+                "instance ID from `aws sagemaker list-cluster-nodes` or `fmp cluster nodes`",
+            ),
+        }
+        for key, (value, description) in outputs.items():
+            CfnOutput(self, key, value=value, description=description)

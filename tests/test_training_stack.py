@@ -1,0 +1,240 @@
+"""TrainingStack: composition, outputs, TrainingConfig.from_mapping, nag and cfn-lint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk.assertions import Template
+from cfnlint.api import ManualArgs, lint
+
+from fm_platform.constructs.instance_groups import InstanceGroup, NodeRole
+from fm_platform.stacks import TrainingConfig, TrainingStack
+from tests.support import nag_findings, new_app
+
+OUTPUT_KEYS = {
+    "ClusterName",
+    "ClusterArn",
+    "ControllerGroupName",
+    "FsxDnsName",
+    "FsxMountName",
+    "FsxMountPath",
+    "LifecycleScriptsS3Uri",
+    "SsmLoginCommand",
+}
+
+
+@pytest.fixture(scope="module")
+def stack() -> TrainingStack:
+    return TrainingStack(new_app(), "Training")
+
+
+@pytest.fixture(scope="module")
+def template(stack) -> Template:
+    return Template.from_stack(stack)
+
+
+def only(template: Template, resource_type: str) -> tuple[str, dict]:
+    resources = template.find_resources(resource_type)
+    assert len(resources) == 1, list(resources)
+    return next(iter(resources.items()))
+
+
+def test_outputs_have_the_keys_the_cli_reads(template):
+    assert set(template.to_json()["Outputs"]) == OUTPUT_KEYS
+
+
+def test_ssm_login_command(template):
+    cluster_id, _ = only(template, "AWS::SageMaker::Cluster")
+    value = template.to_json()["Outputs"]["SsmLoginCommand"]
+    assert value["Value"] == {
+        "Fn::Join": [
+            "",
+            [
+                "aws ssm start-session --target sagemaker-cluster:",
+                {
+                    "Fn::Select": [
+                        1,
+                        {"Fn::Split": ["/", {"Fn::GetAtt": [cluster_id, "ClusterArn"]}]},
+                    ]
+                },
+                "_controller-<instance-id>",
+            ],
+        ]
+    }
+    assert "list-cluster-nodes" in value["Description"]
+    assert "fmp cluster nodes" in value["Description"]
+
+
+def test_outputs_point_at_the_parts(template):
+    outputs = template.to_json()["Outputs"]
+    cluster_id, _ = only(template, "AWS::SageMaker::Cluster")
+    fsx_id, _ = only(template, "AWS::FSx::FileSystem")
+    assert outputs["ClusterArn"]["Value"] == {"Fn::GetAtt": [cluster_id, "ClusterArn"]}
+    assert outputs["ClusterName"]["Value"] == {"Fn::GetAtt": [cluster_id, "ClusterArn"]}
+    assert outputs["ControllerGroupName"]["Value"] == "controller"
+    assert fsx_id in json.dumps(outputs["FsxDnsName"]["Value"])
+    assert outputs["FsxMountName"]["Value"] == {"Fn::GetAtt": [fsx_id, "LustreMountName"]}
+    assert outputs["FsxMountPath"]["Value"] == "/fsx"
+    assert outputs["LifecycleScriptsS3Uri"]["Value"]["Fn::Join"][1][-1] == "/lifecycle-scripts/"
+
+
+def test_default_cluster_is_the_walkthrough_example(template):
+    _, cluster = only(template, "AWS::SageMaker::Cluster")
+    groups = {g["InstanceGroupName"]: g for g in cluster["Properties"]["InstanceGroups"]}
+    assert groups["controller"]["InstanceType"] == "ml.m5.12xlarge"
+    assert groups["controller"]["InstanceCount"] == 1
+    assert groups["workers"]["InstanceType"] == "ml.trn1.32xlarge"
+    assert groups["workers"]["InstanceCount"] == 4
+    template.has_resource_properties("AWS::FSx::FileSystem", {"StorageCapacity": 1200})
+
+
+def test_cluster_uses_the_network_and_waits_for_fsx_and_scripts(template):
+    _, cluster = only(template, "AWS::SageMaker::Cluster")
+    fsx_id, fsx = only(template, "AWS::FSx::FileSystem")
+    upload_id, _ = only(template, "Custom::CDKBucketDeployment")
+    assert fsx_id in cluster["DependsOn"]
+    assert upload_id in cluster["DependsOn"]
+    vpc = cluster["Properties"]["VpcConfig"]
+    assert vpc["Subnets"] == fsx["Properties"]["SubnetIds"]
+    assert vpc["SecurityGroupIds"] == fsx["Properties"]["SecurityGroupIds"]
+    subnet_id = vpc["Subnets"][0]["Ref"]
+    subnet = template.to_json()["Resources"][subnet_id]["Properties"]
+    assert subnet["AvailabilityZoneId"] == "use1-az4"
+    assert subnet["CidrBlock"].endswith("/17")
+
+
+def test_provisioning_parameters_carry_the_fsx_tokens(stack):
+    # Rendered into the upload at deploy time; check the document the stack built.
+    parameters = stack.provisioning_parameters
+    assert parameters["controller_group"] == "controller"
+    assert parameters["worker_groups"] == [
+        {"instance_group_name": "workers", "partition_name": "dev"}
+    ]
+    resolved = stack.resolve(parameters)
+    assert resolved["fsx_dns_name"] == stack.resolve(stack.file_system.dns_name)
+    assert resolved["fsx_mountname"] == stack.resolve(stack.file_system.mount_name)
+    assert "LustreMountName" in json.dumps(resolved["fsx_mountname"])
+    assert resolved["fsx_mount_path"] == "/fsx"
+
+
+def test_cfn_lint_finds_no_error(template):
+    # Warnings W3005 remain: the explicit DependsOn on the upload repeats the dependency
+    # the lifecycle S3 URI already implies, kept so the order holds for any lifecycle source.
+    matches = lint(json.dumps(template.to_json()), config=ManualArgs(regions=["us-east-1"]))
+    errors = [f"{m.rule.id} {m.path} {m.message}" for m in matches if m.rule.id.startswith("E")]
+    assert errors == []
+
+
+def test_nag_packs_find_nothing():
+    app = new_app()
+    TrainingStack(app, "Training")
+    assert nag_findings(app) == []
+
+
+def test_private_subnet_too_small_for_efa_workers():
+    config = TrainingConfig(
+        private_subnet_cidr_mask=24,
+        instance_groups=(
+            InstanceGroup(
+                name="controller",
+                role=NodeRole.CONTROLLER,
+                instance_type="ml.m5.12xlarge",
+                instance_count=1,
+            ),
+            InstanceGroup(
+                name="gpu", role=NodeRole.WORKER, instance_type="ml.p5.48xlarge", instance_count=16
+            ),
+        ),
+    )
+    with pytest.raises(ValueError) as error:
+        TrainingStack(new_app(), "Small", config=config)
+    assert "subnet='10.0.0.0/24': 251 usable addresses" in str(error.value)
+
+
+# --- TrainingConfig.from_mapping ----------------------------------------------------------
+
+
+def test_from_mapping_reads_every_field():
+    config = TrainingConfig.from_mapping(
+        {
+            "availability_zone_id": "usw2-az1",
+            "private_subnet_cidr_mask": 18,
+            "storage_capacity_gib": 2400,
+            "cluster_name": "llm-train",
+            "instance_groups": [
+                {
+                    "name": "head",
+                    "role": "controller",
+                    "instance_type": "ml.m5.4xlarge",
+                    "instance_count": 1,
+                },
+                {
+                    "name": "login",
+                    "role": "login",
+                    "instance_type": "ml.m5.xlarge",
+                    "instance_count": 1,
+                },
+                {
+                    "name": "gpus",
+                    "role": "worker",
+                    "instance_type": "ml.p5.48xlarge",
+                    "instance_count": 8,
+                    "deep_health_checks": ["InstanceStress"],
+                    "partition_name": "train",
+                },
+            ],
+        }
+    )
+    assert config.availability_zone_id == "usw2-az1"
+    assert config.private_subnet_cidr_mask == 18
+    assert config.storage_capacity_gib == 2400
+    assert config.cluster_name == "llm-train"
+    assert config.vpc_cidr == "10.0.0.0/16"
+    assert [g.role for g in config.instance_groups] == [
+        NodeRole.CONTROLLER,
+        NodeRole.LOGIN,
+        NodeRole.WORKER,
+    ]
+    assert config.instance_groups[2].deep_health_checks == ("InstanceStress",)
+    assert config.instance_groups[2].partition_name == "train"
+
+
+def test_from_mapping_empty_gives_the_defaults():
+    assert TrainingConfig.from_mapping({}) == TrainingConfig()
+
+
+def test_from_mapping_rejects_an_unknown_key():
+    with pytest.raises(ValueError) as error:
+        TrainingConfig.from_mapping({"cluster_nme": "x"})
+    message = str(error.value)
+    assert "cluster_nme='x': unknown key; allowed keys:" in message
+    assert "cluster_name" in message and "instance_groups" in message
+
+
+def test_from_mapping_rejects_bad_groups():
+    with pytest.raises(ValueError) as error:
+        TrainingConfig.from_mapping(
+            {
+                "instance_groups": [
+                    {
+                        "name": "a",
+                        "role": "boss",
+                        "instance_type": "ml.m5.xlarge",
+                        "instance_count": 1,
+                    },
+                    {
+                        "name": "b",
+                        "role": "worker",
+                        "instance_type": "ml.m5.xlarge",
+                        "instance_count": 1,
+                        "colour": "red",
+                    },
+                    {"name": "c", "role": "worker"},
+                ]
+            }
+        )
+    message = str(error.value)
+    assert "instance_groups[0].role='boss': must be one of controller, login, worker" in message
+    assert "instance_groups[1].colour='red': unknown key" in message
+    assert "instance_groups[2]=" in message and "instance_type, instance_count" in message
