@@ -1,0 +1,252 @@
+"""The node lifecycle assets, exercised in dry-run mode under a temporary root."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ASSETS = Path(__file__).resolve().parent.parent / "fm_platform" / "lifecycle_assets"
+DATA = Path(__file__).resolve().parent / "data"
+PROVISION = ASSETS / "provision.py"
+CONTROLLER_IP, LOGIN_IP, WORKER_IPS = "10.1.0.10", "10.1.0.20", ("10.1.0.31", "10.1.0.32")
+PARAMS = {
+    "version": "1.0.0",
+    "workload_manager": "slurm",
+    "controller_group": "controller",
+    "login_group": "login",
+    "worker_groups": [{"instance_group_name": "workers", "partition_name": "dev"}],
+    "fsx_dns_name": "fs-0123.fsx.us-east-1.amazonaws.com",
+    "fsx_mountname": "abcdefgh",
+    "fsx_mount_path": "/fsx",
+}
+MOUNT = (
+    "mount -t lustre -o noatime,flock,_netdev "
+    "fs-0123.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh {root}/fsx"
+)
+
+
+def make_root(
+    root: Path, config: str = "resource_config_with_login.json", params: dict | None = None
+) -> Path:
+    """Lay out what HyperPod gives a node under ``root``; return the parameters file."""
+    config_dir = root / "opt/ml/config"
+    config_dir.mkdir(parents=True)
+    shutil.copy(DATA / config, config_dir / "resource_config.json")
+    slurm_etc = root / "opt/slurm/etc"
+    slurm_etc.mkdir(parents=True)
+    (slurm_etc / "slurm.conf").write_text("ClusterName=test\n")
+    params_file = root / "provisioning_parameters.json"
+    params_file.write_text(json.dumps(PARAMS if params is None else params))
+    return params_file
+
+
+def provision(root: Path, node_ip: str, *extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SAGEMAKER_RESOURCE_CONFIG_PATH"}
+    return subprocess.run(
+        [sys.executable, str(PROVISION), "--root", str(root), "--dry-run", "--node-ip", node_ip]
+        + ["--params", str(root / "provisioning_parameters.json"), "--retry-delay", "0"]
+        + list(extra),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def commands(root: Path) -> list[str]:
+    return (root / "var/log/provision/commands.log").read_text().splitlines()
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    make_root(tmp_path)
+    return tmp_path
+
+
+def test_controller_starts_slurmctld_only(root: Path) -> None:
+    result = provision(root, CONTROLLER_IP)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "role controller" in result.stdout
+    lines = commands(root)
+    assert MOUNT.format(root=root) in lines
+    assert "systemctl start slurmctld" in lines
+    assert "systemctl enable slurmctld" in lines
+    assert "systemctl disable --now slurmd" in lines
+    assert not any(re.search(r"systemctl (start|enable) slurmd\b", line) for line in lines)
+    assert not (root / "etc/default/slurmd").exists()
+
+
+@pytest.mark.parametrize(
+    ("node_ip", "role"),
+    [(LOGIN_IP, "login"), (WORKER_IPS[0], "compute"), (WORKER_IPS[1], "compute")],
+)
+def test_login_and_compute_start_slurmd_against_controller(
+    root: Path, node_ip: str, role: str
+) -> None:
+    result = provision(root, node_ip)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"role {role}" in result.stdout
+    lines = commands(root)
+    assert MOUNT.format(root=root) in lines
+    assert "systemctl start slurmd" in lines
+    assert "systemctl disable --now slurmctld" in lines
+    assert not any(re.search(r"systemctl (start|enable) slurmctld\b", line) for line in lines)
+    defaults = (root / "etc/default/slurmd").read_text()
+    assert defaults == f'SLURMD_OPTIONS="--conf-server {CONTROLLER_IP}"\n'
+    drop_in = root / "etc/systemd/system/slurmd.service.d/50-conf-server.conf"
+    assert "EnvironmentFile=/etc/default/slurmd" in drop_in.read_text()
+
+
+def test_compute_node_logs_its_partition(root: Path) -> None:
+    result = provision(root, WORKER_IPS[0])
+    assert "group workers, partition dev" in result.stdout
+
+
+def test_fstab_entry_written_once_when_run_twice(root: Path) -> None:
+    (root / "etc").mkdir()
+    (root / "etc/fstab").write_text("UUID=abc / ext4 defaults 0 1\n")
+    for _ in range(2):
+        assert provision(root, WORKER_IPS[0]).returncode == 0
+    fstab = (root / "etc/fstab").read_text().splitlines()
+    assert fstab == [
+        "UUID=abc / ext4 defaults 0 1",
+        "fs-0123.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh /fsx lustre "
+        "noatime,flock,_netdev,x-systemd.automount 0 0",
+    ]
+
+
+def test_already_mounted_file_system_is_not_mounted_again(root: Path) -> None:
+    (root / "proc").mkdir()
+    (root / "proc/mounts").write_text("10.1.9.9@tcp:/abcdefgh /fsx lustre rw 0 0\n")
+    assert provision(root, WORKER_IPS[0]).returncode == 0
+    assert not any(line.startswith("mount ") for line in commands(root))
+
+
+def test_shared_directories_are_world_writable_and_sticky(root: Path) -> None:
+    assert provision(root, CONTROLLER_IP).returncode == 0
+    for name in ("checkpoints", "logs"):
+        mode = (root / "fsx" / name).stat().st_mode
+        assert stat.S_IMODE(mode) == 0o1777, name
+    assert list((root / "fsx").glob(".provision-write-test-*")) == []
+
+
+def test_custom_mount_path(tmp_path: Path) -> None:
+    make_root(tmp_path, params={**PARAMS, "fsx_mount_path": "/shared"})
+    assert provision(tmp_path, CONTROLLER_IP).returncode == 0
+    assert (tmp_path / "shared/checkpoints").is_dir()
+    assert any(line.endswith(f"{tmp_path}/shared") for line in commands(tmp_path))
+
+
+def test_unknown_ip_fails_with_clear_error(root: Path) -> None:
+    result = provision(root, "10.9.9.9")
+    assert result.returncode != 0
+    assert "node IP 10.9.9.9 matches no CustomerIpAddress" in result.stdout
+    assert "controller, login, workers, spare" in result.stdout
+
+
+def test_missing_resource_config_fails_with_clear_error(root: Path) -> None:
+    (root / "opt/ml/config/resource_config.json").unlink()
+    result = provision(root, CONTROLLER_IP)
+    assert result.returncode != 0
+    assert f"resource config not found at {root}/opt/ml/config/resource_config.json" in (
+        result.stdout
+    )
+
+
+def test_resource_config_path_from_environment(root: Path) -> None:
+    moved = root / "elsewhere/config.json"
+    moved.parent.mkdir()
+    (root / "opt/ml/config/resource_config.json").rename(moved)
+    env = {**os.environ, "SAGEMAKER_RESOURCE_CONFIG_PATH": "/elsewhere/config.json"}
+    result = subprocess.run(
+        [sys.executable, str(PROVISION), "--root", str(root), "--dry-run"]
+        + ["--node-ip", CONTROLLER_IP, "--params", str(root / "provisioning_parameters.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_controller_group_without_instances_fails(tmp_path: Path) -> None:
+    make_root(tmp_path, config="resource_config_no_controller.json")
+    result = provision(tmp_path, WORKER_IPS[0])
+    assert result.returncode != 0
+    assert "controller group 'controller' has no instance" in result.stdout
+
+
+def test_missing_parameter_is_named(tmp_path: Path) -> None:
+    params = {k: v for k, v in PARAMS.items() if k != "fsx_dns_name"}
+    make_root(tmp_path, params=params)
+    result = provision(tmp_path, CONTROLLER_IP)
+    assert result.returncode != 0
+    assert "provisioning parameters lack fsx_dns_name" in result.stdout
+
+
+def test_missing_slurm_conf_times_out(root: Path) -> None:
+    (root / "opt/slurm/etc/slurm.conf").unlink()
+    result = provision(root, CONTROLLER_IP, "--slurm-conf-timeout", "0")
+    assert result.returncode != 0
+    assert "slurm.conf did not appear within 0 s" in result.stdout
+    assert not any("systemctl start" in line for line in commands(root))
+
+
+def test_on_create_runs_provision_and_logs(root: Path) -> None:
+    log_dir = root / "var/log/provision"
+    env = {**os.environ, "PROVISION_LOG_DIR": str(log_dir), "PROVISION_FAILURE_SLEEP": "0"}
+    env.pop("SAGEMAKER_RESOURCE_CONFIG_PATH", None)
+    lifecycle = root / "tmp/bucket/lifecycle-scripts"
+    shutil.copytree(ASSETS, lifecycle, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "provisioning_parameters.json", lifecycle)
+    script = str(lifecycle / "on_create.sh")
+    args = ["--root", str(root), "--dry-run", "--retry-delay", "0"]
+    ok = subprocess.run(
+        ["bash", script, *args, "--node-ip", CONTROLLER_IP],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stdout
+    assert "systemctl start slurmctld" in commands(root)
+    failed = subprocess.run(
+        ["bash", script, *args, "--node-ip", "10.9.9.9"],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert failed.returncode != 0
+    log = (log_dir / "provisioning.log").read_text()
+    assert "on_create: finished" in log
+    assert "on_create: ERROR: provision.py exited with code 1" in log
+
+
+def test_on_create_passes_shellcheck() -> None:
+    shellcheck = Path(sys.executable).parent / "shellcheck"
+    result = subprocess.run(
+        [str(shellcheck), "--severity=style", str(ASSETS / "on_create.sh")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_provision_is_python38_syntax() -> None:
+    ast.parse(PROVISION.read_text(), feature_version=(3, 8))
+
+
+def test_assets_download_nothing() -> None:
+    downloads = re.compile(r"https?://|\bcurl\b|\bwget\b|pip3? install|git clone|urllib")
+    for asset in ASSETS.iterdir():
+        if asset.is_file():
+            assert not downloads.search(asset.read_text()), asset.name

@@ -1,0 +1,319 @@
+"""LifecycleScripts: the upload of the node scripts and the read grant for the cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from aws_cdk.assertions import Match, Template
+from cfnlint.api import ManualArgs, lint
+
+from fm_platform.compliance import acknowledge
+from fm_platform.constructs.lifecycle import (
+    LifecycleScripts,
+    LifecycleScriptsProps,
+    default_assets_path,
+)
+from tests.support import nag_findings, new_app
+
+# Stateful resources: their logical IDs are a contract (a change replaces them).
+BUCKET_ID, KEY_ID = "LifecycleBucket112BBEDB", "LifecycleBucketKeyEBDF4D58"
+PARAMS: dict[str, Any] = {
+    "version": "1.0.0",
+    "workload_manager": "slurm",
+    "controller_group": "controller",
+    "login_group": "login",
+    "worker_groups": [{"instance_group_name": "workers", "partition_name": "dev"}],
+    "fsx_mountname": "abcdefgh",
+    "fsx_mount_path": "/fsx",
+}
+
+
+def build(stack: cdk.Stack, **overrides: Any) -> tuple[LifecycleScripts, iam.Role]:
+    """LifecycleScripts with an FSx DNS name token, and a cluster-like role granted read."""
+    dns = cdk.Fn.import_value("FsxDnsName")
+    props = LifecycleScriptsProps(
+        provisioning_parameters={**PARAMS, "fsx_dns_name": dns}, **overrides
+    )
+    scripts = LifecycleScripts(stack, "Lifecycle", props)
+    role = iam.Role(
+        stack, "ClusterRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com")
+    )
+    scripts.grant_read(role)
+    return scripts, role
+
+
+@pytest.fixture(scope="module")
+def built() -> tuple[cdk.Stack, LifecycleScripts]:
+    stack = cdk.Stack(new_app(), "Training")
+    scripts, _ = build(stack)
+    return stack, scripts
+
+
+@pytest.fixture(scope="module")
+def template(built: tuple[cdk.Stack, LifecycleScripts]) -> Template:
+    return Template.from_stack(built[0])
+
+
+def policy_statements(template: Template, logical_prefix: str, kind: str) -> list[dict]:
+    policies = template.find_resources(kind)
+    (policy,) = [p for name, p in policies.items() if name.startswith(logical_prefix)]
+    return policy["Properties"]["PolicyDocument"]["Statement"]
+
+
+def test_upload_goes_under_the_prefix_extracted_retained_and_pruned(template: Template) -> None:
+    template.has_resource_properties(
+        "Custom::CDKBucketDeployment",
+        {
+            "DestinationBucketKeyPrefix": "lifecycle-scripts/",
+            "DestinationBucketName": {"Ref": BUCKET_ID},
+            "Extract": True,
+            "Prune": True,
+            "RetainOnDelete": True,
+            "SourceObjectKeys": Match.array_with([Match.string_like_regexp(r"\.zip$")]),
+        },
+    )
+
+
+def test_provisioning_parameters_carry_the_token(template: Template) -> None:
+    (deployment,) = template.find_resources("Custom::CDKBucketDeployment").values()
+    markers = json.dumps(deployment["Properties"]["SourceMarkers"])
+    assert '{"Fn::ImportValue": "FsxDnsName"}' in markers
+    # One source is the scripts folder, the other the JSON document with the marker.
+    assert len(deployment["Properties"]["SourceObjectKeys"]) == 2
+
+
+def test_provisioning_parameters_file_content(
+    built: tuple[cdk.Stack, LifecycleScripts], template: Template
+) -> None:
+    stack, _ = built
+    out = Path(stack.node.root.synth().directory)
+    (document,) = [p.read_text() for p in out.glob("asset.*/provisioning_parameters.json")]
+    # The token becomes a marker the upload replaces with the quoted deploy-time value.
+    (deployment,) = template.find_resources("Custom::CDKBucketDeployment").values()
+    (marker,) = [m for m in deployment["Properties"]["SourceMarkers"] if m]
+    ((name, value),) = marker.items()
+    assert value == {"Fn::Join": ["", ['"', {"Fn::ImportValue": "FsxDnsName"}, '"']]}
+    parsed = json.loads(document.replace(name, '"fs-0123.fsx.us-east-1.amazonaws.com"'))
+    assert parsed == {**PARAMS, "fsx_dns_name": "fs-0123.fsx.us-east-1.amazonaws.com"}
+
+
+def test_uploaded_folder_holds_the_scripts(built: tuple[cdk.Stack, LifecycleScripts]) -> None:
+    stack, _ = built
+    out = Path(stack.node.root.synth().directory)
+    folders = [p.parent for p in out.glob("asset.*/on_create.sh")]
+    assert len(folders) == 1
+    assert (folders[0] / "provision.py").is_file()
+    assert not (folders[0] / "__pycache__").exists()
+
+
+def test_bucket_is_encrypted_versioned_and_tls_only(template: Template) -> None:
+    name = BUCKET_ID
+    bucket = template.to_json()["Resources"][name]
+    assert bucket["DeletionPolicy"] == "Retain"
+    props = bucket["Properties"]
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+    template.has_resource_properties(
+        "AWS::S3::BucketPolicy",
+        {
+            "Bucket": {"Ref": name},
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Effect": "Deny",
+                                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                            }
+                        )
+                    ]
+                )
+            },
+        },
+    )
+
+
+def test_s3_uri_names_bucket_and_prefix_after_the_upload(
+    built: tuple[cdk.Stack, LifecycleScripts],
+) -> None:
+    stack, scripts = built
+    resolved = json.dumps(stack.resolve(scripts.s3_uri))
+    assert resolved.startswith('{"Fn::Join": ["", ["s3://"')
+    assert resolved.endswith('"/lifecycle-scripts/"]]}')
+    # The bucket name is read from the upload's custom resource, so users wait for it.
+    assert "LifecycleUploadCustomResource" in resolved
+    assert scripts.on_create_script == "on_create.sh"
+    assert scripts.prefix == "lifecycle-scripts"
+
+
+def test_grant_read_is_object_level_get_and_bucket_list(template: Template) -> None:
+    bucket_arn = {"Fn::GetAtt": [BUCKET_ID, "Arn"]}
+    statements = policy_statements(template, "ClusterRole", "AWS::IAM::Policy")
+    assert statements == [
+        {
+            "Action": "s3:GetObject",
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", [bucket_arn, "/lifecycle-scripts/*"]]},
+        },
+        {"Action": "s3:ListBucket", "Effect": "Allow", "Resource": bucket_arn},
+        {"Action": "kms:Decrypt", "Effect": "Allow", "Resource": {"Fn::GetAtt": [KEY_ID, "Arn"]}},
+    ]
+
+
+def test_upload_handler_gets_exact_permissions(template: Template) -> None:
+    name = BUCKET_ID
+    statements = policy_statements(template, "LifecycleUploadPolicy", "AWS::IAM::ManagedPolicy")
+    by_action = {json.dumps(s["Action"]): s for s in statements}
+    assert set(by_action) == {
+        '"s3:GetObject"',
+        '"s3:ListBucket"',
+        '["s3:DeleteObject", "s3:PutObject"]',
+        '["logs:CreateLogStream", "logs:PutLogEvents"]',
+        '["kms:Decrypt", "kms:GenerateDataKey"]',
+    }
+    assert len(by_action['"s3:GetObject"']["Resource"]) == 2  # the two staged zip files
+    assert by_action['["s3:DeleteObject", "s3:PutObject"]']["Resource"] == {
+        "Fn::Join": ["", [{"Fn::GetAtt": [name, "Arn"]}, "/lifecycle-scripts/*"]]
+    }
+    assert "*" not in json.dumps([s["Action"] for s in statements])
+    # No inline policy on the handler's role: everything is in the managed policy.
+    roles = template.find_resources("AWS::IAM::Policy")
+    assert [n for n in roles if n.startswith("LifecycleUploadRole")] == []
+
+
+def test_upload_waits_for_its_policy_and_logs_encrypted(template: Template) -> None:
+    resources = template.to_json()["Resources"]
+    (cr_id,) = [n for n, r in resources.items() if r["Type"] == "Custom::CDKBucketDeployment"]
+    assert any(d.startswith("LifecycleUploadPolicy") for d in resources[cr_id]["DependsOn"])
+    template.has_resource_properties(
+        "AWS::Logs::LogGroup",
+        {"KmsKeyId": {"Fn::GetAtt": [Match.string_like_regexp("LifecycleUploadLogsKey"), "Arn"]}},
+    )
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {"LoggingConfig": {"LogGroup": {"Ref": Match.string_like_regexp("LifecycleUploadLogs")}}},
+    )
+
+
+def test_stateful_logical_ids_are_pinned(template: Template) -> None:
+    resources = template.to_json()["Resources"]
+    assert resources[BUCKET_ID]["Type"] == "AWS::S3::Bucket"
+    assert resources[KEY_ID]["Type"] == "AWS::KMS::Key"
+    assert resources[KEY_ID]["DeletionPolicy"] == "Retain"
+
+
+def test_cfn_lint_finds_nothing(template: Template) -> None:
+    matches = lint(json.dumps(template.to_json()), config=ManualArgs(regions=["us-east-1"]))
+    # W3005: aws-cdk-lib's BucketDeployment handler states DependsOn its role, which GetAtt
+    # already implies; harmless and not ours to change.
+    assert [str(m) for m in matches if m.rule.id != "W3005"] == []
+
+
+def test_app_is_nag_clean() -> None:
+    app = new_app()
+    stack = cdk.Stack(app, "Training")
+    scripts, role = build(stack)
+    acknowledge(
+        role,
+        "Test role standing in for the cluster role: reads every lifecycle object.",
+        scripts.read_grant_finding,
+        "HIPAA.Security-IAMNoInlinePolicy",
+        "NIST.800.53.R5-IAMNoInlinePolicy",
+    )
+    assert nag_findings(app) == []
+
+
+def test_existing_bucket_and_custom_prefix() -> None:
+    stack = cdk.Stack(new_app(), "Training")
+    bucket = s3.Bucket.from_bucket_name(stack, "Existing", "sagemaker-team-scripts")
+    scripts, _ = build(stack, bucket=bucket, prefix="hyperpod/v2")
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::S3::Bucket", 0)
+    template.has_resource_properties(
+        "Custom::CDKBucketDeployment",
+        {
+            "DestinationBucketName": "sagemaker-team-scripts",
+            "DestinationBucketKeyPrefix": "hyperpod/v2/",
+        },
+    )
+    assert stack.resolve(scripts.s3_uri)["Fn::Join"][1][-1] == "/hyperpod/v2/"
+    assert scripts.read_grant_finding == (
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::sagemaker-team-scripts/hyperpod/v2/*]"
+    )
+
+
+def error_of(**overrides: Any) -> str:
+    props = {"provisioning_parameters": PARAMS, **overrides}
+    with pytest.raises(ValueError) as caught:
+        LifecycleScripts(cdk.Stack(new_app(), "S"), "Lifecycle", LifecycleScriptsProps(**props))
+    return str(caught.value)
+
+
+def test_missing_assets_folder_is_rejected(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    message = error_of(assets_path=str(missing))
+    assert f"assets_path={str(missing)!r}: must be an existing folder" in message
+
+
+def test_assets_folder_without_on_create_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "other.sh").write_text("#!/bin/bash\n")
+    message = error_of(assets_path=str(tmp_path))
+    assert f"assets_path={str(tmp_path)!r}: must contain on_create.sh" in message
+
+
+def test_assets_folder_with_its_own_parameters_file_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "on_create.sh").write_text("#!/bin/bash\n")
+    (tmp_path / "provisioning_parameters.json").write_text("{}")
+    message = error_of(assets_path=str(tmp_path))
+    assert "must not contain provisioning_parameters.json" in message
+
+
+@pytest.mark.parametrize("prefix", ["/lifecycle", "lifecycle/", "a//b", "", "has space"])
+def test_bad_prefix_is_rejected(prefix: str) -> None:
+    message = error_of(prefix=prefix)
+    assert f"prefix={prefix!r}: must be an S3 key prefix" in message
+
+
+@pytest.mark.parametrize("key", ["controller_group", "worker_groups"])
+def test_missing_required_parameter_is_named(key: str) -> None:
+    params = {k: v for k, v in PARAMS.items() if k != key}
+    message = error_of(provisioning_parameters=params)
+    assert f"provisioning_parameters.{key}=None: is required" in message
+
+
+def test_malformed_worker_group_is_rejected() -> None:
+    params = {**PARAMS, "worker_groups": [{"instance_group_name": "workers"}]}
+    message = error_of(provisioning_parameters=params)
+    assert "provisioning_parameters.worker_groups[0]={'instance_group_name': 'workers'}" in message
+    assert "instance_group_name and partition_name" in message
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    message = error_of(provisioning_parameters={}, prefix="/x/")
+    assert message.count("\n  - ") == 3
+
+
+def test_default_assets_path_is_the_package_folder() -> None:
+    assert (Path(default_assets_path()) / "on_create.sh").is_file()
+
+
+def test_second_instance_shares_the_upload_lambda() -> None:
+    stack = cdk.Stack(new_app(), "Training")
+    first, _ = build(stack)
+    props = LifecycleScriptsProps(provisioning_parameters=PARAMS, prefix="other")
+    second = LifecycleScripts(stack, "Second", props)
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::Lambda::Function", 1)
+    template.resource_count_is("AWS::IAM::Role", 2)  # the upload role and the test's role
+    assert second.upload_log_group is None
+    assert first.upload_log_group is not None
+    policies = template.find_resources("AWS::IAM::ManagedPolicy")
+    roles = {name[:6]: p["Properties"]["Roles"] for name, p in policies.items()}
+    assert roles["Second"] == roles["Lifecy"] == [{"Ref": "LifecycleUploadRoleBC9FB9EB"}]
