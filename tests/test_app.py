@@ -51,3 +51,39 @@ def test_every_acknowledgement_has_a_specific_reason(default_assembly):
     assert acknowledged, "expected the report to list the acknowledged findings"
     too_short = [v["acknowledgedId"] for v in acknowledged if len(v["reason"]) < 40]
     assert too_short == []
+
+
+# Stateful resources: renaming their construct IDs would replace them (and orphan the
+# retained originals). A change here must be deliberate.
+PINNED_STATEFUL_RESOURCES = {
+    "FmpTraining": {
+        "NetworkFlowLogKeyF785E5F9": "AWS::KMS::Key",
+        "NetworkFlowLogs2BEC3212": "AWS::Logs::LogGroup",
+        "FileSystemKeyA5484887": "AWS::KMS::Key",
+        "FileSystem0A147049": "AWS::FSx::FileSystem",
+        "LifecycleScriptsBucketKey51EF4DE8": "AWS::KMS::Key",
+        "LifecycleScriptsBucketC326695E": "AWS::S3::Bucket",
+        "LifecycleScriptsBucketAccessLogsA77EAF12": "AWS::S3::Bucket",
+        "LifecycleScriptsUploadLogsKey00B8A623": "AWS::KMS::Key",
+        "LifecycleScriptsUploadLogs902B8BF1": "AWS::Logs::LogGroup",
+    },
+}
+STATEFUL_TYPES = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::FSx::FileSystem", "AWS::Logs::LogGroup"}
+
+
+@pytest.mark.parametrize("stack", sorted(PINNED_STATEFUL_RESOURCES))
+def test_stateful_resources_keep_their_logical_ids_and_are_retained(default_assembly, stack):
+    resources = default_assembly.templates[stack]["Resources"]
+    stateful = {
+        logical_id: resource["Type"]
+        for logical_id, resource in resources.items()
+        if resource["Type"] in STATEFUL_TYPES
+    }
+    assert stateful == PINNED_STATEFUL_RESOURCES[stack]
+    not_retained = [
+        logical_id
+        for logical_id in stateful
+        if resources[logical_id].get("DeletionPolicy") != "Retain"
+        or resources[logical_id].get("UpdateReplacePolicy") != "Retain"
+    ]
+    assert not_retained == []

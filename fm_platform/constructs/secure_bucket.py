@@ -13,6 +13,9 @@ from fm_platform.compliance import acknowledge
 from fm_platform.constructs.encryption import customer_managed_key
 
 
+_ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
+
+
 @dataclass(frozen=True, kw_only=True)
 class SecureBucketProps:
     """Options for :class:`SecureBucket`.
@@ -38,6 +41,9 @@ class SecureBucket(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: SecureBucketProps) -> None:
         super().__init__(scope, construct_id)
+        # Grant log delivery through the bucket policy, not an ACL (which would need
+        # ObjectWriter ownership), whatever the embedding app's feature flags say.
+        self.node.set_context(_ACCESS_LOGS_USE_BUCKET_POLICY, True)
         self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(
             self, "Key", purpose=props.purpose
         )

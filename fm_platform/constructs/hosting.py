@@ -1,0 +1,365 @@
+"""Building blocks shared by every SageMaker hosting construct.
+
+- :class:`ModelContainer`: what a model runs (image, artifacts, environment) and its
+  CloudFormation container property.
+- :func:`storage_key_applies` / :func:`volume_encryption_key` /
+  :func:`acknowledge_config_without_key`: the KMS rule for endpoint configs (a key only for
+  instance types whose storage is an EBS volume; local NVMe storage is hardware-encrypted).
+- :class:`HostingRole` / :func:`hosting_execution_role`: a least-privilege SageMaker
+  execution role that each model extends with its own image and artifact grants.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from aws_cdk import Annotations, ArnFormat, Stack, Token
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct, IConstruct
+
+from fm_platform.compliance import acknowledge
+from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.specs.instances import instance_spec
+
+# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
+_ECR_IMAGE = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com"
+    r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
+)
+_S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelContainer:
+    """The container a model runs in.
+
+    image: the container image URI (an ECR image).
+    model_data_url: the S3 URI of a ``model.tar.gz``, or an S3 prefix ending in ``/``
+        holding uncompressed artifacts; by default no artifacts are attached and the
+        container brings or fetches its model.
+    environment: environment variables of the container; by default none.
+    """
+
+    image: str
+    model_data_url: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_uncompressed(self) -> bool:
+        """True when ``model_data_url`` is an S3 prefix of uncompressed artifacts."""
+        return self.model_data_url is not None and self.model_data_url.endswith("/")
+
+    def to_container_property(self) -> sagemaker.CfnModel.ContainerDefinitionProperty:
+        """The ``AWS::SageMaker::Model`` container definition for this container."""
+        environment = dict(self.environment) or None
+        if self.model_data_url is None:
+            return sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=self.image, environment=environment
+            )
+        if self.is_uncompressed:
+            return sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=self.image,
+                environment=environment,
+                model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
+                    s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+                        s3_uri=self.model_data_url,
+                        s3_data_type="S3Prefix",
+                        compression_type="None",
+                    )
+                ),
+            )
+        return sagemaker.CfnModel.ContainerDefinitionProperty(
+            image=self.image, environment=environment, model_data_url=self.model_data_url
+        )
+
+
+def storage_key_applies(instance_type: str) -> bool:
+    """True when an endpoint-config KMS key applies to ``instance_type``'s storage.
+
+    False for types with local NVMe instance storage (hardware-encrypted; the key does not
+    apply there), True for EBS-backed types. Raises ``UnknownInstanceTypeError`` for types
+    the instance data file does not describe.
+    """
+    return not instance_spec(instance_type).local_nvme
+
+
+def volume_encryption_key(
+    scope: Construct, instance_type: str, key: kms.IKey | None
+) -> kms.IKey | None:
+    """The KMS key to set on an endpoint config hosting ``instance_type``.
+
+    EBS-backed types: ``key``, or a new customer-managed key (construct ID ``VolumeKey``
+    under ``scope``). Types with local NVMe storage: None; when ``key`` was passed it is not
+    set and a warning annotation on ``scope`` says why.
+    """
+    if storage_key_applies(instance_type):
+        return key or customer_managed_key(
+            scope, "VolumeKey", purpose="SageMaker endpoint storage volumes"
+        )
+    if key is not None:
+        Annotations.of(scope).add_warning_v2(
+            "fm_platform:nvmeKmsKeyIgnored",
+            f"encryption_key is not set on the endpoint config: {instance_type} stores data "
+            "on local NVMe instance storage, which is hardware-encrypted and which "
+            "SageMaker's KMS key does not apply to (older API versions rejected a key for "
+            "such types).",
+        )
+    return None
+
+
+def acknowledge_config_without_key(endpoint_config: IConstruct, instance_type: str) -> None:
+    """Acknowledge the HIPAA/NIST "endpoint config without KMS key" findings on
+    ``endpoint_config`` hosting ``instance_type`` (a type with local NVMe storage)."""
+    acknowledge(
+        endpoint_config,
+        f"{instance_type} keeps endpoint data on local NVMe instance storage, which is "
+        "hardware-encrypted at rest; SageMaker's endpoint-config KMS key does not apply to "
+        "it, so no key is set.",
+        "HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured",
+        "NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostingRoleProps:
+    """Options for :class:`HostingRole`.
+
+    images: container images the role may pull; by default none (add with
+        :meth:`HostingRole.grant_image_pull`).
+    model_data_urls: S3 artifacts (object URI or prefix ending in ``/``) the role may read;
+        by default none (add with :meth:`HostingRole.grant_model_artifacts`).
+    artifact_key: the KMS key encrypting the artifacts; by default no KMS grant.
+    in_vpc: True when the endpoint runs in a VPC: grants the ENI actions SageMaker needs;
+        by default False.
+    """
+
+    images: Sequence[str] = ()
+    model_data_urls: Sequence[str] = ()
+    artifact_key: kms.IKey | None = None
+    in_vpc: bool = False
+
+
+class HostingRole(Construct):
+    """A SageMaker hosting execution role with only what hosting needs.
+
+    Always granted: ``ecr:GetAuthorizationToken``, writing logs under
+    ``/aws/sagemaker/Endpoints/``, ``cloudwatch:PutMetricData`` into ``/aws/sagemaker/*``
+    namespaces. Each model adds its image and artifacts with the ``grant_*`` methods.
+    Attribute: ``role`` (construct ID ``Role``).
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, props: HostingRoleProps | None = None
+    ) -> None:
+        super().__init__(scope, construct_id)
+        props = props or HostingRoleProps()
+        stack = Stack.of(self)
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            description="SageMaker hosting execution role (fm_platform)",
+        )
+        acknowledge(
+            self.role,
+            "Each model placed on the endpoint adds its own image and artifact grants to this "
+            "role's policy; the policy belongs to this role alone, CDK merges its statements "
+            "and moves any overflow into managed policies.",
+            "HIPAA.Security-IAMNoInlinePolicy",
+            "NIST.800.53.R5-IAMNoInlinePolicy",
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"])
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
+            )
+        )
+        log_groups = stack.format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name="/aws/sagemaker/Endpoints/*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "logs:CreateLogGroup",
+                    "logs:CreateLogStream",
+                    "logs:PutLogEvents",
+                    "logs:DescribeLogStreams",
+                ],
+                resources=[log_groups, f"{log_groups}:log-stream:*"],
+            )
+        )
+        acknowledge(
+            self.role,
+            "ecr:GetAuthorizationToken and cloudwatch:PutMetricData support no resource-level "
+            "permissions (PutMetricData is limited to /aws/sagemaker/* namespaces by a "
+            "condition); endpoint log groups are named by SageMaker after endpoints whose "
+            "names CloudFormation generates, so they are matched by their fixed "
+            "/aws/sagemaker/Endpoints/ prefix.",
+            "AwsSolutions-IAM5[Resource::*]",
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:"
+            "<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*]",
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:"
+            "<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*:log-stream:*]",
+        )
+        self._vpc_granted = False
+        for image in props.images:
+            self.grant_image_pull(image)
+        for url in props.model_data_urls:
+            self.grant_model_artifacts(url, props.artifact_key)
+        if props.in_vpc:
+            self.grant_vpc_access()
+
+    def grant_image_pull(self, image: str) -> None:
+        """Let the role pull ``image``: layer download on its ECR repository (parsed from
+        the URI; for an unresolved token URI, every repository of this account and
+        region)."""
+        grant_image_pull(self.role, image)
+
+    def grant_model_artifacts(self, model_data_url: str, key: kms.IKey | None = None) -> None:
+        """Let the role read ``model_data_url`` (an object, or every object under a prefix
+        ending in ``/``) and decrypt with ``key`` when given."""
+        grant_model_artifacts(self.role, model_data_url, key)
+
+    def grant_vpc_access(self) -> None:
+        """Let SageMaker attach the endpoint's network interfaces in a VPC (idempotent)."""
+        if self._vpc_granted:
+            return
+        self._vpc_granted = True
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "ec2:CreateNetworkInterface",
+                    "ec2:CreateNetworkInterfacePermission",
+                    "ec2:DeleteNetworkInterface",
+                    "ec2:DeleteNetworkInterfacePermission",
+                    "ec2:DescribeNetworkInterfaces",
+                    "ec2:DescribeVpcs",
+                    "ec2:DescribeDhcpOptions",
+                    "ec2:DescribeSubnets",
+                    "ec2:DescribeSecurityGroups",
+                ],
+                resources=["*"],
+            )
+        )
+        acknowledge(
+            self.role,
+            "SageMaker creates the endpoint's network interfaces in subnets and security "
+            "groups chosen per endpoint; the EC2 Describe* actions support no resource-level "
+            "permissions.",
+            "AwsSolutions-IAM5[Resource::*]",
+        )
+
+
+def grant_image_pull(role: iam.IRole, image: str) -> None:
+    """Add ECR layer download for ``image`` to ``role`` (any role, imported ones too)."""
+    stack = Stack.of(role)
+    match = None if Token.is_unresolved(image) else _ECR_IMAGE.match(image)
+    if match is not None:
+        partition = "aws-cn" if match["cn"] else stack.partition
+        repository = (
+            f"arn:{partition}:ecr:{match['region']}:{match['account']}:"
+            f"repository/{match['repository']}"
+        )
+    else:
+        repository = stack.format_arn(service="ecr", resource="repository", resource_name="*")
+        acknowledge(
+            role,
+            f"the image URI {image!r} is resolved only at deploy time (e.g. a CDK image "
+            "asset), so its repository cannot be named: pulls are limited to this account's "
+            "and region's repositories.",
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecr:<AWS::Region>:"
+            "<AWS::AccountId>:repository/*]",
+        )
+    role.add_to_principal_policy(
+        iam.PolicyStatement(
+            actions=[
+                "ecr:BatchCheckLayerAvailability",
+                "ecr:BatchGetImage",
+                "ecr:GetDownloadUrlForLayer",
+            ],
+            resources=[repository],
+        )
+    )
+
+
+def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | None) -> None:
+    """Add read of ``model_data_url`` (object, or prefix ending in ``/``) to ``role``.
+
+    An unresolved token URL cannot be parsed: a warning asks for an explicit grant (e.g.
+    ``bucket.grant_read(role)``) instead.
+    """
+    if key is not None:
+        key.grant_decrypt(role)
+    match = None if Token.is_unresolved(model_data_url) else _S3_URL.match(model_data_url)
+    if match is None:
+        Annotations.of(role).add_warning_v2(
+            "fm_platform:artifactGrantSkipped",
+            f"model artifacts {model_data_url!r} are not a literal s3:// URI, so no read "
+            "grant was added; grant read on them to the execution role yourself.",
+        )
+        return
+    partition = Stack.of(role).partition
+    bucket_arn = f"arn:{partition}:s3:::{match['bucket']}"
+    key_path = match["key"]
+    objects = f"{bucket_arn}/{key_path}*" if key_path.endswith("/") else f"{bucket_arn}/{key_path}"
+    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects]))
+    if key_path.endswith("/"):
+        acknowledge(
+            role,
+            f"uncompressed model artifacts are every object under the prefix "
+            f"{model_data_url}; read is limited to that prefix.",
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{match['bucket']}/{key_path}*]",
+        )
+    if key_path.endswith("/"):
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[bucket_arn],
+                conditions={"StringLike": {"s3:prefix": f"{key_path}*"}},
+            )
+        )
+
+
+def role_policies(role: iam.IRole) -> list[IConstruct]:
+    """The policies CDK attached to ``role`` for its grants (its default policy), for
+    resources that must wait for them: depending on these instead of the role itself
+    avoids a dependency the role ARN reference already implies."""
+    return [
+        child
+        for name in ("DefaultPolicy", "Policy")
+        if (child := role.node.try_find_child(name)) is not None
+    ]
+
+
+def hosting_execution_role(
+    scope: Construct,
+    construct_id: str,
+    *,
+    images: Sequence[str] = (),
+    model_data_urls: Sequence[str] = (),
+    artifact_key: kms.IKey | None = None,
+    in_vpc: bool = False,
+) -> iam.Role:
+    """A :class:`HostingRole` under ``scope`` with the given grants; returns its role."""
+    hosting = HostingRole(
+        scope,
+        construct_id,
+        HostingRoleProps(
+            images=images,
+            model_data_urls=model_data_urls,
+            artifact_key=artifact_key,
+            in_vpc=in_vpc,
+        ),
+    )
+    return hosting.role

@@ -1,0 +1,279 @@
+"""A SageMaker real-time endpoint that hosts models as Inference Components.
+
+The endpoint config's variant names only the instance type and managed instance scaling;
+models are placed on it afterwards, one :class:`InferenceComponentModel` each, possibly from
+other stacks through an :class:`EndpointReference`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from aws_cdk import Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from fm_platform.constructs.hosting import (
+    HostingRole,
+    acknowledge_config_without_key,
+    role_policies,
+    volume_encryption_key,
+)
+from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
+from fm_platform.specs.sagemaker_model import member_shape_name
+from fm_platform.validation import Problems, is_unresolved
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointVpcConfig:
+    """The subnets and security groups an endpoint's containers use."""
+
+    subnet_ids: Sequence[str]
+    security_group_ids: Sequence[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointReference:
+    """What a model needs to place an inference component on an endpoint; safe to pass to
+    constructs in other stacks (CDK turns the names into exports and imports).
+
+    endpoint_name, variant_name, instance_type, execution_role: the endpoint's.
+    network_isolation: whether models placed on it run without network access.
+    vpc_config: the subnets and security groups its models use; None outside a VPC.
+    min_instance_count: its managed instance scaling minimum, when known.
+    endpoint_arn: its ARN, when known (else built from the name).
+    endpoint: the endpoint resource, when known: components depend on it.
+    component_names: the components placed through this reference, so that two components
+        with one name on the endpoint are reported; the endpoint's own ``reference`` is
+        shared by every model using it.
+    """
+
+    endpoint_name: str
+    variant_name: str
+    instance_type: str
+    execution_role: iam.IRole
+    network_isolation: bool = False
+    vpc_config: EndpointVpcConfig | None = None
+    min_instance_count: int | None = None
+    endpoint_arn: str | None = None
+    endpoint: Construct | None = None
+    component_names: set[str] = field(default_factory=set, compare=False, hash=False)
+
+    def arn_for(self, scope: Construct) -> str:
+        """The endpoint's ARN: ``endpoint_arn`` when known, else built in ``scope``'s
+        account and region from the name (endpoint ARNs use the lower-cased name)."""
+        if self.endpoint_arn is not None:
+            return self.endpoint_arn
+        name = self.endpoint_name
+        return Stack.of(scope).format_arn(
+            service="sagemaker",
+            resource="endpoint",
+            resource_name=name if is_unresolved(name) else name.lower(),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceEndpointProps:
+    """Options for :class:`InferenceEndpoint`.
+
+    instance_type: the ``ml.*`` instance type (botocore ``ProductionVariantInstanceType``).
+    initial_instance_count: instances at creation; by default 1.
+    min_instance_count: managed instance scaling minimum; 0 lets the endpoint scale to zero
+        instances when every component has scaled to zero copies; by default 1.
+    max_instance_count: managed instance scaling maximum; by default 2.
+    routing_strategy: how requests are routed to copies (botocore ``RoutingStrategy``); by
+        default LEAST_OUTSTANDING_REQUESTS.
+    execution_role: the role SageMaker uses for the endpoint's models; by default a
+        least-privilege :class:`HostingRole` that each model extends with its own grants.
+    encryption_key: KMS key for the instances' EBS storage volumes; by default a
+        customer-managed key for EBS-backed types. Types with local NVMe storage get no key
+        (hardware-encrypted; a passed key is ignored with a warning).
+    vpc: the VPC to run the endpoint's containers in; by default none (SageMaker's network).
+    vpc_subnets: subnets within ``vpc``; by default CDK's default selection (the private
+        subnets, else the isolated ones).
+    security_groups: security groups for the containers; by default one with no inbound
+        rules is created when ``vpc`` is given.
+    network_isolation: run the models placed on this endpoint without network access; by
+        default False.
+    variant_name: the production variant's name; by default AllTraffic.
+    endpoint_name: the endpoint's name; by default CloudFormation generates one.
+    """
+
+    instance_type: str
+    initial_instance_count: int = 1
+    min_instance_count: int = 1
+    max_instance_count: int = 2
+    routing_strategy: str = "LEAST_OUTSTANDING_REQUESTS"
+    execution_role: iam.IRole | None = None
+    encryption_key: kms.IKey | None = None
+    vpc: ec2.IVpc | None = None
+    vpc_subnets: ec2.SubnetSelection | None = None
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None
+    network_isolation: bool = False
+    variant_name: str = "AllTraffic"
+    endpoint_name: str | None = None
+
+    def validate(self) -> None:
+        """Raise one ``ValueError`` listing every problem in these props."""
+        problems = Problems("InferenceEndpointProps")
+        problems.check_shape("instance_type", self.instance_type, "ProductionVariantInstanceType")
+        if not problems and not is_unresolved(self.instance_type):
+            try:
+                instance_spec(self.instance_type)
+            except UnknownInstanceTypeError as error:
+                problems.add("instance_type", self.instance_type, error.args[0])
+        problems.check_shape(
+            "initial_instance_count",
+            self.initial_instance_count,
+            member_shape_name("ProductionVariant", "InitialInstanceCount"),
+        )
+        scaling = "ProductionVariantManagedInstanceScaling"
+        problems.check_shape(
+            "min_instance_count",
+            self.min_instance_count,
+            member_shape_name(scaling, "MinInstanceCount"),
+        )
+        problems.check_shape(
+            "max_instance_count",
+            self.max_instance_count,
+            member_shape_name(scaling, "MaxInstanceCount"),
+        )
+        if self.min_instance_count > self.max_instance_count:
+            problems.add(
+                "min_instance_count",
+                self.min_instance_count,
+                f"must not exceed max_instance_count ({self.max_instance_count})",
+            )
+        elif not (
+            self.min_instance_count <= self.initial_instance_count <= self.max_instance_count
+        ):
+            problems.add(
+                "initial_instance_count",
+                self.initial_instance_count,
+                f"must lie between min_instance_count ({self.min_instance_count}) and "
+                f"max_instance_count ({self.max_instance_count})",
+            )
+        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
+        problems.check_shape("variant_name", self.variant_name, "VariantName")
+        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
+        if self.vpc is None and (self.vpc_subnets is not None or self.security_groups):
+            problems.add("vpc", None, "required when vpc_subnets or security_groups are given")
+        problems.raise_if_any()
+
+
+class InferenceEndpoint(Construct):
+    """An endpoint whose instances host Inference Components.
+
+    Resources (construct IDs are stable): ``ExecutionRole`` (unless a role is passed),
+    ``VolumeKey`` (EBS-backed types, unless a key is passed), ``SecurityGroup`` (VPC
+    without security groups), ``Config`` (no physical name: a change rolls out as a new
+    config) and ``Endpoint``.
+
+    Attributes: ``endpoint``, ``endpoint_config``, ``endpoint_name``, ``endpoint_arn``,
+    ``variant_name``, ``instance_type``, ``execution_role``, ``hosting_role`` (None when a
+    role was passed), ``encryption_key`` (None for NVMe types), ``security_groups``,
+    ``network_isolation``, ``min_instance_count`` and ``reference``.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: InferenceEndpointProps) -> None:
+        super().__init__(scope, construct_id)
+        props.validate()
+        self.instance_type = props.instance_type
+        self.variant_name = props.variant_name
+        self.network_isolation = props.network_isolation
+        self.min_instance_count = props.min_instance_count
+
+        self.hosting_role: HostingRole | None = None
+        if props.execution_role is None:
+            self.hosting_role = HostingRole(self, "ExecutionRole")
+            self.execution_role: iam.IRole = self.hosting_role.role
+        else:
+            self.execution_role = props.execution_role
+
+        vpc_config = self._vpc_config(props)
+        self.encryption_key = volume_encryption_key(self, props.instance_type, props.encryption_key)
+        self.endpoint_config = sagemaker.CfnEndpointConfig(
+            self,
+            "Config",
+            execution_role_arn=self.execution_role.role_arn,
+            kms_key_id=self.encryption_key.key_arn if self.encryption_key else None,
+            enable_network_isolation=props.network_isolation or None,
+            vpc_config=(
+                sagemaker.CfnEndpointConfig.VpcConfigProperty(
+                    subnets=list(vpc_config.subnet_ids),
+                    security_group_ids=list(vpc_config.security_group_ids),
+                )
+                if vpc_config
+                else None
+            ),
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name=props.variant_name,
+                    instance_type=props.instance_type,
+                    initial_instance_count=props.initial_instance_count,
+                    managed_instance_scaling=(
+                        sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
+                            status="ENABLED",
+                            min_instance_count=props.min_instance_count,
+                            max_instance_count=props.max_instance_count,
+                        )
+                    ),
+                    routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(
+                        routing_strategy=props.routing_strategy
+                    ),
+                )
+            ],
+        )
+        if self.encryption_key is None:
+            acknowledge_config_without_key(self.endpoint_config, props.instance_type)
+        # The config names the role; its policy must exist before SageMaker uses it.
+        for policy in role_policies(self.execution_role):
+            self.endpoint_config.node.add_dependency(policy)
+
+        self.endpoint = sagemaker.CfnEndpoint(
+            self,
+            "Endpoint",
+            endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
+            endpoint_name=props.endpoint_name,
+        )
+        self.endpoint_name: str = self.endpoint.attr_endpoint_name
+        self.endpoint_arn: str = self.endpoint.ref
+        self.reference = EndpointReference(
+            endpoint_name=self.endpoint_name,
+            variant_name=props.variant_name,
+            instance_type=props.instance_type,
+            execution_role=self.execution_role,
+            network_isolation=props.network_isolation,
+            vpc_config=vpc_config,
+            min_instance_count=props.min_instance_count,
+            endpoint_arn=self.endpoint_arn,
+            endpoint=self.endpoint,
+        )
+
+    def _vpc_config(self, props: InferenceEndpointProps) -> EndpointVpcConfig | None:
+        self.security_groups: list[ec2.ISecurityGroup] = []
+        if props.vpc is None:
+            return None
+        self.security_groups = list(props.security_groups or ())
+        if not self.security_groups:
+            self.security_groups.append(
+                ec2.SecurityGroup(
+                    self,
+                    "SecurityGroup",
+                    vpc=props.vpc,
+                    description="SageMaker inference endpoint containers",
+                    allow_all_outbound=True,
+                )
+            )
+        if self.hosting_role is not None:
+            self.hosting_role.grant_vpc_access()
+        selection = props.vpc_subnets or ec2.SubnetSelection()
+        subnets = props.vpc.select_subnets(**selection._values)
+        return EndpointVpcConfig(
+            subnet_ids=subnets.subnet_ids,
+            security_group_ids=[group.security_group_id for group in self.security_groups],
+        )

@@ -1,0 +1,220 @@
+"""Hosting building blocks: model containers, the endpoint KMS rule, the execution role."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk.assertions import Annotations, Match, Template
+
+from fm_platform.constructs.hosting import (
+    HostingRole,
+    HostingRoleProps,
+    ModelContainer,
+    acknowledge_config_without_key,
+    hosting_execution_role,
+    storage_key_applies,
+    volume_encryption_key,
+)
+from fm_platform.specs.instances import UnknownInstanceTypeError
+from tests.support import nag_findings, new_app
+
+IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"
+
+
+def test_container_without_artifacts():
+    prop = ModelContainer(image=IMAGE).to_container_property()
+    assert prop.image == IMAGE
+    assert prop.model_data_url is None
+    assert prop.model_data_source is None
+    assert prop.environment is None
+
+
+def test_container_with_compressed_artifacts():
+    container = ModelContainer(
+        image=IMAGE, model_data_url="s3://b/m/model.tar.gz", environment={"A": "1"}
+    )
+    prop = container.to_container_property()
+    assert prop.model_data_url == "s3://b/m/model.tar.gz"
+    assert prop.model_data_source is None
+    assert prop.environment == {"A": "1"}
+
+
+def test_container_with_uncompressed_prefix():
+    prop = ModelContainer(image=IMAGE, model_data_url="s3://b/m/").to_container_property()
+    assert prop.model_data_url is None
+    source = prop.model_data_source.s3_data_source
+    assert (source.s3_uri, source.s3_data_type, source.compression_type) == (
+        "s3://b/m/",
+        "S3Prefix",
+        "None",
+    )
+
+
+def test_storage_key_applies_only_to_ebs_types():
+    assert storage_key_applies("ml.m5.xlarge")
+    assert storage_key_applies("ml.inf2.xlarge")
+    assert not storage_key_applies("ml.g5.12xlarge")
+    with pytest.raises(UnknownInstanceTypeError, match="regenerate_instance_specs.py --add"):
+        storage_key_applies("ml.t2.medium")
+
+
+def _stack(app: cdk.App, name: str) -> cdk.Stack:
+    stack = cdk.Stack(app, name)
+    cdk.CfnResource(stack, "Placeholder", type="AWS::CloudFormation::WaitConditionHandle")
+    return stack
+
+
+@pytest.fixture(scope="module")
+def keys():
+    app = new_app()
+    stack = _stack(app, "Keys")
+    passed = kms.Key(stack, "Passed")
+    result = {
+        "passed": passed,
+        "ebs_passed": volume_encryption_key(stack, "ml.m5.xlarge", passed),
+        "nvme_passed": volume_encryption_key(_stack(app, "NvmePassed"), "ml.g5.12xlarge", passed),
+        "nvme_none": volume_encryption_key(_stack(app, "NvmeNone"), "ml.g5.12xlarge", None),
+        "ebs_default": volume_encryption_key(_stack(app, "EbsDefault"), "ml.m5.xlarge", None),
+    }
+    return app, result
+
+
+def test_ebs_type_uses_the_passed_or_a_new_key(keys):
+    app, result = keys
+    assert result["ebs_passed"] is result["passed"]
+    assert isinstance(result["ebs_default"], kms.Key)
+    template = Template.from_stack(app.node.find_child("EbsDefault"))
+    template.has_resource("AWS::KMS::Key", {"DeletionPolicy": "Retain"})
+    template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+
+
+def test_nvme_type_gets_no_key_and_a_warning_when_one_was_passed(keys):
+    app, result = keys
+    assert result["nvme_passed"] is None
+    assert result["nvme_none"] is None
+    message = Match.string_like_regexp("not set on the endpoint config.*NVMe")
+    Annotations.from_stack(app.node.find_child("NvmePassed")).has_warning("*", message)
+    Annotations.from_stack(app.node.find_child("NvmeNone")).has_no_warning("*", message)
+
+
+@pytest.fixture(scope="module")
+def role_template():
+    app = new_app()
+    stack = cdk.Stack(app, "Role")
+    hosting = HostingRole(
+        stack,
+        "Hosting",
+        HostingRoleProps(
+            images=[IMAGE],
+            model_data_urls=["s3://models/llama/", "s3://models/small/model.tar.gz"],
+            artifact_key=kms.Key(stack, "ArtifactKey", enable_key_rotation=True),
+            in_vpc=True,
+        ),
+    )
+    hosting.grant_image_pull(
+        cdk.Fn.join("", [stack.account, ".dkr.ecr.", stack.region, ".amazonaws.com/x:1"])
+    )
+    return Template.from_stack(stack)
+
+
+def _statements_with(template: Template, action: str) -> list[dict]:
+    """Every policy statement (merged by CDK's policy minimisation) granting ``action``."""
+    found = []
+    for policy in template.find_resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"]
+            if action in ([actions] if isinstance(actions, str) else actions):
+                found.append(statement)
+    return found
+
+
+def _resources(statement: dict) -> list:
+    resource = statement["Resource"]
+    return resource if isinstance(resource, list) else [resource]
+
+
+def _arn(suffix: str) -> dict:
+    return {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, suffix]]}
+
+
+def test_role_trusts_sagemaker(role_template):
+    role_template.has_resource_properties(
+        "AWS::IAM::Role",
+        {
+            "AssumeRolePolicyDocument": {
+                "Statement": [
+                    Match.object_like({"Principal": {"Service": "sagemaker.amazonaws.com"}})
+                ]
+            }
+        },
+    )
+
+
+def test_role_pulls_from_the_image_repository_only(role_template):
+    [token] = _statements_with(role_template, "ecr:GetAuthorizationToken")
+    assert token["Resource"] == "*"
+    [pull] = _statements_with(role_template, "ecr:BatchGetImage")
+    assert "ecr:GetDownloadUrlForLayer" in pull["Action"]
+    assert _arn(":ecr:us-west-2:763104351884:repository/huggingface-pytorch-tgi-inference") in (
+        _resources(pull)
+    )
+
+
+def test_token_image_falls_back_to_the_accounts_repositories(role_template):
+    [pull] = _statements_with(role_template, "ecr:BatchGetImage")
+    assert any(":repository/*" in str(resource) for resource in _resources(pull))
+
+
+def test_role_reads_artifacts_at_object_level(role_template):
+    [get] = _statements_with(role_template, "s3:GetObject")
+    assert _resources(get) == [
+        _arn(":s3:::models/llama/*"),
+        _arn(":s3:::models/small/model.tar.gz"),
+    ]
+    [listing] = _statements_with(role_template, "s3:ListBucket")
+    assert listing["Resource"] == _arn(":s3:::models")
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": "llama/*"}}
+    assert _statements_with(role_template, "kms:Decrypt")
+
+
+def test_role_writes_logs_and_metrics_only_where_sagemaker_does(role_template):
+    [metrics] = _statements_with(role_template, "cloudwatch:PutMetricData")
+    assert metrics["Condition"] == {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}
+    [logs] = _statements_with(role_template, "logs:PutLogEvents")
+    assert all("/aws/sagemaker/Endpoints/*" in str(r) for r in _resources(logs))
+
+
+def test_role_manages_vpc_interfaces_when_in_a_vpc(role_template):
+    [eni] = _statements_with(role_template, "ec2:CreateNetworkInterface")
+    assert eni["Resource"] == "*"
+
+
+def test_hosting_execution_role_returns_the_role():
+    stack = cdk.Stack(new_app(), "Fn")
+    role = hosting_execution_role(stack, "Hosting", images=[IMAGE])
+    assert isinstance(role, iam.Role)
+
+
+def test_role_and_keyless_nvme_config_are_nag_clean():
+    app = new_app()
+    stack = cdk.Stack(app, "Nag")
+    hosting = HostingRole(
+        stack,
+        "Hosting",
+        HostingRoleProps(images=[IMAGE], model_data_urls=["s3://models/llama/"], in_vpc=True),
+    )
+    config = sagemaker.CfnEndpointConfig(
+        stack,
+        "Config",
+        execution_role_arn=hosting.role.role_arn,
+        production_variants=[
+            sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                variant_name="AllTraffic", instance_type="ml.g5.12xlarge", initial_instance_count=1
+            )
+        ],
+    )
+    acknowledge_config_without_key(config, "ml.g5.12xlarge")
+    assert nag_findings(app) == []

@@ -1,0 +1,166 @@
+"""InferenceEndpoint: an endpoint config without a model, managed instance scaling, the KMS
+rule per instance storage, VPC placement, and its validation."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Annotations, Match, Template
+
+from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from tests.support import new_app
+
+
+@pytest.fixture(scope="module")
+def app():
+    app = new_app()
+    ebs = cdk.Stack(app, "Ebs")
+    InferenceEndpoint(
+        ebs,
+        "Endpoint",
+        InferenceEndpointProps(
+            instance_type="ml.m5.xlarge",
+            min_instance_count=0,
+            max_instance_count=3,
+            routing_strategy="RANDOM",
+            endpoint_name="cpu-models",
+        ),
+    )
+    nvme = cdk.Stack(app, "Nvme")
+    InferenceEndpoint(
+        nvme,
+        "Endpoint",
+        InferenceEndpointProps(
+            instance_type="ml.g5.12xlarge",
+            encryption_key=kms.Key(nvme, "Passed", enable_key_rotation=True),
+            vpc=ec2.Vpc(nvme, "Vpc", max_azs=2, nat_gateways=1),
+            network_isolation=True,
+        ),
+    )
+    return app
+
+
+def _template(app, name) -> Template:
+    return Template.from_stack(app.node.find_child(name))
+
+
+def test_variant_has_no_model_and_managed_instance_scaling(app):
+    _template(app, "Ebs").has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {
+            "ExecutionRoleArn": {"Fn::GetAtt": [Match.string_like_regexp("ExecutionRole"), "Arn"]},
+            "EndpointConfigName": Match.absent(),
+            "ProductionVariants": [
+                {
+                    "VariantName": "AllTraffic",
+                    "InstanceType": "ml.m5.xlarge",
+                    "InitialInstanceCount": 1,
+                    "ModelName": Match.absent(),
+                    "ManagedInstanceScaling": {
+                        "Status": "ENABLED",
+                        "MinInstanceCount": 0,
+                        "MaxInstanceCount": 3,
+                    },
+                    "RoutingConfig": {"RoutingStrategy": "RANDOM"},
+                }
+            ],
+        },
+    )
+
+
+def test_endpoint_takes_the_given_name(app):
+    _template(app, "Ebs").has_resource_properties(
+        "AWS::SageMaker::Endpoint", {"EndpointName": "cpu-models"}
+    )
+
+
+def test_ebs_type_gets_a_customer_managed_key(app):
+    template = _template(app, "Ebs")
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {"KmsKeyId": {"Fn::GetAtt": [Match.string_like_regexp("VolumeKey"), "Arn"]}},
+    )
+    template.has_resource("AWS::KMS::Key", {"DeletionPolicy": "Retain"})
+
+
+def test_nvme_type_gets_no_key_even_when_passed(app):
+    _template(app, "Nvme").has_resource_properties(
+        "AWS::SageMaker::EndpointConfig", {"KmsKeyId": Match.absent()}
+    )
+    Annotations.from_stack(app.node.find_child("Nvme")).has_warning(
+        "/Nvme/Endpoint", Match.string_like_regexp("ml.g5.12xlarge stores data on local NVMe")
+    )
+
+
+def test_default_routing_and_scaling(app):
+    _template(app, "Nvme").has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {
+            "ProductionVariants": [
+                Match.object_like(
+                    {
+                        "ManagedInstanceScaling": {
+                            "Status": "ENABLED",
+                            "MinInstanceCount": 1,
+                            "MaxInstanceCount": 2,
+                        },
+                        "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"},
+                    }
+                )
+            ]
+        },
+    )
+
+
+def test_vpc_and_network_isolation(app):
+    template = _template(app, "Nvme")
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {
+            "EnableNetworkIsolation": True,
+            "VpcConfig": {
+                "SecurityGroupIds": [
+                    {"Fn::GetAtt": [Match.string_like_regexp("EndpointSecurityGroup"), "GroupId"]}
+                ],
+                "Subnets": Match.array_with([{"Ref": Match.string_like_regexp("PrivateSubnet")}]),
+            },
+        },
+    )
+    assert "ec2:CreateNetworkInterface" in str(template.find_resources("AWS::IAM::Policy"))
+
+
+def test_reference_carries_what_models_need():
+    stack = cdk.Stack(new_app(), "Ref")
+    endpoint = InferenceEndpoint(stack, "E", InferenceEndpointProps(instance_type="ml.m5.xlarge"))
+    reference = endpoint.reference
+    assert reference.instance_type == "ml.m5.xlarge"
+    assert reference.variant_name == endpoint.variant_name == "AllTraffic"
+    assert reference.execution_role is endpoint.execution_role
+    assert reference.endpoint_arn == endpoint.endpoint_arn
+    assert reference.vpc_config is None
+    assert endpoint.reference is reference
+
+
+@pytest.mark.parametrize(
+    ("props", "expected"),
+    [
+        ({"min_instance_count": 3, "max_instance_count": 2}, "min_instance_count=3: must not"),
+        ({"initial_instance_count": 3}, "initial_instance_count=3: must lie between"),
+        ({"instance_type": "ml.x9.huge"}, "instance_type='ml.x9.huge': not supported"),
+        ({"instance_type": "ml.t2.medium"}, "regenerate_instance_specs.py --add ml.t2.medium"),
+        ({"endpoint_name": "my_endpoint"}, "endpoint_name='my_endpoint': has characters"),
+        ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': has characters"),
+        ({"routing_strategy": "ROUND_ROBIN"}, "routing_strategy='ROUND_ROBIN': not supported"),
+        ({"max_instance_count": 0, "min_instance_count": 0}, "max_instance_count=0: below"),
+        ({"variant_name": "all_traffic"}, "variant_name='all_traffic'"),
+    ],
+)
+def test_validation(props, expected):
+    stack = cdk.Stack(new_app(), "Invalid")
+    with pytest.raises(ValueError, match="invalid InferenceEndpointProps") as error:
+        InferenceEndpoint(
+            stack, "E", InferenceEndpointProps(**{"instance_type": "ml.m5.xlarge", **props})
+        )
+    assert expected in str(error.value)

@@ -1,0 +1,387 @@
+"""InferenceComponentModel: model + component per model, per-model scaling (to zero),
+grants, metrics, cross-stack placement, validation, cdk-nag and cfn-lint."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Annotations, Match, Template
+from cfnlint.api import ManualArgs, lint
+
+from fm_platform.constructs.component_scaling import ComponentScaling
+from fm_platform.constructs.hosting import ModelContainer
+from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+    RollingUpdate,
+)
+from tests.support import nag_findings, new_app
+
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"
+
+
+def _model(endpoint, name: str, **props) -> InferenceComponentModelProps:
+    defaults = {
+        "model_name": name,
+        "endpoint": endpoint,
+        "container": ModelContainer(image=IMAGE, model_data_url=f"s3://models/{name}/"),
+        "accelerators": 1,
+        "min_memory_mib": 8192,
+    }
+    return InferenceComponentModelProps(**{**defaults, **props})
+
+
+@pytest.fixture(scope="module")
+def synthesized():
+    app = new_app()
+    stack = cdk.Stack(app, "Serving")
+    endpoint = InferenceEndpoint(
+        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    rollback = cloudwatch.Alarm(
+        stack,
+        "Errors",
+        metric=cloudwatch.Metric(namespace="AWS/SageMaker", metric_name="Invocation5XXErrors"),
+        threshold=1,
+        evaluation_periods=1,
+    )
+    idle = InferenceComponentModel(
+        stack,
+        "Idle",
+        _model(
+            endpoint,
+            "idle-chat",
+            cpu_cores=4,
+            max_memory_mib=16384,
+            model_data_download_timeout_s=900,
+            container_startup_health_check_timeout_s=600,
+            rolling_update=RollingUpdate(
+                batch_size=1, wait_interval_s=60, rollback_alarms=[rollback]
+            ),
+            scaling=ComponentScaling(min_copies=0, max_copies=3, target_value=5),
+        ),
+    )
+    busy = InferenceComponentModel(
+        stack,
+        "Busy",
+        _model(
+            endpoint,
+            "busy-chat",
+            accelerators=2,
+            initial_copies=2,
+            scaling=ComponentScaling(
+                min_copies=1, max_copies=2, metric="concurrent_requests_per_copy", target_value=4
+            ),
+        ),
+    )
+    InferenceComponentModel(stack, "Fixed", _model(endpoint, "fixed"))
+    caller = iam.User(stack, "Caller")
+    busy.grant_invoke(caller)
+
+    other = cdk.Stack(app, "Tenant")
+    InferenceComponentModel(other, "Remote", _model(endpoint.reference, "remote"))
+    return {
+        "app": app,
+        "serving": Template.from_stack(stack),
+        "tenant": Template.from_stack(other),
+        "idle": idle,
+        "busy": busy,
+        "stack": stack,
+    }
+
+
+def _logical_id(template: Template, resource_type: str, name: str) -> str:
+    [logical_id] = [
+        key
+        for key, value in template.find_resources(resource_type).items()
+        if value["Properties"].get("InferenceComponentName") == name
+        or value["Properties"].get("ResourceId") == f"inference-component/{name}"
+    ]
+    return logical_id
+
+
+def test_component_spec(synthesized):
+    synthesized["serving"].has_resource_properties(
+        "AWS::SageMaker::InferenceComponent",
+        {
+            "InferenceComponentName": "idle-chat",
+            "EndpointName": {"Fn::GetAtt": [Match.string_like_regexp("Endpoint"), "EndpointName"]},
+            "VariantName": "AllTraffic",
+            "Specification": {
+                "ModelName": {"Fn::GetAtt": [Match.string_like_regexp("IdleModel"), "ModelName"]},
+                "ComputeResourceRequirements": {
+                    "NumberOfAcceleratorDevicesRequired": 1,
+                    "NumberOfCpuCoresRequired": 4,
+                    "MinMemoryRequiredInMb": 8192,
+                    "MaxMemoryRequiredInMb": 16384,
+                },
+                "StartupParameters": {
+                    "ModelDataDownloadTimeoutInSeconds": 900,
+                    "ContainerStartupHealthCheckTimeoutInSeconds": 600,
+                },
+            },
+            "RuntimeConfig": {"CopyCount": 1},
+            "DeploymentConfig": {
+                "RollingUpdatePolicy": {
+                    "MaximumBatchSize": {"Type": "COPY_COUNT", "Value": 1},
+                    "WaitIntervalInSeconds": 60,
+                },
+                "AutoRollbackConfiguration": {
+                    "Alarms": [{"AlarmName": {"Ref": Match.string_like_regexp("Errors")}}]
+                },
+            },
+        },
+    )
+
+
+def test_component_with_a_literal_endpoint_name_depends_on_the_endpoint():
+    stack = cdk.Stack(new_app(), "Literal")
+    endpoint = InferenceEndpoint(
+        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    reference = dataclasses.replace(endpoint.reference, endpoint_name="chat-endpoint")
+    InferenceComponentModel(stack, "Model", _model(reference, "chat"))
+    template = Template.from_stack(stack)
+    [endpoint_id] = template.find_resources("AWS::SageMaker::Endpoint")
+    template.has_resource(
+        "AWS::SageMaker::InferenceComponent",
+        {
+            "Properties": Match.object_like({"EndpointName": "chat-endpoint"}),
+            "DependsOn": Match.array_with([endpoint_id]),
+        },
+    )
+
+
+def test_model_has_no_fixed_name_and_uses_the_endpoint_role(synthesized):
+    synthesized["serving"].has_resource_properties(
+        "AWS::SageMaker::Model",
+        {
+            "ModelName": Match.absent(),
+            "ExecutionRoleArn": {
+                "Fn::GetAtt": [Match.string_like_regexp("EndpointExecutionRole"), "Arn"]
+            },
+            "PrimaryContainer": {
+                "Image": IMAGE,
+                "ModelDataSource": {
+                    "S3DataSource": {
+                        "S3Uri": "s3://models/busy-chat/",
+                        "S3DataType": "S3Prefix",
+                        "CompressionType": "None",
+                    }
+                },
+            },
+        },
+    )
+
+
+def test_scalable_target_depends_on_the_component(synthesized):
+    template = synthesized["serving"]
+    component = _logical_id(template, "AWS::SageMaker::InferenceComponent", "busy-chat")
+    target_id = _logical_id(template, "AWS::ApplicationAutoScaling::ScalableTarget", "busy-chat")
+    target = template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")[target_id]
+    assert component in target["DependsOn"]
+    assert target["Properties"]["ServiceNamespace"] == "sagemaker"
+    assert target["Properties"]["ScalableDimension"] == (
+        "sagemaker:inference-component:DesiredCopyCount"
+    )
+    assert (target["Properties"]["MinCapacity"], target["Properties"]["MaxCapacity"]) == (1, 2)
+    assert not template.find_resources(
+        "AWS::IAM::Role",
+        {
+            "Properties": {
+                "AssumeRolePolicyDocument": {
+                    "Statement": [
+                        Match.object_like(
+                            {"Principal": {"Service": "application-autoscaling.amazonaws.com"}}
+                        )
+                    ]
+                }
+            }
+        },
+    )
+
+
+def test_target_tracking_per_model(synthesized):
+    template = synthesized["serving"]
+    for name, metric, value in (
+        ("busy-chat", "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution", 4),
+        ("idle-chat", "SageMakerInferenceComponentInvocationsPerCopy", 5),
+    ):
+        target = _logical_id(template, "AWS::ApplicationAutoScaling::ScalableTarget", name)
+        template.has_resource_properties(
+            "AWS::ApplicationAutoScaling::ScalingPolicy",
+            {
+                "PolicyType": "TargetTrackingScaling",
+                "ScalingTargetId": {"Ref": target},
+                "TargetTrackingScalingPolicyConfiguration": {
+                    "PredefinedMetricSpecification": {"PredefinedMetricType": metric},
+                    "TargetValue": value,
+                    "ScaleInCooldown": 300,
+                    "ScaleOutCooldown": 60,
+                },
+            },
+        )
+
+
+def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
+    template = synthesized["serving"]
+    template.resource_count_is("AWS::ApplicationAutoScaling::ScalableTarget", 2)
+    [step_id] = template.find_resources(
+        "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "StepScaling"}}
+    )
+    target = _logical_id(template, "AWS::ApplicationAutoScaling::ScalableTarget", "idle-chat")
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "StepScaling",
+            "ScalingTargetId": {"Ref": target},
+            "StepScalingPolicyConfiguration": {
+                "AdjustmentType": "ChangeInCapacity",
+                "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
+            },
+        },
+    )
+    alarms = template.find_resources(
+        "AWS::CloudWatch::Alarm", {"Properties": {"MetricName": "NoCapacityInvocationFailures"}}
+    )
+    [alarm] = alarms.values()
+    assert alarm["Properties"] == {
+        **alarm["Properties"],
+        "Namespace": "AWS/SageMaker",
+        "Dimensions": [{"Name": "InferenceComponentName", "Value": "idle-chat"}],
+        "Statistic": "Maximum",
+        "Period": 60,
+        "Threshold": 1,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+        "AlarmActions": [{"Ref": step_id}],
+    }
+    target_props = template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")[target]
+    assert target_props["Properties"]["MinCapacity"] == 0
+
+
+def test_scale_to_zero_warns_when_the_endpoint_keeps_instances(synthesized):
+    annotations = Annotations.from_stack(synthesized["stack"])
+    annotations.has_warning("/Serving/Idle", Match.string_like_regexp("min_instance_count=1"))
+    annotations.has_no_warning("/Serving/Busy", Match.any_value())
+
+
+def test_grant_invoke(synthesized):
+    synthesized["serving"].has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "Users": [{"Ref": Match.string_like_regexp("Caller")}],
+            "PolicyDocument": {
+                "Statement": [
+                    {
+                        "Action": [
+                            "sagemaker:InvokeEndpoint",
+                            "sagemaker:InvokeEndpointWithResponseStream",
+                        ],
+                        "Effect": "Allow",
+                        "Resource": {"Ref": Match.string_like_regexp("Endpoint")},
+                    }
+                ]
+            },
+        },
+    )
+
+
+def test_metrics_name_the_component(synthesized):
+    busy = synthesized["busy"]
+    invocations = busy.metric_invocations()
+    assert (invocations.namespace, invocations.metric_name, invocations.statistic) == (
+        "AWS/SageMaker",
+        "Invocations",
+        "Sum",
+    )
+    assert invocations.dimensions == {"InferenceComponentName": "busy-chat"}
+    assert busy.metric_model_latency().metric_name == "ModelLatency"
+    assert busy.metric_no_capacity_failures().metric_name == "NoCapacityInvocationFailures"
+
+
+def test_component_in_another_stack(synthesized):
+    template = synthesized["tenant"]
+    template.has_resource_properties(
+        "AWS::SageMaker::InferenceComponent",
+        {"InferenceComponentName": "remote", "EndpointName": Match.object_like({})},
+    )
+    template.resource_count_is("AWS::SageMaker::Endpoint", 0)
+    app = synthesized["app"]
+    tenant = app.node.find_child("Tenant")
+    assert app.node.find_child("Serving") in tenant.dependencies
+
+
+def test_cfn_lint_finds_nothing(synthesized):
+    for name in ("serving", "tenant"):
+        template = json.dumps(synthesized[name].to_json())
+        matches = lint(template, config=ManualArgs(regions=["us-east-1"]))
+        assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+def test_nag_clean_endpoint_with_two_models():
+    app = new_app()
+    stack = cdk.Stack(app, "Nag")
+    endpoint = InferenceEndpoint(
+        stack,
+        "Endpoint",
+        InferenceEndpointProps(instance_type="ml.g5.12xlarge", min_instance_count=0),
+    )
+    InferenceComponentModel(
+        stack,
+        "Idle",
+        _model(endpoint, "idle", scaling=ComponentScaling(min_copies=0, max_copies=2)),
+    )
+    InferenceComponentModel(
+        stack, "Busy", _model(endpoint, "busy", scaling=ComponentScaling(max_copies=3))
+    )
+    assert nag_findings(app) == []
+
+
+@pytest.fixture
+def endpoint():
+    stack = cdk.Stack(new_app(), "Invalid")
+    return InferenceEndpoint(
+        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+
+
+@pytest.mark.parametrize(
+    ("props", "expected"),
+    [
+        ({"accelerators": 5}, "accelerators=5: at most 4"),
+        ({"min_memory_mib": 200000}, "min_memory_mib=200000: at most 196608"),
+        ({"cpu_cores": 64}, "cpu_cores=64: at most 48"),
+        ({"scaling": ComponentScaling(min_copies=3, max_copies=2)}, "scaling.min_copies=3"),
+        ({"scaling": ComponentScaling(min_copies=0, max_copies=0)}, "scaling.max_copies=0"),
+        ({"scaling": ComponentScaling(max_copies=2, target_value=0)}, "scaling.target_value=0"),
+        ({"model_name": "my_model"}, "model_name='my_model': has characters"),
+        ({"model_name": "m" * 64}, "longer than 63"),
+        ({"component_name": "bad_name"}, "component_name='bad_name'"),
+        ({"model_data_download_timeout_s": 30}, "model_data_download_timeout_s=30: below"),
+        (
+            {"container_startup_health_check_timeout_s": 3601},
+            "container_startup_health_check_timeout_s=3601: above",
+        ),
+        ({"initial_copies": 0}, "initial_copies=0"),
+        ({"initial_copies": 3, "scaling": ComponentScaling(max_copies=2)}, "initial_copies=3"),
+        ({"rolling_update": RollingUpdate(wait_interval_s=4000)}, "wait_interval_s=4000"),
+        ({"max_memory_mib": 1024}, "max_memory_mib=1024: must be at least"),
+    ],
+)
+def test_validation(endpoint, props, expected):
+    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps") as error:
+        InferenceComponentModel(endpoint, "Model", _model(endpoint, "model", **props))
+    assert expected in str(error.value)
+
+
+def test_two_components_with_one_name_on_an_endpoint(endpoint):
+    InferenceComponentModel(endpoint, "First", _model(endpoint, "same"))
+    with pytest.raises(ValueError, match="component_name='same': must be unique"):
+        InferenceComponentModel(endpoint, "Second", _model(endpoint.reference, "same"))
