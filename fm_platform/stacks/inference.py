@@ -1,0 +1,640 @@
+"""The inference stack: endpoints and models described by one :class:`InferenceConfig`.
+
+The defaults are the hosting guidance's examples, one per hosting option:
+
+- an Inference Components endpoint ``shared-g5`` on ml.g5.12xlarge (4 x A10G) packing a
+  7B chat model (1 GPU), a 13B model (2 GPUs, tensor parallel) and a FLAN-T5-XL-sized model
+  (1 GPU) that scales to zero copies when idle, each with its own target tracking;
+- a single-model endpoint ``summarizer`` for an isolated summarisation model: network
+  isolation, data capture to an encrypted bucket, its own instances and, when the stack is
+  given a VPC, its own security group;
+- a multi-model endpoint ``small-models`` serving a fleet of small models from one S3 prefix
+  on CPU instances (ml.m5.xlarge).
+
+Artifacts: the stack creates a model-artifacts bucket (``ModelArtifacts``, output
+``ModelArtifactsBucket``). Each model reads ``s3://<bucket>/models/<model-name>/``
+(uncompressed files, e.g. a Hugging Face snapshot); a multi-model endpoint reads the
+``.tar.gz`` models under ``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying,
+or set ``model_data_url`` / ``models_s3_prefix`` to your own locations.
+
+Images: AWS Deep Learning Containers from account 763104351884 in the stack's region (the
+account serving most commercial regions; set ``image`` elsewhere): LMI
+(``djl-inference``) for the LLMs, PyTorch inference (TorchServe, multi-model capable) for
+the multi-model endpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_cdk import Annotations, CfnOutput, Fn, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from fm_platform.constructs.component_scaling import ComponentScaling
+from fm_platform.constructs.hosting import ModelContainer
+from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+)
+from fm_platform.constructs.instance_scaling import InstanceScaling
+from fm_platform.constructs.multi_model_endpoint import (
+    MultiModelEndpoint,
+    MultiModelEndpointProps,
+    grant_prefix_read,
+)
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.constructs.single_model_endpoint import (
+    DataCaptureProps,
+    SingleModelEndpoint,
+    SingleModelEndpointProps,
+)
+from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
+from fm_platform.validation import Problems
+
+#: The AWS account publishing Deep Learning Containers in most commercial regions.
+DLC_ACCOUNT = "763104351884"
+#: Large Model Inference (DJL Serving with vLLM), LMI v15.
+LMI_IMAGE = "djl-inference:0.33.0-lmi15.0.0-cu128"
+#: PyTorch inference with TorchServe, which supports multi-model endpoints.
+PYTORCH_CPU_IMAGE = "pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
+PYTORCH_GPU_IMAGE = "pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
+
+#: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
+ARTIFACTS_PREFIX = "models"
+
+_ARTIFACT_WARNING = "fm_platform:artifactGrantSkipped"
+
+#: CloudFormation's limit on outputs per stack.
+MAX_OUTPUTS = 200
+#: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample.
+_FIXED_OUTPUTS = 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContainerSpec:
+    """A model's container.
+
+    image: an image URI; by default the stack's Deep Learning Container for the hosting
+        option (LMI for LLMs, PyTorch inference for multi-model endpoints).
+    model_data_url: the artifacts' S3 URI (``model.tar.gz`` or a prefix ending in ``/``);
+        by default ``s3://<stack bucket>/models/<model-name>/``.
+    environment: environment variables; by default none.
+    """
+
+    image: str | None = None
+    model_data_url: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IcModelSpec:
+    """A model on an Inference Components endpoint (see
+    :class:`InferenceComponentModelProps`). Its ``model_name`` also names its inference
+    component, which requests name: unique per account and region.
+
+    accelerators, min_memory_mib: per copy. cpu_cores: per copy; by default none reserved.
+    container: by default the LMI image and the stack bucket's ``models/<model_name>/``.
+    initial_copies: by default 1. scaling: by default none (fixed copy count).
+    """
+
+    model_name: str
+    accelerators: int
+    min_memory_mib: int
+    cpu_cores: float | None = None
+    container: ContainerSpec = field(default_factory=ContainerSpec)
+    initial_copies: int = 1
+    scaling: ComponentScaling | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class IcEndpointSpec:
+    """An Inference Components endpoint and its models.
+
+    name: a stable logical name; construct IDs derive from it (renaming replaces the
+        endpoint). instance_type: the instances' type.
+    initial_instance_count / min_instance_count / max_instance_count: managed instance
+        scaling; by default 1 / 1 / 2.
+    routing_strategy: by default LEAST_OUTSTANDING_REQUESTS.
+    models: the models placed on it.
+    """
+
+    name: str
+    instance_type: str
+    models: tuple[IcModelSpec, ...]
+    initial_instance_count: int = 1
+    min_instance_count: int = 1
+    max_instance_count: int = 2
+    routing_strategy: str = "LEAST_OUTSTANDING_REQUESTS"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleModelEndpointSpec:
+    """A single-model endpoint.
+
+    name: stable logical name (also the model's logical name). instance_type, container
+    (by default LMI and ``models/<name>/``), initial_instance_count (by default 1),
+    scaling (by default fixed), network_isolation (by default True),
+    data_capture_percentage: percentage of requests and responses captured to an encrypted
+    bucket; by default None (no capture). With a ``vpc`` given to the stack, the endpoint
+    runs in its private subnets with a dedicated security group.
+    """
+
+    name: str
+    instance_type: str
+    container: ContainerSpec = field(default_factory=ContainerSpec)
+    initial_instance_count: int = 1
+    scaling: InstanceScaling | None = None
+    network_isolation: bool = True
+    data_capture_percentage: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiModelEndpointSpec:
+    """A multi-model endpoint.
+
+    name: stable logical name. instance_type: a CPU or single-GPU type.
+    image: by default the PyTorch inference image (CPU or GPU flavour by instance type).
+    models_s3_prefix: by default ``s3://<stack bucket>/models/<name>/``.
+    environment, initial_instance_count (by default 1), scaling (by default fixed).
+    """
+
+    name: str
+    instance_type: str
+    image: str | None = None
+    models_s3_prefix: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+    initial_instance_count: int = 1
+    scaling: InstanceScaling | None = None
+
+
+def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
+    return {
+        "OPTION_ROLLING_BATCH": rolling_batch,
+        "OPTION_TENSOR_PARALLEL_DEGREE": str(tensor_parallel_degree),
+    }
+
+
+DEFAULT_IC_ENDPOINTS = (
+    IcEndpointSpec(
+        name="shared-g5",
+        instance_type="ml.g5.12xlarge",
+        initial_instance_count=1,
+        min_instance_count=1,
+        max_instance_count=4,
+        models=(
+            IcModelSpec(
+                model_name="llama-7b-chat",
+                accelerators=1,
+                cpu_cores=4,
+                min_memory_mib=32768,
+                container=ContainerSpec(environment=_lmi_environment(1, "vllm")),
+                scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10.0),
+            ),
+            IcModelSpec(
+                model_name="llama-13b",
+                accelerators=2,
+                cpu_cores=8,
+                min_memory_mib=65536,
+                container=ContainerSpec(environment=_lmi_environment(2, "vllm")),
+                scaling=ComponentScaling(min_copies=1, max_copies=2, target_value=5.0),
+            ),
+            IcModelSpec(
+                model_name="flan-t5-xl",
+                accelerators=1,
+                cpu_cores=2,
+                min_memory_mib=16384,
+                container=ContainerSpec(environment=_lmi_environment(1, "disable")),
+                scaling=ComponentScaling(min_copies=0, max_copies=2, target_value=10.0),
+            ),
+        ),
+    ),
+)
+
+DEFAULT_SINGLE_MODEL_ENDPOINTS = (
+    SingleModelEndpointSpec(
+        name="summarizer",
+        instance_type="ml.g5.2xlarge",
+        container=ContainerSpec(environment=_lmi_environment(1, "vllm")),
+        scaling=InstanceScaling(
+            min_instances=1, max_instances=2, target_invocations_per_instance=20
+        ),
+        network_isolation=True,
+        data_capture_percentage=10,
+    ),
+)
+
+DEFAULT_MULTI_MODEL_ENDPOINTS = (
+    MultiModelEndpointSpec(
+        name="small-models",
+        instance_type="ml.m5.xlarge",
+        scaling=InstanceScaling(
+            min_instances=1, max_instances=4, target_invocations_per_instance=200
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceConfig:
+    """Every endpoint and model of the inference stack.
+
+    ic_endpoints: Inference Components endpoints with their models; by default one
+        ml.g5.12xlarge endpoint with a 7B, a 13B and a scale-to-zero FLAN-T5-XL model.
+    single_model_endpoints: by default the isolated ``summarizer``.
+    multi_model_endpoints: by default ``small-models`` on ml.m5.xlarge.
+    """
+
+    ic_endpoints: tuple[IcEndpointSpec, ...] = DEFAULT_IC_ENDPOINTS
+    single_model_endpoints: tuple[SingleModelEndpointSpec, ...] = DEFAULT_SINGLE_MODEL_ENDPOINTS
+    multi_model_endpoints: tuple[MultiModelEndpointSpec, ...] = DEFAULT_MULTI_MODEL_ENDPOINTS
+
+    @property
+    def endpoint_names(self) -> tuple[str, ...]:
+        """Every endpoint's logical name."""
+        groups = (self.ic_endpoints, self.single_model_endpoints, self.multi_model_endpoints)
+        return tuple(spec.name for group in groups for spec in group)
+
+    @property
+    def output_count(self) -> int:
+        """How many stack outputs this config produces (one per endpoint, one more per
+        Inference Components endpoint, plus three)."""
+        return _FIXED_OUTPUTS + len(self.endpoint_names) + len(self.ic_endpoints)
+
+    def validate(self) -> None:
+        """Raise one ``ValueError`` for bad or clashing names and too many endpoints for
+        one stack's outputs (the constructs check the rest)."""
+        problems = Problems("InferenceConfig")
+        for name in self.endpoint_names:
+            problems.check_shape("endpoint name", name, "EndpointName")
+        problems.check_unique("endpoint name", self.endpoint_names)
+        if self.output_count > MAX_OUTPUTS:
+            problems.add(
+                "endpoints",
+                len(self.endpoint_names),
+                f"need {self.output_count} stack outputs, more than CloudFormation's "
+                f"{MAX_OUTPUTS}; split them across several InferenceStacks",
+            )
+        problems.check_unique(
+            "model_name",
+            (m.model_name for e in self.ic_endpoints for m in e.models),
+        )
+        problems.raise_if_any()
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> InferenceConfig:
+        """A config from JSON-like data. Top-level keys are this class's fields (a missing
+        one keeps its default; ``[]`` removes it); each holds a list of mappings with the
+        field names of its spec class. ``container`` is a mapping of :class:`ContainerSpec`
+        fields; ``scaling`` a mapping of :class:`ComponentScaling` fields (``min_copies``,
+        ``max_copies``, ``metric``, ``target_value``) for IC models and of
+        :class:`InstanceScaling` fields otherwise. Unknown keys raise ``ValueError`` naming
+        the key and the allowed keys."""
+        problems = Problems("InferenceConfig")
+        values = _fields_from(problems, "", data, cls)
+        for key, build in _TOP_LEVEL.items():
+            if key in values:
+                values[key] = _list_of(problems, key, values[key], build)
+        problems.raise_if_any()
+        return cls(**values)
+
+
+_MAPPING_SCALING_FIELDS = ("min_copies", "max_copies", "metric", "target_value")
+
+
+def _fields_from(
+    problems: Problems,
+    where: str,
+    data: Any,
+    cls: type,
+    allowed: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
+    """``data``'s known keys; unknown keys and missing required ones are problems."""
+    if not isinstance(data, Mapping):
+        problems.add(where or cls.__name__, data, f"must be a mapping of {cls.__name__} fields")
+        return {}
+    fields = dataclasses.fields(cls)
+    allowed = allowed or tuple(f.name for f in fields)
+    for key in data:
+        if key not in allowed:
+            problems.add(
+                f"{where}{key}", data[key], "unknown key; allowed keys: " + ", ".join(allowed)
+            )
+    required = [
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [name for name in required if name not in data]
+    if missing:
+        problems.add(where.rstrip(".") or cls.__name__, None, "missing keys: " + ", ".join(missing))
+    return {k: v for k, v in data.items() if k in allowed}
+
+
+def _list_of(problems: Problems, where: str, items: Any, build: Any) -> tuple:
+    if not isinstance(items, (list, tuple)):
+        problems.add(where, items, "must be a list")
+        return ()
+    return tuple(
+        built
+        for index, item in enumerate(items)
+        if (built := build(problems, f"{where}[{index}].", item)) is not None
+    )
+
+
+def _container(problems: Problems, where: str, data: Any) -> ContainerSpec:
+    return ContainerSpec(**_fields_from(problems, where, data, ContainerSpec))
+
+
+def _instance_scaling(problems: Problems, where: str, data: Any) -> InstanceScaling | None:
+    values = _fields_from(problems, where, data, InstanceScaling)
+    return None if problems else InstanceScaling(**values)
+
+
+def _component_scaling(problems: Problems, where: str, data: Any) -> ComponentScaling | None:
+    values = _fields_from(problems, where, data, ComponentScaling, _MAPPING_SCALING_FIELDS)
+    return None if problems else ComponentScaling(**values)
+
+
+def _spec(cls: type, nested: Mapping[str, Any]):
+    def build(problems: Problems, where: str, data: Any):
+        values = _fields_from(problems, where, data, cls)
+        for key, convert in nested.items():
+            if values.get(key) is not None:
+                values[key] = convert(problems, f"{where}{key}.", values[key])
+        return None if problems else cls(**values)
+
+    return build
+
+
+_IC_MODEL = _spec(IcModelSpec, {"container": _container, "scaling": _component_scaling})
+_TOP_LEVEL = {
+    "ic_endpoints": _spec(
+        IcEndpointSpec,
+        {"models": lambda problems, where, items: _list_of(problems, where[:-1], items, _IC_MODEL)},
+    ),
+    "single_model_endpoints": _spec(
+        SingleModelEndpointSpec, {"container": _container, "scaling": _instance_scaling}
+    ),
+    "multi_model_endpoints": _spec(MultiModelEndpointSpec, {"scaling": _instance_scaling}),
+}
+
+
+def _output_id(prefix: str, name: str) -> str:
+    return prefix + "".join(part.capitalize() for part in name.split("-"))
+
+
+class InferenceStack(Stack):
+    """Endpoints and models from an :class:`InferenceConfig`.
+
+    Construct IDs derive from names, never positions: ``ModelArtifacts`` (the artifacts
+    bucket), ``IcEndpoint-<name>`` (with ``Endpoint`` and ``Model-<model_name>`` inside),
+    ``SingleModelEndpoint-<name>``, ``MultiModelEndpoint-<name>``.
+
+    ``vpc``: when given, single-model and multi-model endpoints run in its private subnets,
+    each with a dedicated security group; by default they use SageMaker's network (the
+    single-model default endpoint is network-isolated).
+
+    Attributes: ``config``, ``artifacts`` (the :class:`SecureBucket`), ``ic_endpoints``,
+    ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``
+    (dicts by name).
+
+    Outputs: ``EndpointNames`` (comma-separated, read by the ``fmp`` CLI),
+    ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (comma-separated
+    component names), ``ModelArtifactsBucket`` and ``InvokeExample`` (a CLI command for the
+    first IC model). That is 3 + endpoints + IC endpoints outputs, whatever the number of
+    models (CloudFormation allows 200).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: InferenceConfig = InferenceConfig(),  # noqa: B008 - frozen, so safe to share
+        vpc: ec2.IVpc | None = None,
+        **stack_kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **stack_kwargs)
+        config.validate()
+        self.config = config
+        self.vpc = vpc
+        self.artifacts = SecureBucket(
+            self, "ModelArtifacts", SecureBucketProps(purpose="SageMaker model artifacts")
+        )
+        self.ic_endpoints: dict[str, InferenceEndpoint] = {}
+        self.ic_models: dict[str, InferenceComponentModel] = {}
+        self.single_model_endpoints: dict[str, SingleModelEndpoint] = {}
+        self.multi_model_endpoints: dict[str, MultiModelEndpoint] = {}
+        for spec in config.ic_endpoints:
+            self._ic_endpoint(spec)
+        for spec in config.single_model_endpoints:
+            self._single_model_endpoint(spec)
+        for spec in config.multi_model_endpoints:
+            self._multi_model_endpoint(spec)
+        self._add_outputs()
+
+    # -- defaults ---------------------------------------------------------------------------
+
+    def dlc_image(self, repository_and_tag: str) -> str:
+        """A Deep Learning Container image URI in this stack's region."""
+        return f"{DLC_ACCOUNT}.dkr.ecr.{self.region}.amazonaws.com/{repository_and_tag}"
+
+    def _container(self, spec: ContainerSpec, model_name: str) -> ModelContainer:
+        return ModelContainer(
+            image=spec.image or self.dlc_image(LMI_IMAGE),
+            model_data_url=spec.model_data_url or self._artifacts_url(model_name),
+            environment=dict(spec.environment),
+        )
+
+    def _artifacts_url(self, name: str) -> str:
+        return f"s3://{self.artifacts.bucket.bucket_name}/{ARTIFACTS_PREFIX}/{name}/"
+
+    def _grant_defaults(self, role: iam.IRole, name: str, container: ModelContainer) -> None:
+        """Grant what the constructs cannot derive from deploy-time URIs: read of the stack
+        bucket's ``models/<name>/`` prefix and pull of Deep Learning Container images."""
+        if container.model_data_url == self._artifacts_url(name):
+            grant_prefix_read(role, self.artifacts.bucket, f"{ARTIFACTS_PREFIX}/{name}/")
+            Annotations.of(role).acknowledge_warning(
+                _ARTIFACT_WARNING,
+                "read on the stack's artifacts bucket prefixes is granted by InferenceStack",
+            )
+        prefix = f"{DLC_ACCOUNT}.dkr.ecr.{self.region}.amazonaws.com/"
+        if container.image.startswith(prefix):
+            repository = container.image[len(prefix) :].split(":")[0]
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=[
+                        "ecr:BatchCheckLayerAvailability",
+                        "ecr:BatchGetImage",
+                        "ecr:GetDownloadUrlForLayer",
+                    ],
+                    resources=[
+                        f"arn:{self.partition}:ecr:{self.region}:{DLC_ACCOUNT}:"
+                        f"repository/{repository}"
+                    ],
+                )
+            )
+
+    # -- endpoints --------------------------------------------------------------------------
+
+    def _ic_endpoint(self, spec: IcEndpointSpec) -> None:
+        group = Construct(self, f"IcEndpoint-{spec.name}")
+        endpoint = InferenceEndpoint(
+            group,
+            "Endpoint",
+            InferenceEndpointProps(
+                instance_type=spec.instance_type,
+                initial_instance_count=spec.initial_instance_count,
+                min_instance_count=spec.min_instance_count,
+                max_instance_count=spec.max_instance_count,
+                routing_strategy=spec.routing_strategy,
+            ),
+        )
+        self.ic_endpoints[spec.name] = endpoint
+        keeps_copies = any(m.scaling is None or m.scaling.min_copies > 0 for m in spec.models)
+        for model in spec.models:
+            container = self._container(model.container, model.model_name)
+            self._grant_defaults(endpoint.execution_role, model.model_name, container)
+            created = InferenceComponentModel(
+                group,
+                f"Model-{model.model_name}",
+                InferenceComponentModelProps(
+                    model_name=model.model_name,
+                    endpoint=endpoint,
+                    container=container,
+                    accelerators=model.accelerators,
+                    cpu_cores=model.cpu_cores,
+                    min_memory_mib=model.min_memory_mib,
+                    initial_copies=model.initial_copies,
+                    scaling=model.scaling,
+                    artifact_key=self.artifacts.encryption_key,
+                ),
+            )
+            if keeps_copies:
+                Annotations.of(created).acknowledge_warning(
+                    "fm_platform:endpointKeepsInstances",
+                    f"other models on {spec.name} keep at least one copy, so its instances "
+                    "stay in service for them",
+                )
+            self.ic_models[model.model_name] = created
+
+    def _single_model_endpoint(self, spec: SingleModelEndpointSpec) -> None:
+        container = self._container(spec.container, spec.name)
+        endpoint = SingleModelEndpoint(
+            self,
+            f"SingleModelEndpoint-{spec.name}",
+            SingleModelEndpointProps(
+                model_name=spec.name,
+                container=container,
+                instance_type=spec.instance_type,
+                initial_instance_count=spec.initial_instance_count,
+                scaling=spec.scaling,
+                network_isolation=spec.network_isolation,
+                data_capture=(
+                    DataCaptureProps(sampling_percentage=spec.data_capture_percentage)
+                    if spec.data_capture_percentage is not None
+                    else None
+                ),
+                vpc=self.vpc,
+                artifact_key=self.artifacts.encryption_key,
+            ),
+        )
+        self._grant_defaults(endpoint.execution_role, spec.name, container)
+        self.single_model_endpoints[spec.name] = endpoint
+
+    def _multi_model_endpoint(self, spec: MultiModelEndpointSpec) -> None:
+        image = spec.image or self.dlc_image(self._multi_model_image(spec.instance_type))
+        prefix = spec.models_s3_prefix or self._artifacts_url(spec.name)
+        endpoint = MultiModelEndpoint(
+            self,
+            f"MultiModelEndpoint-{spec.name}",
+            MultiModelEndpointProps(
+                models_s3_prefix=prefix,
+                image=image,
+                instance_type=spec.instance_type,
+                environment=dict(spec.environment),
+                initial_instance_count=spec.initial_instance_count,
+                scaling=spec.scaling,
+                vpc=self.vpc,
+                artifact_key=self.artifacts.encryption_key,
+            ),
+        )
+        self._grant_defaults(
+            endpoint.execution_role, spec.name, ModelContainer(image=image, model_data_url=prefix)
+        )
+        self.multi_model_endpoints[spec.name] = endpoint
+
+    @staticmethod
+    def _multi_model_image(instance_type: str) -> str:
+        try:
+            gpu = instance_spec(instance_type).accelerator == "nvidia-gpu"
+        except UnknownInstanceTypeError:
+            gpu = False  # the endpoint's validation reports the type
+        return PYTORCH_GPU_IMAGE if gpu else PYTORCH_CPU_IMAGE
+
+    # -- outputs ----------------------------------------------------------------------------
+
+    def _add_outputs(self) -> None:
+        names: dict[str, str] = {
+            **{n: e.endpoint_name for n, e in self.ic_endpoints.items()},
+            **{n: e.endpoint_name for n, e in self.single_model_endpoints.items()},
+            **{n: e.endpoint_name for n, e in self.multi_model_endpoints.items()},
+        }
+        CfnOutput(
+            self,
+            "EndpointNames",
+            value=Fn.join(",", list(names.values())) if names else "",
+            description="Every endpoint's name, comma-separated (read by the fmp CLI)",
+        )
+        for name, endpoint_name in names.items():
+            CfnOutput(
+                self,
+                _output_id("Endpoint", name),
+                value=endpoint_name,
+                description=f"SageMaker endpoint name of {name}",
+            )
+        for spec in self.config.ic_endpoints:
+            CfnOutput(
+                self,
+                _output_id("Components", spec.name),
+                value=",".join(m.model_name for m in spec.models),
+                description=f"Inference component names on {spec.name}, comma-separated: "
+                "pass one as --inference-component-name",
+            )
+        CfnOutput(
+            self,
+            "ModelArtifactsBucket",
+            value=self.artifacts.bucket.bucket_name,
+            description=f"Upload model artifacts to s3://<bucket>/{ARTIFACTS_PREFIX}/<model-name>/",
+        )
+        example = self._invoke_example()
+        if example is not None:
+            CfnOutput(
+                self,
+                "InvokeExample",
+                value=example,
+                description="Invoke a model (write the request body to request.json first)",
+            )
+
+    def _invoke_example(self) -> str | None:
+        for spec in self.config.ic_endpoints:
+            if spec.models:
+                endpoint = self.ic_endpoints[spec.name]
+                return (
+                    "aws sagemaker-runtime invoke-endpoint "
+                    f"--endpoint-name {endpoint.endpoint_name} "
+                    f"--inference-component-name {spec.models[0].model_name} "
+                    "--content-type application/json --body fileb://request.json response.json"
+                )
+        for sme in self.single_model_endpoints.values():
+            return (
+                f"aws sagemaker-runtime invoke-endpoint --endpoint-name {sme.endpoint_name} "
+                "--content-type application/json --body fileb://request.json response.json"
+            )
+        return None

@@ -1,0 +1,498 @@
+"""The inference stack: the seed's three hosting options, its config, outputs and IDs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk.assertions import Match, Template
+from cfnlint.api import ManualArgs, lint
+
+from fm_platform.constructs.component_scaling import ComponentScaling
+from fm_platform.constructs.hosting import ModelContainer
+from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+)
+from fm_platform.constructs.instance_scaling import InstanceScaling
+from fm_platform.stacks.inference import (
+    ContainerSpec,
+    IcEndpointSpec,
+    IcModelSpec,
+    InferenceConfig,
+    InferenceStack,
+    MultiModelEndpointSpec,
+    SingleModelEndpointSpec,
+)
+from tests.support import nag_findings, new_app
+
+
+class Built:
+    def __init__(self) -> None:
+        self.app = new_app()
+        self.stack = InferenceStack(self.app, "FmpInference")
+        self.findings = nag_findings(self.app)
+        self.json = self.app.synth().get_stack_by_name("FmpInference").template
+        self.template = Template.from_json(self.json)
+
+    def logical_id(self, construct) -> str:
+        return self.stack.get_logical_id(construct.node.default_child or construct)
+
+    def properties(self, construct) -> dict:
+        return self.json["Resources"][self.logical_id(construct)]["Properties"]
+
+
+@pytest.fixture(scope="module")
+def built() -> Built:
+    return Built()
+
+
+def endpoint_name_of(built: Built, endpoint) -> dict:
+    return {"Fn::GetAtt": [built.logical_id(endpoint.endpoint), "EndpointName"]}
+
+
+# -- the default stack ----------------------------------------------------------------------
+
+
+def test_default_has_one_endpoint_per_hosting_option(built):
+    assert set(built.stack.ic_endpoints) == {"shared-g5"}
+    assert set(built.stack.ic_models) == {"llama-7b-chat", "llama-13b", "flan-t5-xl"}
+    assert set(built.stack.single_model_endpoints) == {"summarizer"}
+    assert set(built.stack.multi_model_endpoints) == {"small-models"}
+    built.template.resource_count_is("AWS::SageMaker::Endpoint", 3)
+    built.template.resource_count_is("AWS::SageMaker::InferenceComponent", 3)
+
+
+def test_ic_models_of_different_sizes_share_a_g5_12xlarge(built):
+    config = built.properties(built.stack.ic_endpoints["shared-g5"].endpoint_config)
+    assert config["ProductionVariants"][0]["InstanceType"] == "ml.g5.12xlarge"
+    gpus = {
+        name: built.properties(model.component)["Specification"]["ComputeResourceRequirements"][
+            "NumberOfAcceleratorDevicesRequired"
+        ]
+        for name, model in built.stack.ic_models.items()
+    }
+    assert gpus == {"llama-7b-chat": 1, "llama-13b": 2, "flan-t5-xl": 1}
+    assert sum(gpus.values()) <= 4
+
+
+def test_small_model_scales_to_zero_with_per_model_tracking(built):
+    targets = {
+        name: built.properties(model.scaling.target)
+        for name, model in built.stack.ic_models.items()
+    }
+    assert targets["flan-t5-xl"]["MinCapacity"] == 0
+    assert targets["llama-7b-chat"]["MinCapacity"] == 1
+    assert {t["ResourceId"] for t in targets.values()} == {
+        "inference-component/llama-7b-chat",
+        "inference-component/llama-13b",
+        "inference-component/flan-t5-xl",
+    }
+    built.template.resource_properties_count_is(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {"PolicyType": "TargetTrackingScaling"},
+        3 + 2,  # one per IC model, one per single-/multi-model endpoint
+    )
+    built.template.resource_count_is("AWS::CloudWatch::Alarm", 1)
+
+
+def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
+    model = built.stack.ic_models["llama-13b"]
+    source = built.properties(model.model)["PrimaryContainer"]["ModelDataSource"]["S3DataSource"]
+    bucket_id = built.logical_id(built.stack.artifacts.bucket)
+    assert source["S3Uri"] == {
+        "Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/models/llama-13b/"]]
+    }
+    role = built.stack.ic_endpoints["shared-g5"].execution_role
+    statements = built.properties(role.node.find_child("DefaultPolicy"))["PolicyDocument"][
+        "Statement"
+    ]
+    readable = [
+        resource
+        for statement in statements
+        if statement["Action"] == "s3:GetObject"
+        for resource in statement["Resource"]
+    ]
+    own_prefix = {"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/models/llama-13b/*"]]}
+    assert own_prefix in readable
+    assert len(readable) == 3  # one prefix per model on the endpoint, nothing wider
+
+
+def test_images_are_deep_learning_containers_in_the_stack_region(built):
+    image = built.properties(built.stack.ic_models["llama-7b-chat"].model)["PrimaryContainer"][
+        "Image"
+    ]
+    assert image == {
+        "Fn::Join": [
+            "",
+            [
+                "763104351884.dkr.ecr.",
+                {"Ref": "AWS::Region"},
+                ".amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128",
+            ],
+        ]
+    }
+    built.template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Action": Match.array_with(["ecr:BatchGetImage"]),
+                                "Resource": Match.array_with(
+                                    [
+                                        {
+                                            "Fn::Join": [
+                                                "",
+                                                [
+                                                    "arn:",
+                                                    {"Ref": "AWS::Partition"},
+                                                    ":ecr:",
+                                                    {"Ref": "AWS::Region"},
+                                                    ":763104351884:repository/djl-inference",
+                                                ],
+                                            ]
+                                        }
+                                    ]
+                                ),
+                            }
+                        )
+                    ]
+                )
+            }
+        },
+    )
+
+
+def test_isolated_summarizer(built):
+    summarizer = built.stack.single_model_endpoints["summarizer"]
+    assert built.properties(summarizer.model)["EnableNetworkIsolation"] is True
+    capture = built.properties(summarizer.endpoint_config)["DataCaptureConfig"]
+    assert capture["InitialSamplingPercentage"] == 10
+    assert "KmsKeyId" in capture
+
+
+def test_fleet_of_small_models_on_cpu(built):
+    fleet = built.stack.multi_model_endpoints["small-models"]
+    container = built.properties(fleet.model)["PrimaryContainer"]
+    assert container["Mode"] == "MultiModel"
+    assert container["ModelDataUrl"] == {
+        "Fn::Join": [
+            "",
+            [
+                "s3://",
+                {"Ref": built.logical_id(built.stack.artifacts.bucket)},
+                "/models/small-models/",
+            ],
+        ]
+    }
+    config = built.properties(fleet.endpoint_config)
+    assert config["ProductionVariants"][0]["InstanceType"] == "ml.m5.xlarge"
+
+
+def test_outputs(built):
+    outputs = built.json["Outputs"]
+    endpoints = [
+        built.stack.ic_endpoints["shared-g5"],
+        built.stack.single_model_endpoints["summarizer"],
+        built.stack.multi_model_endpoints["small-models"],
+    ]
+    assert outputs["EndpointNames"]["Value"] == {
+        "Fn::Join": [",", [endpoint_name_of(built, e) for e in endpoints]]
+    }
+    assert outputs["EndpointSharedG5"]["Value"] == endpoint_name_of(built, endpoints[0])
+    assert outputs["EndpointSummarizer"]["Value"] == endpoint_name_of(built, endpoints[1])
+    assert outputs["EndpointSmallModels"]["Value"] == endpoint_name_of(built, endpoints[2])
+    assert outputs["ComponentsSharedG5"]["Value"] == "llama-7b-chat,llama-13b,flan-t5-xl"
+    assert outputs["ModelArtifactsBucket"]["Value"] == {
+        "Ref": built.logical_id(built.stack.artifacts.bucket)
+    }
+    assert outputs["InvokeExample"]["Value"] == {
+        "Fn::Join": [
+            "",
+            [
+                "aws sagemaker-runtime invoke-endpoint --endpoint-name ",
+                endpoint_name_of(built, endpoints[0]),
+                " --inference-component-name llama-7b-chat --content-type application/json "
+                "--body fileb://request.json response.json",
+            ],
+        ]
+    }
+    assert len(outputs) == 7
+
+
+def test_construct_ids_derive_from_names(built):
+    resources = built.json["Resources"]
+    ids = {
+        "IcEndpointsharedg5Endpoint": "AWS::SageMaker::Endpoint",
+        "IcEndpointsharedg5Modelflant5xlComponent": "AWS::SageMaker::InferenceComponent",
+        "SingleModelEndpointsummarizerEndpoint": "AWS::SageMaker::Endpoint",
+        "MultiModelEndpointsmallmodelsModel": "AWS::SageMaker::Model",
+        "ModelArtifactsBucket": "AWS::S3::Bucket",
+    }
+    for prefix, resource_type in ids.items():
+        matching = [k for k, v in resources.items() if k[:-8] == prefix]
+        assert len(matching) == 1, prefix
+        assert resources[matching[0]]["Type"] == resource_type
+
+
+def test_construct_ids_do_not_depend_on_list_positions(built):
+    default = InferenceConfig()
+    shuffled_endpoint = dataclasses.replace(
+        default.ic_endpoints[0], models=tuple(reversed(default.ic_endpoints[0].models))
+    )
+    config = dataclasses.replace(default, ic_endpoints=(shuffled_endpoint,))
+    stack = InferenceStack(new_app(), "FmpInference", config=config)
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    assert set(resources) == set(built.json["Resources"])
+
+
+def test_given_vpc_places_single_and_multi_model_endpoints_with_dedicated_groups():
+    stack = cdk.Stack(new_app(), "Network")
+    vpc = ec2.Vpc(
+        stack,
+        "Vpc",
+        max_azs=1,
+        nat_gateways=0,
+        subnet_configuration=[
+            ec2.SubnetConfiguration(name="models", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
+        ],
+    )
+    config = InferenceConfig(ic_endpoints=())
+    inference = InferenceStack(stack.node.scope, "InVpc", vpc=vpc, config=config)
+    template = Template.from_stack(inference)
+    template.resource_count_is("AWS::EC2::SecurityGroup", 2)
+    template.resource_properties_count_is(
+        "AWS::SageMaker::Model",
+        {"VpcConfig": Match.object_like({"Subnets": [Match.any_value()]})},
+        2,
+    )
+    groups = {
+        name: endpoint.security_group
+        for name, endpoint in {
+            **inference.single_model_endpoints,
+            **inference.multi_model_endpoints,
+        }.items()
+    }
+    assert len({id(group) for group in groups.values()}) == 2
+
+
+def test_nag_packs_find_nothing(built):
+    assert built.findings == []
+
+
+def test_cfn_lint_finds_nothing(built):
+    matches = lint(json.dumps(built.json), config=ManualArgs(regions=["us-east-1"]))
+    assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+# -- configuration --------------------------------------------------------------------------
+
+
+FULL_MAPPING = {
+    "ic_endpoints": [
+        {
+            "name": "tenant-a",
+            "instance_type": "ml.g5.48xlarge",
+            "max_instance_count": 3,
+            "models": [
+                {
+                    "model_name": "mistral-7b",
+                    "accelerators": 1,
+                    "min_memory_mib": 16384,
+                    "container": {"environment": {"OPTION_ROLLING_BATCH": "vllm"}},
+                    "scaling": {"min_copies": 0, "max_copies": 3, "target_value": 4},
+                }
+            ],
+        }
+    ],
+    "single_model_endpoints": [
+        {
+            "name": "fraud",
+            "instance_type": "ml.c5.2xlarge",
+            "container": {"image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/fraud:1"},
+            "scaling": {"max_instances": 4, "target_invocations_per_instance": 100},
+            "data_capture_percentage": 50,
+        }
+    ],
+    "multi_model_endpoints": [],
+}
+
+
+def test_from_mapping_builds_typed_specs():
+    config = InferenceConfig.from_mapping(FULL_MAPPING)
+    assert config == InferenceConfig(
+        ic_endpoints=(
+            IcEndpointSpec(
+                name="tenant-a",
+                instance_type="ml.g5.48xlarge",
+                max_instance_count=3,
+                models=(
+                    IcModelSpec(
+                        model_name="mistral-7b",
+                        accelerators=1,
+                        min_memory_mib=16384,
+                        container=ContainerSpec(environment={"OPTION_ROLLING_BATCH": "vllm"}),
+                        scaling=ComponentScaling(min_copies=0, max_copies=3, target_value=4),
+                    ),
+                ),
+            ),
+        ),
+        single_model_endpoints=(
+            SingleModelEndpointSpec(
+                name="fraud",
+                instance_type="ml.c5.2xlarge",
+                container=ContainerSpec(
+                    image="123456789012.dkr.ecr.us-east-1.amazonaws.com/fraud:1"
+                ),
+                scaling=InstanceScaling(max_instances=4, target_invocations_per_instance=100),
+                data_capture_percentage=50,
+            ),
+        ),
+        multi_model_endpoints=(),
+    )
+
+
+def test_from_mapping_keeps_defaults_for_missing_keys():
+    config = InferenceConfig.from_mapping({"multi_model_endpoints": []})
+    assert config.ic_endpoints == InferenceConfig().ic_endpoints
+    assert config.multi_model_endpoints == ()
+
+
+def test_from_mapping_rejects_unknown_top_level_key():
+    with pytest.raises(ValueError) as error:
+        InferenceConfig.from_mapping({"endpoints": []})
+    assert (
+        "endpoints=[]: unknown key; allowed keys: ic_endpoints, single_model_endpoints, "
+        "multi_model_endpoints" in str(error.value)
+    )
+
+
+def test_from_mapping_rejects_unknown_nested_key():
+    data = json.loads(json.dumps(FULL_MAPPING))
+    data["ic_endpoints"][0]["models"][0]["gpus"] = 2
+    with pytest.raises(ValueError) as error:
+        InferenceConfig.from_mapping(data)
+    message = str(error.value)
+    assert "ic_endpoints[0].models[0].gpus=2: unknown key; allowed keys: model_name" in message
+
+
+def test_from_mapping_reports_missing_keys_and_bad_scaling_keys():
+    data = {
+        "multi_model_endpoints": [{"name": "fleet", "scaling": {"max_instances": 2, "cooldown": 5}}]
+    }
+    with pytest.raises(ValueError) as error:
+        InferenceConfig.from_mapping(data)
+    message = str(error.value)
+    assert "multi_model_endpoints[0]=None: missing keys: instance_type" in message
+    assert "multi_model_endpoints[0].scaling.cooldown=5: unknown key" in message
+    assert "scaling=None: missing keys: target_invocations_per_instance" in message
+
+
+def test_duplicate_names_are_rejected():
+    default = InferenceConfig()
+    clash = MultiModelEndpointSpec(name="summarizer", instance_type="ml.m5.xlarge")
+    config = dataclasses.replace(default, multi_model_endpoints=(clash,))
+    with pytest.raises(ValueError, match="endpoint name='summarizer': must be unique"):
+        config.validate()
+
+
+def test_too_many_endpoints_for_the_outputs_limit():
+    fleet = tuple(
+        MultiModelEndpointSpec(name=f"fleet-{index}", instance_type="ml.m5.xlarge")
+        for index in range(198)
+    )
+    config = InferenceConfig(single_model_endpoints=(), multi_model_endpoints=fleet)
+    assert config.output_count == 3 + 199 + 1
+    with pytest.raises(ValueError, match="endpoints=199: need 203 stack outputs, more than"):
+        config.validate()
+
+
+def test_bad_endpoint_name_is_rejected():
+    config = InferenceConfig(
+        ic_endpoints=(),
+        single_model_endpoints=(SingleModelEndpointSpec(name="a_b", instance_type="ml.m5.xlarge"),),
+        multi_model_endpoints=(),
+    )
+    with pytest.raises(ValueError, match="endpoint name='a_b'"):
+        InferenceStack(new_app(), "S", config=config)
+
+
+# -- embedding the constructs in your own stack (README sample) -----------------------------
+
+
+def readme_sample(app: cdk.App) -> cdk.Stack:
+    """A user's own stack: an Inference Components endpoint and two models."""
+    stack = cdk.Stack(app, "MyModels")
+    image = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+
+    endpoint = InferenceEndpoint(
+        stack,
+        "Endpoint",
+        InferenceEndpointProps(instance_type="ml.g5.12xlarge", max_instance_count=2),
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            model_name="chat-7b",
+            endpoint=endpoint,
+            container=ModelContainer(
+                image=image,
+                model_data_url="s3://my-model-bucket/models/chat-7b/",
+                environment={"OPTION_ROLLING_BATCH": "vllm"},
+            ),
+            accelerators=1,
+            cpu_cores=4,
+            min_memory_mib=32768,
+            scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10),
+        ),
+    )
+    InferenceComponentModel(
+        stack,
+        "Summarize",
+        InferenceComponentModelProps(
+            model_name="summarize-13b",
+            endpoint=endpoint,
+            container=ModelContainer(
+                image=image,
+                model_data_url="s3://my-model-bucket/models/summarize-13b/",
+                environment={"OPTION_TENSOR_PARALLEL_DEGREE": "2"},
+            ),
+            accelerators=2,
+            cpu_cores=8,
+            min_memory_mib=65536,
+            scaling=ComponentScaling(min_copies=1, max_copies=2),
+        ),
+    )
+    return stack
+
+
+def test_readme_sample_builds_an_endpoint_with_two_models():
+    app = new_app()
+    stack = readme_sample(app)
+    findings = nag_findings(app)
+    template = Template.from_json(app.synth().get_stack_by_name("MyModels").template)
+    template.resource_count_is("AWS::SageMaker::Endpoint", 1)
+    template.resource_count_is("AWS::SageMaker::InferenceComponent", 2)
+    template.has_resource_properties(
+        "AWS::SageMaker::InferenceComponent",
+        {
+            "InferenceComponentName": "summarize-13b",
+            "Specification": Match.object_like(
+                {
+                    "ComputeResourceRequirements": Match.object_like(
+                        {"NumberOfAcceleratorDevicesRequired": 2}
+                    )
+                }
+            ),
+        },
+    )
+    assert stack.stack_name == "MyModels"
+    assert findings == []
