@@ -6,6 +6,7 @@ import json
 
 import pytest
 from cfnlint.api import ManualArgs, lint
+from syrupy.extensions.json import JSONSnapshotExtension
 
 from tests.support import normalized
 
@@ -16,9 +17,14 @@ def test_cli_synthesizes_both_stacks(default_assembly):
     assert set(default_assembly.templates) == set(STACKS)
 
 
+@pytest.fixture
+def json_snapshot(snapshot):
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
 @pytest.mark.parametrize("stack", STACKS)
-def test_template_snapshot(default_assembly, snapshot, stack):
-    assert normalized(default_assembly.templates[stack]) == snapshot
+def test_template_snapshot(default_assembly, json_snapshot, stack):
+    assert normalized(default_assembly.templates[stack]) == json_snapshot
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -66,6 +72,15 @@ PINNED_STATEFUL_RESOURCES = {
         "LifecycleScriptsBucketAccessLogsA77EAF12": "AWS::S3::Bucket",
         "LifecycleScriptsUploadLogsKey00B8A623": "AWS::KMS::Key",
         "LifecycleScriptsUploadLogs902B8BF1": "AWS::Logs::LogGroup",
+    },
+    "FmpInference": {
+        "ModelArtifactsKey31EDFDE5": "AWS::KMS::Key",
+        "ModelArtifactsBucket2C3831B7": "AWS::S3::Bucket",
+        "ModelArtifactsAccessLogs261D498C": "AWS::S3::Bucket",
+        "SingleModelEndpointsummarizerDataCaptureKeyEFA40B63": "AWS::KMS::Key",
+        "SingleModelEndpointsummarizerDataCaptureBucketDC2D53C2": "AWS::S3::Bucket",
+        "SingleModelEndpointsummarizerDataCaptureAccessLogsE001348E": "AWS::S3::Bucket",
+        "MultiModelEndpointsmallmodelsVolumeKeyCCAB6B2B": "AWS::KMS::Key",
     },
 }
 STATEFUL_TYPES = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::FSx::FileSystem", "AWS::Logs::LogGroup"}

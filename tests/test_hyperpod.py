@@ -42,7 +42,6 @@ class FakeLifecycle(Construct):
         self.bucket = secure.bucket
         self.prefix = PREFIX
         self.s3_uri = f"s3://{self.bucket.bucket_name}/{PREFIX}/"
-        self.deployment = cdk.CfnWaitConditionHandle(self, "Upload")
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
         iam.Grant.add_to_principal(
@@ -196,10 +195,9 @@ def test_cluster_properties(template):
     assert "ClusterName" not in cluster_properties(template)["Properties"]
 
 
-def test_cluster_waits_for_scripts_file_system_and_role_policy(template):
+def test_cluster_waits_for_file_system_and_role_policy(template):
     depends_on = cluster_properties(template)["DependsOn"]
     for resource_type, prefix in [
-        ("AWS::CloudFormation::WaitConditionHandle", "LifecycleUpload"),
         ("AWS::CloudFormation::WaitConditionHandle", "FileSystem"),
         ("AWS::IAM::ManagedPolicy", "ClusterExecutionRolePolicy"),
     ]:

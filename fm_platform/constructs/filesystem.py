@@ -12,8 +12,8 @@ from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
-
 from constructs import Construct
+
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.validation import Problems, is_unresolved
 

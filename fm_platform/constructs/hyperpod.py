@@ -30,16 +30,17 @@ SUBNET_ADDRESS_MARGIN = 16
 
 
 class LifecycleSource(Protocol):
-    """What the cluster needs from its lifecycle scripts (``LifecycleScripts`` fits)."""
+    """What the cluster needs from its lifecycle scripts (``LifecycleScripts`` fits).
+
+    ``s3_uri`` must resolve through the upload (as ``LifecycleScripts.s3_uri`` does, via the
+    deployed bucket's name), so that the cluster is created only once the files exist.
+    """
 
     @property
     def s3_uri(self) -> str: ...
 
     @property
     def on_create_script(self) -> str: ...
-
-    @property
-    def deployment(self) -> IConstruct: ...
 
     def grant_read(self, grantee: iam.IGrantable) -> object: ...
 
@@ -173,7 +174,6 @@ class HyperPodCluster(Construct):
             ),
             tags=[CfnTag(key=k, value=v) for k, v in sorted((props.tags or {}).items())] or None,
         )
-        self.cluster.node.add_dependency(props.lifecycle.deployment)
         # Create the cluster only once its role's permissions exist (the role itself is
         # already a dependency through its ARN).
         self.cluster.node.add_dependency(

@@ -18,6 +18,7 @@ from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct, IConstruct
 
 from fm_platform.compliance import acknowledge
+from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.validation import Problems, is_unresolved
@@ -256,6 +257,8 @@ class LifecycleScripts(Construct):
         """Acknowledge what props cannot fix on BucketDeployment's stack-wide Lambda."""
         handler = _deployment_singleton(Stack.of(self))
         if handler is not None:
+            # Its DependsOn on the role repeats the function's GetAtt on that role.
+            drop_redundant_depends_on(handler.node.default_child)
             acknowledge(
                 handler,
                 "aws-cdk-lib's BucketDeployment handler: a deploy-time custom resource invoked "

@@ -12,9 +12,10 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
-
 from constructs import Construct
+
 from fm_platform.compliance import acknowledge
+from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.validation import Problems, is_unresolved
 
@@ -287,13 +288,12 @@ class ClusterNetwork(Construct):
 
 
 def _drop_redundant_provider_dependency(stack: Stack) -> None:
-    """Remove the DependsOn that the VPC's default-security-group custom resource provider
-    puts on its role: its ``Fn::GetAtt`` on the role already orders them, and cfn-lint
-    warns about the duplicate (W3005)."""
+    """The VPC's default-security-group custom resource provider depends on its role, which
+    its ``Fn::GetAtt`` on the role already does."""
     provider = stack.node.try_find_child("Custom::VpcRestrictDefaultSGCustomResourceProvider")
     handler = provider.node.try_find_child("Handler") if provider is not None else None
     if isinstance(handler, CfnResource):
-        handler.add_deletion_override("DependsOn")
+        drop_redundant_depends_on(handler)
 
 
 def _allow_cloudwatch_logs(key: kms.IKey, scope: Construct) -> None:

@@ -12,7 +12,6 @@ from constructs import Construct
 from fm_platform.compliance import acknowledge
 from fm_platform.constructs.encryption import customer_managed_key
 
-
 _ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
 
 
