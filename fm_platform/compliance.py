@@ -2,12 +2,17 @@
 
 The default app runs AwsSolutions, HIPAA Security and NIST 800-53 R5 on every synth; an
 unacknowledged finding fails ``app.synth()``. Each acknowledgement sits next to the resource
-it concerns, with a reason specific to that resource.
+it concerns, with a reason specific to that resource; :func:`acknowledge_wildcard_resource`
+builds ``AwsSolutions-IAM5[Resource::...]`` ids from the granted ARNs themselves, rendered
+by :func:`nag_rendered` as cdk-nag prints them.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, App, Validations
+import json
+from typing import Any
+
+from aws_cdk import Acknowledgment, App, Stack, Validations
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
 from constructs import IConstruct
 
@@ -42,3 +47,43 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
             raise ValueError(f"rule {rule!r} belongs to no pack this project runs")
         acknowledgments.append(Acknowledgment(id=f"{pack}::{rule}", reason=reason))
     Validations.of(construct).acknowledge(*acknowledgments)
+
+
+def acknowledge_wildcard_resource(construct: IConstruct, reason: str, *resources: str) -> None:
+    """Acknowledge the ``AwsSolutions-IAM5`` findings that ``resources`` (ARNs with a
+    wildcard, as granted in ``construct``'s policies; tokens allowed) raise on
+    ``construct``, for ``reason``."""
+    acknowledge(
+        construct,
+        reason,
+        *(f"AwsSolutions-IAM5[Resource::{nag_rendered(construct, arn)}]" for arn in resources),
+    )
+
+
+def nag_rendered(scope: IConstruct, value: Any) -> str:
+    """``value`` (e.g. an ARN holding tokens) as cdk-nag prints it inside a finding id,
+    resolved in ``scope``'s stack: ``Ref`` as ``<Name>``, ``Fn::GetAtt`` as
+    ``<Logical.Attribute>``, joins concatenated, ``${...}`` of ``Fn::Sub`` as ``<...>``."""
+    return _flattened(Stack.of(scope).resolve(value))
+
+
+def _flattened(node: Any) -> str:
+    """cdk-nag 3's flattening of a resolved CloudFormation value."""
+    if node is None:
+        return ""
+    if isinstance(node, str):
+        return node.replace("${", "<").replace("}", ">")
+    if isinstance(node, dict):
+        if node.get("Fn::Join"):
+            delimiter, items = node["Fn::Join"]
+            return delimiter.join(_flattened(item) for item in items)
+        if node.get("Fn::Sub"):
+            return _flattened(node["Fn::Sub"])
+        if node.get("Fn::GetAtt"):
+            resource, attribute = node["Fn::GetAtt"]
+            return f"<{_flattened(resource)}.{_flattened(attribute)}>"
+        if node.get("Fn::ImportValue"):
+            return _flattened(node["Fn::ImportValue"])
+        if node.get("Ref"):
+            return f"<{_flattened(node['Ref'])}>"
+    return json.dumps(node, separators=(",", ":"), ensure_ascii=False)

@@ -6,18 +6,23 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk.assertions import Annotations, Match, Template
 
+from fm_platform.compliance import nag_rendered
 from fm_platform.constructs.hosting import (
     HostingRole,
     HostingRoleProps,
     ModelContainer,
     acknowledge_config_without_key,
+    grant_image_pull,
+    grant_model_artifacts,
     hosting_execution_role,
     storage_key_applies,
     volume_encryption_key,
 )
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.specs.instances import UnknownInstanceTypeError
 from tests.support import nag_findings, new_app
 
@@ -192,6 +197,139 @@ def test_role_manages_vpc_interfaces_when_in_a_vpc(role_template):
     assert eni["Resource"] == "*"
 
 
+def _region_token_image(stack: cdk.Stack) -> str:
+    return f"763104351884.dkr.ecr.{stack.region}.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+
+
+@pytest.fixture(scope="module")
+def token_grants():
+    """Grants on URIs holding deploy-time values, one role per case."""
+    app = new_app()
+    stack = cdk.Stack(app, "Tokens")
+    bucket = s3.Bucket(stack, "Models")
+    roles = {
+        name: iam.Role(stack, name, assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+        for name in ("RegionImage", "AccountImage", "BucketPrefix", "BucketObject", "KeyToken")
+    }
+    for _ in range(2):  # several models on one endpoint sharing an image
+        grant_image_pull(roles["RegionImage"], _region_token_image(stack))
+    grant_image_pull(
+        roles["AccountImage"], f"{stack.account}.dkr.ecr.{stack.region}.amazonaws.com/own:1"
+    )
+    grant_model_artifacts(roles["BucketPrefix"], f"s3://{bucket.bucket_name}/models/llama/", None)
+    grant_model_artifacts(
+        roles["BucketObject"], f"s3://{bucket.bucket_name}/models/t5/model.tar.gz", None
+    )
+    key = cdk.Fn.import_value("ModelKey")
+    grant_model_artifacts(roles["KeyToken"], f"s3://{bucket.bucket_name}/{key}", None)
+    template = Template.from_stack(stack)
+    statements = {
+        name: [
+            statement
+            for policy in template.find_resources("AWS::IAM::Policy").values()
+            if policy["Properties"]["Roles"]
+            == [{"Ref": stack.get_logical_id(role.node.default_child)}]
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        ]
+        for name, role in roles.items()
+    }
+    bucket_ref = {"Ref": stack.get_logical_id(bucket.node.default_child)}
+    return statements, bucket_ref, Annotations.from_stack(stack), stack
+
+
+def test_region_token_image_pulls_from_its_repository_once(token_grants):
+    statements, _, _, _ = token_grants
+    assert statements["RegionImage"] == [
+        {
+            "Action": [
+                "ecr:BatchCheckLayerAvailability",
+                "ecr:BatchGetImage",
+                "ecr:GetDownloadUrlForLayer",
+            ],
+            "Effect": "Allow",
+            "Resource": {
+                "Fn::Join": [
+                    "",
+                    [
+                        "arn:",
+                        {"Ref": "AWS::Partition"},
+                        ":ecr:",
+                        {"Ref": "AWS::Region"},
+                        ":763104351884:repository/djl-inference",
+                    ],
+                ]
+            },
+        }
+    ]
+
+
+def test_account_token_image_falls_back_to_the_accounts_repositories(token_grants):
+    statements, _, _, _ = token_grants
+    [pull] = statements["AccountImage"]
+    assert pull["Resource"] == {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":ecr:",
+                {"Ref": "AWS::Region"},
+                ":",
+                {"Ref": "AWS::AccountId"},
+                ":repository/*",
+            ],
+        ]
+    }
+
+
+def test_bucket_token_prefix_is_read_and_listed(token_grants):
+    statements, bucket_ref, annotations, _ = token_grants
+    bucket_arn = ["arn:", {"Ref": "AWS::Partition"}, ":s3:::", bucket_ref]
+    assert statements["BucketPrefix"] == [
+        {
+            "Action": "s3:GetObject",
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", [*bucket_arn, "/models/llama/*"]]},
+        },
+        {
+            "Action": "s3:ListBucket",
+            "Condition": {"StringLike": {"s3:prefix": "models/llama/*"}},
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", bucket_arn]},
+        },
+    ]
+    annotations.has_no_warning("/Tokens/BucketPrefix", Match.string_like_regexp("no read grant"))
+
+
+def test_bucket_token_object_is_read_alone(token_grants):
+    statements, bucket_ref, _, _ = token_grants
+    objects = ["arn:", {"Ref": "AWS::Partition"}, ":s3:::", bucket_ref, "/models/t5/model.tar.gz"]
+    assert statements["BucketObject"] == [
+        {"Action": "s3:GetObject", "Effect": "Allow", "Resource": {"Fn::Join": ["", objects]}}
+    ]
+
+
+def test_key_token_url_gets_no_grant_but_a_warning(token_grants):
+    statements, _, annotations, _ = token_grants
+    assert statements["KeyToken"] == []
+    annotations.has_warning("/Tokens/KeyToken", Match.string_like_regexp("no read grant"))
+
+
+def test_nag_rendered_prints_values_as_cdk_nag_does(token_grants):
+    _, _, _, stack = token_grants
+    bucket = stack.node.find_child("Models")
+    logical_id = stack.get_logical_id(bucket.node.default_child)
+    assert nag_rendered(stack, bucket.arn_for_objects("a/*")) == f"<{logical_id}.Arn>/a/*"
+    assert nag_rendered(stack, f"arn:{stack.partition}:s3:::{bucket.bucket_name}/b/*") == (
+        f"arn:<AWS::Partition>:s3:::<{logical_id}>/b/*"
+    )
+    assert nag_rendered(stack, cdk.Fn.import_value("Shared")) == "Shared"
+    assert nag_rendered(stack, cdk.Fn.sub("arn:${AWS::Partition}:s3:::x/*")) == (
+        "arn:<AWS::Partition>:s3:::x/*"
+    )
+    assert nag_rendered(stack, "*") == "*"
+
+
 def test_hosting_execution_role_returns_the_role():
     stack = cdk.Stack(new_app(), "Fn")
     role = hosting_execution_role(stack, "Hosting", images=[IMAGE])
@@ -201,10 +339,22 @@ def test_hosting_execution_role_returns_the_role():
 def test_role_and_keyless_nvme_config_are_nag_clean():
     app = new_app()
     stack = cdk.Stack(app, "Nag")
+    models = SecureBucket(stack, "Models", SecureBucketProps(purpose="model artifacts"))
     hosting = HostingRole(
         stack,
         "Hosting",
-        HostingRoleProps(images=[IMAGE], model_data_urls=["s3://models/llama/"], in_vpc=True),
+        HostingRoleProps(
+            images=[
+                IMAGE,
+                _region_token_image(stack),
+                f"{stack.account}.dkr.ecr.{stack.region}.amazonaws.com/own:1",
+            ],
+            model_data_urls=[
+                "s3://models/llama/",
+                f"s3://{models.bucket.bucket_name}/models/mistral/",
+            ],
+            in_vpc=True,
+        ),
     )
     config = sagemaker.CfnEndpointConfig(
         stack,

@@ -95,6 +95,11 @@ def test_small_model_scales_to_zero_with_per_model_tracking(built):
     built.template.resource_count_is("AWS::CloudWatch::Alarm", 1)
 
 
+def _role_statements(built: Built, role) -> list[dict]:
+    policy = role.node.find_child("DefaultPolicy")
+    return built.properties(policy)["PolicyDocument"]["Statement"]
+
+
 def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
     model = built.stack.ic_models["llama-13b"]
     source = built.properties(model.model)["PrimaryContainer"]["ModelDataSource"]["S3DataSource"]
@@ -102,19 +107,35 @@ def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
     assert source["S3Uri"] == {
         "Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/models/llama-13b/"]]
     }
-    role = built.stack.ic_endpoints["shared-g5"].execution_role
-    statements = built.properties(role.node.find_child("DefaultPolicy"))["PolicyDocument"][
-        "Statement"
-    ]
+    statements = _role_statements(built, built.stack.ic_endpoints["shared-g5"].execution_role)
     readable = [
         resource
         for statement in statements
         if statement["Action"] == "s3:GetObject"
         for resource in statement["Resource"]
     ]
-    own_prefix = {"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/models/llama-13b/*"]]}
+    bucket_arn = ["arn:", {"Ref": "AWS::Partition"}, ":s3:::", {"Ref": bucket_id}]
+    own_prefix = {"Fn::Join": ["", [*bucket_arn, "/models/llama-13b/*"]]}
     assert own_prefix in readable
     assert len(readable) == 3  # one prefix per model on the endpoint, nothing wider
+    listed = [s["Condition"] for s in statements if s["Action"] == "s3:ListBucket"]
+    assert {"StringLike": {"s3:prefix": "models/llama-13b/*"}} in listed
+    assert len(listed) == 3
+
+
+def _dlc_repository(repository: str) -> dict:
+    return {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":ecr:",
+                {"Ref": "AWS::Region"},
+                f":763104351884:repository/{repository}",
+            ],
+        ]
+    }
 
 
 def test_images_are_deep_learning_containers_in_the_stack_region(built):
@@ -131,38 +152,22 @@ def test_images_are_deep_learning_containers_in_the_stack_region(built):
             ],
         ]
     }
-    built.template.has_resource_properties(
-        "AWS::IAM::Policy",
-        {
-            "PolicyDocument": {
-                "Statement": Match.array_with(
-                    [
-                        Match.object_like(
-                            {
-                                "Action": Match.array_with(["ecr:BatchGetImage"]),
-                                "Resource": Match.array_with(
-                                    [
-                                        {
-                                            "Fn::Join": [
-                                                "",
-                                                [
-                                                    "arn:",
-                                                    {"Ref": "AWS::Partition"},
-                                                    ":ecr:",
-                                                    {"Ref": "AWS::Region"},
-                                                    ":763104351884:repository/djl-inference",
-                                                ],
-                                            ]
-                                        }
-                                    ]
-                                ),
-                            }
-                        )
-                    ]
-                )
-            }
-        },
-    )
+    roles = {
+        "djl-inference": [
+            built.stack.ic_endpoints["shared-g5"].execution_role,
+            built.stack.single_model_endpoints["summarizer"].execution_role,
+        ],
+        "pytorch-inference": [built.stack.multi_model_endpoints["small-models"].execution_role],
+    }
+    for repository, repository_roles in roles.items():
+        for role in repository_roles:
+            pulls = [
+                s["Resource"]
+                for s in _role_statements(built, role)
+                if "ecr:BatchGetImage" in s["Action"]
+            ]
+            # exactly the image's repository, once, however many models share the image
+            assert pulls == [_dlc_repository(repository)]
 
 
 def test_isolated_summarizer(built):

@@ -18,7 +18,6 @@ from fm_platform.constructs.instance_scaling import InstanceScaling
 from fm_platform.constructs.multi_model_endpoint import (
     MultiModelEndpoint,
     MultiModelEndpointProps,
-    grant_prefix_read,
 )
 from tests.support import nag_findings, new_app
 
@@ -211,27 +210,37 @@ def test_cfn_lint_finds_nothing(built):
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
 
 
-def test_grant_prefix_read_for_a_bucket_in_the_stack():
+def test_role_reads_the_prefix_of_a_bucket_in_the_stack():
     stack = cdk.Stack(new_app(), "S")
     bucket = s3.Bucket(stack, "Models")
-    role = iam.Role(stack, "R", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
-    grant_prefix_read(role, bucket, "models/fleet/")
-    statements = Template.from_stack(stack).to_json()["Resources"]
-    policy = next(r for r in statements.values() if r["Type"] == "AWS::IAM::Policy")
-    bucket_id = stack.get_logical_id(bucket.node.default_child)
-    assert policy["Properties"]["PolicyDocument"]["Statement"] == [
-        {
-            "Action": "s3:GetObject",
-            "Effect": "Allow",
-            "Resource": {"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/models/fleet/*"]]},
-        },
-        {
-            "Action": "s3:ListBucket",
-            "Condition": {"StringLike": {"s3:prefix": "models/fleet/*"}},
-            "Effect": "Allow",
-            "Resource": {"Fn::GetAtt": [bucket_id, "Arn"]},
-        },
+    endpoint = MultiModelEndpoint(
+        stack, "Fleet", props(models_s3_prefix=f"s3://{bucket.bucket_name}/models/fleet/")
+    )
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    policy = resources[
+        stack.get_logical_id(
+            endpoint.execution_role.node.find_child("DefaultPolicy").node.default_child
+        )
     ]
+    bucket_arn = [
+        "arn:",
+        {"Ref": "AWS::Partition"},
+        ":s3:::",
+        {"Ref": stack.get_logical_id(bucket.node.default_child)},
+    ]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert {
+        "Action": "s3:GetObject",
+        "Effect": "Allow",
+        "Resource": {"Fn::Join": ["", [*bucket_arn, "/models/fleet/*"]]},
+    } in statements
+    assert {
+        "Action": "s3:ListBucket",
+        "Condition": {"StringLike": {"s3:prefix": "models/fleet/*"}},
+        "Effect": "Allow",
+        "Resource": {"Fn::Join": ["", bucket_arn]},
+    } in statements
+    Annotations.from_stack(stack).has_no_warning("*", Match.string_like_regexp("no read grant"))
 
 
 # -- validation -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge
+from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
 
 #: The AWS managed policy HyperPod documents for cluster instances: CloudWatch logs and
 #: metrics under /aws/sagemaker/Clusters, SSM Session Manager channels, and S3 read on
@@ -106,11 +106,11 @@ def cluster_execution_role(
             sid="DescribeClusterNetwork", actions=list(_EC2_DESCRIBE_ACTIONS), resources=["*"]
         )
     )
-    _acknowledge_findings(role)
+    _acknowledge_findings(role, interfaces)
     return role
 
 
-def _acknowledge_findings(role: ClusterExecutionRole) -> None:
+def _acknowledge_findings(role: ClusterExecutionRole, interfaces: str) -> None:
     acknowledge(
         role,
         f"{INSTANCE_ROLE_MANAGED_POLICY} is the AWS managed policy the HyperPod developer "
@@ -120,7 +120,7 @@ def _acknowledge_findings(role: ClusterExecutionRole) -> None:
         "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
         f"{INSTANCE_ROLE_MANAGED_POLICY}]",
     )
-    acknowledge(
+    acknowledge_wildcard_resource(
         role,
         "HyperPod creates one elastic network interface per instance and per EFA device in "
         "the cluster subnet; their IDs exist only after creation, so the interface actions "
@@ -129,7 +129,6 @@ def _acknowledge_findings(role: ClusterExecutionRole) -> None:
         "DeleteNetworkInterfacePermission, DetachNetworkInterface (which also authorises the "
         "HyperPod-owned instance) and fsx:DescribeFileSystems (listing the account's file "
         "systems) are authorised only against '*'.",
-        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>"
-        ":network-interface/*]",
-        "AwsSolutions-IAM5[Resource::*]",
+        interfaces,
+        "*",
     )

@@ -21,16 +21,24 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import acknowledge
+from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.specs.instances import instance_spec
 
-# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
+# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
+# be a token (e.g. Stack.region), whose text holds dots.
 _ECR_IMAGE = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com"
+    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>.+?)\.amazonaws\.com"
     r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
 )
+_REGION = re.compile(r"^[a-z0-9-]+$")
+# s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
 _S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")
+_PULL_ACTIONS = (
+    "ecr:BatchCheckLayerAvailability",
+    "ecr:BatchGetImage",
+    "ecr:GetDownloadUrlForLayer",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -199,18 +207,16 @@ class HostingRole(Construct):
                 resources=[log_groups, f"{log_groups}:log-stream:*"],
             )
         )
-        acknowledge(
+        acknowledge_wildcard_resource(
             self.role,
             "ecr:GetAuthorizationToken and cloudwatch:PutMetricData support no resource-level "
             "permissions (PutMetricData is limited to /aws/sagemaker/* namespaces by a "
             "condition); endpoint log groups are named by SageMaker after endpoints whose "
             "names CloudFormation generates, so they are matched by their fixed "
             "/aws/sagemaker/Endpoints/ prefix.",
-            "AwsSolutions-IAM5[Resource::*]",
-            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:"
-            "<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*]",
-            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:"
-            "<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*:log-stream:*]",
+            "*",
+            log_groups,
+            f"{log_groups}:log-stream:*",
         )
         self._vpc_granted = False
         for image in props.images:
@@ -221,14 +227,14 @@ class HostingRole(Construct):
             self.grant_vpc_access()
 
     def grant_image_pull(self, image: str) -> None:
-        """Let the role pull ``image``: layer download on its ECR repository (parsed from
-        the URI; for an unresolved token URI, every repository of this account and
-        region)."""
+        """Let the role pull ``image``: layer download on its ECR repository, parsed from
+        the URI (whose region may be a token); when the account or repository is only
+        known at deploy time, every repository of this account and region."""
         grant_image_pull(self.role, image)
 
     def grant_model_artifacts(self, model_data_url: str, key: kms.IKey | None = None) -> None:
         """Let the role read ``model_data_url`` (an object, or every object under a prefix
-        ending in ``/``) and decrypt with ``key`` when given."""
+        ending in ``/``; its bucket may be a token) and decrypt with ``key`` when given."""
         grant_model_artifacts(self.role, model_data_url, key)
 
     def grant_vpc_access(self) -> None:
@@ -252,83 +258,91 @@ class HostingRole(Construct):
                 resources=["*"],
             )
         )
-        acknowledge(
+        acknowledge_wildcard_resource(
             self.role,
             "SageMaker creates the endpoint's network interfaces in subnets and security "
             "groups chosen per endpoint; the EC2 Describe* actions support no resource-level "
             "permissions.",
-            "AwsSolutions-IAM5[Resource::*]",
+            "*",
         )
 
 
 def grant_image_pull(role: iam.IRole, image: str) -> None:
-    """Add ECR layer download for ``image`` to ``role`` (any role, imported ones too)."""
+    """Add ECR layer download for ``image`` to ``role`` (any role, imported ones too).
+
+    Scoped to the image's repository when the URI names its account and repository
+    literally (the region may be a token); otherwise to every repository of this account
+    and region, with the wildcard acknowledged.
+    """
     stack = Stack.of(role)
-    match = None if Token.is_unresolved(image) else _ECR_IMAGE.match(image)
-    if match is not None:
-        partition = "aws-cn" if match["cn"] else stack.partition
-        repository = (
-            f"arn:{partition}:ecr:{match['region']}:{match['account']}:"
-            f"repository/{match['repository']}"
-        )
-    else:
+    repository = _image_repository_arn(stack, image)
+    if repository is None:
         repository = stack.format_arn(service="ecr", resource="repository", resource_name="*")
-        acknowledge(
+        acknowledge_wildcard_resource(
             role,
-            f"the image URI {image!r} is resolved only at deploy time (e.g. a CDK image "
-            "asset), so its repository cannot be named: pulls are limited to this account's "
-            "and region's repositories.",
-            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecr:<AWS::Region>:"
-            "<AWS::AccountId>:repository/*]",
+            f"the image URI {image!r} names its account or repository only at deploy time "
+            "(e.g. a CDK image asset), so its repository cannot be named: pulls are limited "
+            "to this account's and region's repositories.",
+            repository,
         )
     role.add_to_principal_policy(
-        iam.PolicyStatement(
-            actions=[
-                "ecr:BatchCheckLayerAvailability",
-                "ecr:BatchGetImage",
-                "ecr:GetDownloadUrlForLayer",
-            ],
-            resources=[repository],
-        )
+        iam.PolicyStatement(actions=list(_PULL_ACTIONS), resources=[repository])
     )
 
 
-def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | None) -> None:
-    """Add read of ``model_data_url`` (object, or prefix ending in ``/``) to ``role``.
+def _image_repository_arn(stack: Stack, image: str) -> str | None:
+    """The ARN of the ECR repository of ``image``, or None when the URI is not an ECR image
+    URI with a literal account and repository (a token region stays a token in the ARN)."""
+    match = _ECR_IMAGE.match(image)
+    if match is None or Token.is_unresolved(match["repository"]):
+        return None
+    region = match["region"]
+    if not (Token.is_unresolved(region) or _REGION.match(region)):
+        return None
+    partition = "aws-cn" if match["cn"] else stack.partition
+    return f"arn:{partition}:ecr:{region}:{match['account']}:repository/{match['repository']}"
 
-    An unresolved token URL cannot be parsed: a warning asks for an explicit grant (e.g.
-    ``bucket.grant_read(role)``) instead.
+
+def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | None) -> None:
+    """Add read of ``model_data_url`` (object, or prefix ending in ``/`` with listing of
+    that prefix) to ``role``, and decrypt with ``key`` when given.
+
+    The bucket may be a token (e.g. a bucket created in the same stack); when the URL is not
+    an ``s3://`` URI with a literal key, no read is granted and a warning asks for an
+    explicit grant (e.g. ``bucket.grant_read(role)``) instead.
     """
     if key is not None:
         key.grant_decrypt(role)
-    match = None if Token.is_unresolved(model_data_url) else _S3_URL.match(model_data_url)
-    if match is None:
+    match = _S3_URL.match(model_data_url)
+    if match is None or Token.is_unresolved(match["key"]):
         Annotations.of(role).add_warning_v2(
             "fm_platform:artifactGrantSkipped",
-            f"model artifacts {model_data_url!r} are not a literal s3:// URI, so no read "
-            "grant was added; grant read on them to the execution role yourself.",
+            f"model artifacts {model_data_url!r} are not an s3:// URI with a literal key, so "
+            "no read grant was added; grant read on them to the execution role yourself.",
         )
         return
-    partition = Stack.of(role).partition
-    bucket_arn = f"arn:{partition}:s3:::{match['bucket']}"
+    bucket_arn = f"arn:{Stack.of(role).partition}:s3:::{match['bucket']}"
     key_path = match["key"]
-    objects = f"{bucket_arn}/{key_path}*" if key_path.endswith("/") else f"{bucket_arn}/{key_path}"
-    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects]))
-    if key_path.endswith("/"):
-        acknowledge(
-            role,
-            f"uncompressed model artifacts are every object under the prefix "
-            f"{model_data_url}; read is limited to that prefix.",
-            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{match['bucket']}/{key_path}*]",
-        )
-    if key_path.endswith("/"):
+    if not key_path.endswith("/"):
         role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[bucket_arn],
-                conditions={"StringLike": {"s3:prefix": f"{key_path}*"}},
-            )
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[f"{bucket_arn}/{key_path}"])
         )
+        return
+    objects = f"{bucket_arn}/{key_path}*"
+    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects]))
+    role.add_to_principal_policy(
+        iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[bucket_arn],
+            conditions={"StringLike": {"s3:prefix": f"{key_path}*"}},
+        )
+    )
+    acknowledge_wildcard_resource(
+        role,
+        f"uncompressed model artifacts are every object under the prefix {model_data_url}; "
+        "read is limited to that prefix.",
+        objects,
+    )
 
 
 def role_policies(role: iam.IRole) -> list[IConstruct]:

@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from aws_cdk import CfnTag, Fn, Stack
+from aws_cdk import CfnTag, Fn
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import acknowledge
+from fm_platform.compliance import acknowledge_wildcard_resource
 from fm_platform.constructs.cluster_role import cluster_execution_role
 from fm_platform.constructs.instance_groups import (
     InstanceGroup,
@@ -231,19 +231,12 @@ def _acknowledge_lifecycle_read(role: iam.IRole, lifecycle: LifecycleSource) -> 
     prefix = getattr(lifecycle, "prefix", None)
     if bucket is None or prefix is None:
         return
-    cfn_bucket = bucket.node.default_child
-    if cfn_bucket is not None:
-        bucket_arn = f"<{Stack.of(cfn_bucket).get_logical_id(cfn_bucket)}.Arn>"
-    elif not is_unresolved(bucket.bucket_arn):
-        bucket_arn = bucket.bucket_arn
-    else:
-        return
-    acknowledge(
+    acknowledge_wildcard_resource(
         role,
         "HyperPod copies every file under the lifecycle-script prefix to each node before "
         "running the on-create script, so the role reads all objects under that prefix "
         "(and no other object of the bucket).",
-        f"AwsSolutions-IAM5[Resource::{bucket_arn}/{prefix.strip('/')}/*]",
+        bucket.arn_for_objects(f"{prefix.strip('/')}/*"),
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import acknowledge
+from fm_platform.compliance import acknowledge, nag_rendered
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
@@ -128,7 +127,7 @@ class LifecycleScripts(Construct):
         self.objects_arn = self.bucket.arn_for_objects(f"{self.prefix}/*")
         # The finding grant_read and the upload policy raise: acknowledge it next to a grantee.
         self.read_grant_finding = (
-            f"AwsSolutions-IAM5[Resource::{nag_flattened(self, self.objects_arn)}]"
+            f"AwsSolutions-IAM5[Resource::{nag_rendered(self, self.objects_arn)}]"
         )
         # The upload Lambda is shared per stack: only the first LifecycleScripts creates its
         # role and log group; later ones attach their own policy to that role.
@@ -273,26 +272,6 @@ class LifecycleScripts(Construct):
                 "NIST.800.53.R5-LambdaDLQ",
                 "NIST.800.53.R5-LambdaInsideVPC",
             )
-
-
-def nag_flattened(scope: Construct, value: str) -> str:
-    """``value`` as cdk-nag prints it inside a finding: ``<Logical.Attr>`` for GetAtt,
-    ``<Name>`` for Ref, joins concatenated."""
-
-    def visit(node: Any) -> str:
-        if isinstance(node, str):
-            return node.replace("${", "<").replace("}", ">")
-        if "Fn::Join" in node:
-            delimiter, items = node["Fn::Join"]
-            return delimiter.join(visit(item) for item in items)
-        if "Fn::GetAtt" in node:
-            resource, attribute = node["Fn::GetAtt"]
-            return f"<{resource}.{attribute}>"
-        if "Ref" in node:
-            return f"<{node['Ref']}>"
-        return json.dumps(node)
-
-    return visit(Stack.of(scope).resolve(value))
 
 
 def _deployment_singleton(stack: Stack) -> IConstruct | None:

@@ -15,11 +15,9 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge
 from fm_platform.constructs.hosting import (
     ModelContainer,
     acknowledge_config_without_key,
@@ -33,7 +31,6 @@ from fm_platform.constructs.single_model_endpoint import (
     check_network,
     execution_role_for,
     invocation_metric,
-    nag_resource,
     storage_key,
 )
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
@@ -121,32 +118,6 @@ def check_multi_model_hardware(problems: Problems, field: str, instance_type: st
         "endpoint needs a CPU instance type (e.g. ml.m5.xlarge) or one with exactly one "
         "NVIDIA GPU (e.g. ml.g5.xlarge); host multi-accelerator or Inferentia/Trainium "
         "models with inference components or a single-model endpoint",
-    )
-
-
-def grant_prefix_read(
-    role: iam.IRole, bucket: s3.IBucket, key_prefix: str, key: kms.IKey | None = None
-) -> None:
-    """Let ``role`` read every object under ``key_prefix`` (ending in ``/``) of ``bucket``,
-    list that prefix, and decrypt with ``key`` when given. For buckets whose name is only
-    known at deploy time (e.g. created in the same stack)."""
-    objects = bucket.arn_for_objects(f"{key_prefix}*")
-    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects]))
-    role.add_to_principal_policy(
-        iam.PolicyStatement(
-            actions=["s3:ListBucket"],
-            resources=[bucket.bucket_arn],
-            conditions={"StringLike": {"s3:prefix": f"{key_prefix}*"}},
-        )
-    )
-    if key is not None:
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["kms:Decrypt"], resources=[key.key_arn])
-        )
-    acknowledge(
-        role,
-        f"models are every object under the {key_prefix} prefix; read is limited to it.",
-        f"AwsSolutions-IAM5[Resource::{nag_resource(role, objects)}]",
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
@@ -20,7 +20,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge
+from fm_platform.compliance import acknowledge_wildcard_resource
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.hosting import (
     HostingRole,
@@ -505,32 +505,9 @@ def grant_capture_write(role: iam.IRole, bucket: s3.IBucket, prefix: str, key: k
     role.add_to_principal_policy(
         iam.PolicyStatement(actions=["kms:Encrypt", "kms:GenerateDataKey"], resources=[key.key_arn])
     )
-    acknowledge(
+    acknowledge_wildcard_resource(
         role,
         f"SageMaker data capture writes objects with generated names under the {prefix}/ "
         "prefix of the capture bucket; writing is limited to that prefix.",
-        f"AwsSolutions-IAM5[Resource::{nag_resource(role, objects)}]",
+        objects,
     )
-
-
-def nag_resource(scope: Construct, value: str) -> str:
-    """``value`` (an ARN, possibly with tokens) as cdk-nag prints it in a finding: GetAtt
-    as ``<Logical.Attr>``, Ref and pseudo parameters as ``<Name>``."""
-    return _flatten(Stack.of(scope).resolve(value))
-
-
-def _flatten(node: object) -> str:
-    if isinstance(node, str):
-        return node.replace("${", "<").replace("}", ">")
-    if isinstance(node, dict):
-        if "Fn::Join" in node:
-            delimiter, items = node["Fn::Join"]
-            return delimiter.join(_flatten(item) for item in items)
-        if "Fn::GetAtt" in node:
-            resource, attribute = node["Fn::GetAtt"]
-            return f"<{_flatten(resource)}.{_flatten(attribute)}>"
-        if "Ref" in node:
-            return f"<{_flatten(node['Ref'])}>"
-        if "Fn::Sub" in node:
-            return _flatten(node["Fn::Sub"])
-    raise ValueError(f"cannot render {node!r} as cdk-nag does")

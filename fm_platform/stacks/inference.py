@@ -32,7 +32,6 @@ from typing import Any
 
 from aws_cdk import Annotations, CfnOutput, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from fm_platform.constructs.component_scaling import ComponentScaling
@@ -46,7 +45,6 @@ from fm_platform.constructs.instance_scaling import InstanceScaling
 from fm_platform.constructs.multi_model_endpoint import (
     MultiModelEndpoint,
     MultiModelEndpointProps,
-    grant_prefix_read,
 )
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.constructs.single_model_endpoint import (
@@ -67,8 +65,6 @@ PYTORCH_GPU_IMAGE = "pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemak
 
 #: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
 ARTIFACTS_PREFIX = "models"
-
-_ARTIFACT_WARNING = "fm_platform:artifactGrantSkipped"
 
 #: CloudFormation's limit on outputs per stack.
 MAX_OUTPUTS = 200
@@ -455,32 +451,6 @@ class InferenceStack(Stack):
     def _artifacts_url(self, name: str) -> str:
         return f"s3://{self.artifacts.bucket.bucket_name}/{ARTIFACTS_PREFIX}/{name}/"
 
-    def _grant_defaults(self, role: iam.IRole, name: str, container: ModelContainer) -> None:
-        """Grant what the constructs cannot derive from deploy-time URIs: read of the stack
-        bucket's ``models/<name>/`` prefix and pull of Deep Learning Container images."""
-        if container.model_data_url == self._artifacts_url(name):
-            grant_prefix_read(role, self.artifacts.bucket, f"{ARTIFACTS_PREFIX}/{name}/")
-            Annotations.of(role).acknowledge_warning(
-                _ARTIFACT_WARNING,
-                "read on the stack's artifacts bucket prefixes is granted by InferenceStack",
-            )
-        prefix = f"{DLC_ACCOUNT}.dkr.ecr.{self.region}.amazonaws.com/"
-        if container.image.startswith(prefix):
-            repository = container.image[len(prefix) :].split(":")[0]
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=[
-                        "ecr:BatchCheckLayerAvailability",
-                        "ecr:BatchGetImage",
-                        "ecr:GetDownloadUrlForLayer",
-                    ],
-                    resources=[
-                        f"arn:{self.partition}:ecr:{self.region}:{DLC_ACCOUNT}:"
-                        f"repository/{repository}"
-                    ],
-                )
-            )
-
     # -- endpoints --------------------------------------------------------------------------
 
     def _ic_endpoint(self, spec: IcEndpointSpec) -> None:
@@ -500,7 +470,6 @@ class InferenceStack(Stack):
         keeps_copies = any(m.scaling is None or m.scaling.min_copies > 0 for m in spec.models)
         for model in spec.models:
             container = self._container(model.container, model.model_name)
-            self._grant_defaults(endpoint.execution_role, model.model_name, container)
             created = InferenceComponentModel(
                 group,
                 f"Model-{model.model_name}",
@@ -545,7 +514,6 @@ class InferenceStack(Stack):
                 artifact_key=self.artifacts.encryption_key,
             ),
         )
-        self._grant_defaults(endpoint.execution_role, spec.name, container)
         self.single_model_endpoints[spec.name] = endpoint
 
     def _multi_model_endpoint(self, spec: MultiModelEndpointSpec) -> None:
@@ -564,9 +532,6 @@ class InferenceStack(Stack):
                 vpc=self.vpc,
                 artifact_key=self.artifacts.encryption_key,
             ),
-        )
-        self._grant_defaults(
-            endpoint.execution_role, spec.name, ModelContainer(image=image, model_data_url=prefix)
         )
         self.multi_model_endpoints[spec.name] = endpoint
 
