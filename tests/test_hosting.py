@@ -10,7 +10,6 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk.assertions import Annotations, Match, Template
 
-from fm_platform.compliance import nag_rendered
 from fm_platform.constructs.hosting import (
     HostingRole,
     HostingRoleProps,
@@ -313,21 +312,6 @@ def test_key_token_url_gets_no_grant_but_a_warning(token_grants):
     statements, _, annotations, _ = token_grants
     assert statements["KeyToken"] == []
     annotations.has_warning("/Tokens/KeyToken", Match.string_like_regexp("no read grant"))
-
-
-def test_nag_rendered_prints_values_as_cdk_nag_does(token_grants):
-    _, _, _, stack = token_grants
-    bucket = stack.node.find_child("Models")
-    logical_id = stack.get_logical_id(bucket.node.default_child)
-    assert nag_rendered(stack, bucket.arn_for_objects("a/*")) == f"<{logical_id}.Arn>/a/*"
-    assert nag_rendered(stack, f"arn:{stack.partition}:s3:::{bucket.bucket_name}/b/*") == (
-        f"arn:<AWS::Partition>:s3:::<{logical_id}>/b/*"
-    )
-    assert nag_rendered(stack, cdk.Fn.import_value("Shared")) == "Shared"
-    assert nag_rendered(stack, cdk.Fn.sub("arn:${AWS::Partition}:s3:::x/*")) == (
-        "arn:<AWS::Partition>:s3:::x/*"
-    )
-    assert nag_rendered(stack, "*") == "*"
 
 
 def test_hosting_execution_role_returns_the_role():

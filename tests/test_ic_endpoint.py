@@ -151,7 +151,7 @@ def test_reference_carries_what_models_need():
         ({"instance_type": "ml.x9.huge"}, "instance_type='ml.x9.huge': not supported"),
         ({"instance_type": "ml.t2.medium"}, "regenerate_instance_specs.py --add ml.t2.medium"),
         ({"endpoint_name": "my_endpoint"}, "endpoint_name='my_endpoint': has characters"),
-        ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': has characters"),
+        ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': longer than 63"),
         ({"routing_strategy": "ROUND_ROBIN"}, "routing_strategy='ROUND_ROBIN': not supported"),
         ({"max_instance_count": 0, "min_instance_count": 0}, "max_instance_count=0: below"),
         ({"variant_name": "all_traffic"}, "variant_name='all_traffic'"),

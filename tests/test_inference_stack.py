@@ -405,6 +405,28 @@ def test_too_many_endpoints_for_the_outputs_limit():
         config.validate()
 
 
+def test_too_many_models_for_one_stack_is_rejected_before_deploying():
+    models = tuple(
+        IcModelSpec(
+            model_name=f"model-{index:03d}",
+            accelerators=1,
+            min_memory_mib=8192,
+            scaling=ComponentScaling(min_copies=0, max_copies=2),
+        )
+        for index in range(90)
+    )
+    endpoint = IcEndpointSpec(name="big", instance_type="ml.g5.12xlarge", models=models)
+    config = InferenceConfig(
+        ic_endpoints=(endpoint,), single_model_endpoints=(), multi_model_endpoints=()
+    )
+    with pytest.raises(ValueError) as error:
+        InferenceStack(new_app(), "Big", config=config)
+    message = str(error.value)
+    assert "invalid stack Big:" in message
+    assert "CloudFormation allows at most 500 per stack" in message
+    assert "split the endpoints across several InferenceStacks" in message
+
+
 def test_bad_endpoint_name_is_rejected():
     config = InferenceConfig(
         ic_endpoints=(),

@@ -284,7 +284,7 @@ def test_single_gpu_and_cpu_types_are_accepted():
         ({"endpoint_name": "fleet_1"}, "endpoint_name='fleet_1'"),
         (
             {"endpoint_name": "f" * 64},
-            f"endpoint_name='{'f' * 64}': has characters or a shape not allowed",
+            f"endpoint_name='{'f' * 64}': longer than 63 characters",
         ),
         (
             {

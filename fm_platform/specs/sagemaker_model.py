@@ -40,12 +40,12 @@ class ShapeRule:
         if self.enum and value not in self.enum:
             return "not supported"
         if isinstance(value, str):
-            if self.pattern and not re.fullmatch(self.pattern, value):
-                return "has characters or a shape not allowed"
             if self.min is not None and len(value) < self.min:
                 return f"shorter than {self.min} characters"
             if self.max is not None and len(value) > self.max:
                 return f"longer than {self.max} characters"
+            if self.pattern and not re.fullmatch(self.pattern, value):
+                return "has characters or a shape not allowed"
         elif isinstance(value, int):
             if self.min is not None and value < self.min:
                 return f"below the minimum {self.min}"

@@ -53,6 +53,7 @@ from fm_platform.constructs.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
+from fm_platform.stacks.limits import MAX_OUTPUTS_PER_STACK, check_resource_count
 from fm_platform.validation import Problems
 
 #: The AWS account publishing Deep Learning Containers in most commercial regions.
@@ -66,8 +67,6 @@ PYTORCH_GPU_IMAGE = "pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemak
 #: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
 ARTIFACTS_PREFIX = "models"
 
-#: CloudFormation's limit on outputs per stack.
-MAX_OUTPUTS = 200
 #: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample.
 _FIXED_OUTPUTS = 3
 
@@ -269,12 +268,12 @@ class InferenceConfig:
         for name in self.endpoint_names:
             problems.check_shape("endpoint name", name, "EndpointName")
         problems.check_unique("endpoint name", self.endpoint_names)
-        if self.output_count > MAX_OUTPUTS:
+        if self.output_count > MAX_OUTPUTS_PER_STACK:
             problems.add(
                 "endpoints",
                 len(self.endpoint_names),
                 f"need {self.output_count} stack outputs, more than CloudFormation's "
-                f"{MAX_OUTPUTS}; split them across several InferenceStacks",
+                f"{MAX_OUTPUTS_PER_STACK}; split them across several InferenceStacks",
             )
         problems.check_unique(
             "model_name",
@@ -434,6 +433,11 @@ class InferenceStack(Stack):
         for spec in config.multi_model_endpoints:
             self._multi_model_endpoint(spec)
         self._add_outputs()
+        check_resource_count(
+            self,
+            "split the endpoints across several InferenceStacks (a model with scaling takes "
+            "about 4 resources, 6 when it scales to zero)",
+        )
 
     # -- defaults ---------------------------------------------------------------------------
 

@@ -1,0 +1,64 @@
+"""cdk-nag acknowledgements and the rendering of values inside finding ids."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+
+from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource, nag_rendered
+from tests.support import nag_findings, new_app
+
+
+@pytest.fixture
+def stack() -> cdk.Stack:
+    return cdk.Stack(new_app(), "Nag")
+
+
+def test_nag_rendered_prints_values_as_cdk_nag_does(stack):
+    bucket = s3.Bucket(stack, "Models")
+    logical_id = stack.get_logical_id(bucket.node.default_child)
+    assert nag_rendered(stack, bucket.arn_for_objects("a/*")) == f"<{logical_id}.Arn>/a/*"
+    assert nag_rendered(stack, f"arn:{stack.partition}:s3:::{bucket.bucket_name}/b/*") == (
+        f"arn:<AWS::Partition>:s3:::<{logical_id}>/b/*"
+    )
+    assert nag_rendered(stack, cdk.Fn.import_value("Shared")) == "Shared"
+    assert nag_rendered(stack, cdk.Fn.sub("arn:${AWS::Partition}:s3:::x/*")) == (
+        "arn:<AWS::Partition>:s3:::x/*"
+    )
+    assert nag_rendered(stack, "*") == "*"
+
+
+def test_acknowledge_rejects_a_rule_of_a_pack_the_project_does_not_run(stack):
+    with pytest.raises(ValueError, match="rule 'PCI.DSS.321-S3BucketLoggingEnabled' belongs"):
+        acknowledge(stack, "a reason", "PCI.DSS.321-S3BucketLoggingEnabled")
+
+
+def test_wildcard_acknowledgement_matches_the_finding_cdk_nag_raises():
+    app = new_app()
+    stack = cdk.Stack(app, "Wildcard")
+    bucket = s3.Bucket(
+        stack,
+        "Data",
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        enforce_ssl=True,
+        versioned=True,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+    )
+    role = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    policy = iam.ManagedPolicy(
+        stack,
+        "ReadPolicy",
+        roles=[role],
+        statements=[
+            iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[bucket.arn_for_objects("models/*")]
+            )
+        ],
+    )
+    acknowledge_wildcard_resource(
+        policy, "reads every model under the prefix", bucket.arn_for_objects("models/*")
+    )
+    findings = nag_findings(app)
+    assert not [f for f in findings if f.startswith("AwsSolutions-IAM5")]

@@ -1,0 +1,74 @@
+"""The app's configuration sources: defaults, a JSON file, a cdk.json context object."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fm_platform.app import build_app
+from fm_platform.config import AppConfig
+from fm_platform.stacks.training import TrainingConfig
+from tests.support import new_app
+
+
+def test_defaults_are_both_seed_stacks():
+    config = AppConfig.from_context(new_app())
+    assert config == AppConfig()
+    assert (config.training_stack_name, config.inference_stack_name) == (
+        "FmpTraining",
+        "FmpInference",
+    )
+
+
+def test_config_file_overrides_the_defaults(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps(
+            {
+                "training": {"availability_zone_id": "usw2-az2", "storage_capacity_gib": 2400},
+                "deploy_inference": False,
+                "training_stack_name": "LlmTraining",
+            }
+        )
+    )
+    config = AppConfig.from_context(new_app(context={"config": str(path)}))
+    assert config.training == TrainingConfig(
+        availability_zone_id="usw2-az2", storage_capacity_gib=2400
+    )
+    assert config.deploy_inference is False
+    assert config.training_stack_name == "LlmTraining"
+
+
+def test_context_object_is_read_when_no_file_is_given():
+    app = new_app(context={"fm_platform": {"deploy_training": False}})
+    assert AppConfig.from_context(app).deploy_training is False
+
+
+def test_build_app_creates_only_the_stacks_asked_for():
+    app = new_app(context={"fm_platform": {"deploy_inference": False}})
+    stacks = build_app(app)
+    assert stacks.inference is None
+    assert stacks.training is not None
+    assert [child.node.id for child in app.node.children if child is stacks.training] == [
+        "FmpTraining"
+    ]
+
+
+def test_missing_config_file_is_a_clear_error(tmp_path):
+    missing = tmp_path / "nope.json"
+    with pytest.raises(ValueError, match=f"config='{missing}': no such file"):
+        AppConfig.from_context(new_app(context={"config": str(missing)}))
+
+
+def test_unknown_key_names_the_key_and_the_allowed_ones():
+    with pytest.raises(ValueError) as error:
+        AppConfig.from_mapping({"trainig": {}})
+    message = str(error.value)
+    assert "unknown key(s) trainig" in message
+    assert "allowed: deploy_inference, deploy_training, inference" in message
+
+
+def test_deploy_flags_must_be_booleans():
+    with pytest.raises(ValueError, match="deploy_training='no': must be true or false"):
+        AppConfig.from_mapping({"deploy_training": "no"})
