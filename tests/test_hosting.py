@@ -14,7 +14,8 @@ from fm_platform.constructs.hosting import (
     HostingRole,
     HostingRoleProps,
     ModelContainer,
-    acknowledge_config_without_key,
+    encrypt_endpoint_config,
+    execution_role_for,
     grant_image_pull,
     grant_model_artifacts,
     hosting_execution_role,
@@ -93,6 +94,42 @@ def test_ebs_type_uses_the_passed_or_a_new_key(keys):
     template = Template.from_stack(app.node.find_child("EbsDefault"))
     template.has_resource("AWS::KMS::Key", {"DeletionPolicy": "Retain"})
     template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+
+
+def _encrypted_config(stack: cdk.Stack, instance_types: list[str], key: kms.IKey | None):
+    config = sagemaker.CfnEndpointConfig(
+        stack,
+        "Config",
+        production_variants=[
+            sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                variant_name=f"V{index}", instance_type=instance_type, initial_instance_count=1
+            )
+            for index, instance_type in enumerate(instance_types)
+        ],
+    )
+    return encrypt_endpoint_config(stack, config, instance_types, key)
+
+
+def test_config_gets_a_key_only_when_every_variant_is_on_ebs():
+    app = new_app()
+    ebs = cdk.Stack(app, "AllEbs")
+    created = _encrypted_config(ebs, ["ml.m5.xlarge", "ml.c5.xlarge"], None)
+    mixed = cdk.Stack(app, "Mixed")
+    passed = kms.Key(mixed, "Passed")
+    assert _encrypted_config(mixed, ["ml.m5.xlarge", "ml.g5.12xlarge"], passed) is None
+
+    [ebs_config] = (
+        Template.from_stack(ebs).find_resources("AWS::SageMaker::EndpointConfig").values()
+    )
+    key_id = ebs.get_logical_id(created.node.default_child)
+    assert ebs_config["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    [mixed_config] = (
+        Template.from_stack(mixed).find_resources("AWS::SageMaker::EndpointConfig").values()
+    )
+    assert "KmsKeyId" not in mixed_config["Properties"]
+    Annotations.from_stack(mixed).has_warning(
+        "*", Match.string_like_regexp("ml.g5.12xlarge stores data on local NVMe")
+    )
 
 
 def test_nvme_type_gets_no_key_and_a_warning_when_one_was_passed(keys):
@@ -320,6 +357,36 @@ def test_hosting_execution_role_returns_the_role():
     assert isinstance(role, iam.Role)
 
 
+def test_execution_role_for_creates_a_hosting_role_or_extends_the_passed_one():
+    stack = cdk.Stack(new_app(), "Roles")
+    containers = [
+        ModelContainer(image=IMAGE, model_data_url="s3://models/a/model.tar.gz"),
+        ModelContainer(image=IMAGE),
+    ]
+    created = execution_role_for(
+        stack, role=None, containers=containers, artifact_key=None, in_vpc=True
+    )
+    passed = iam.Role(stack, "Passed", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    extended = execution_role_for(
+        stack, role=passed, containers=containers, artifact_key=None, in_vpc=True
+    )
+    assert extended is passed
+    assert created.node.path == "Roles/ExecutionRole/Role"
+    template = Template.from_stack(stack)
+    by_role = {
+        policy["Properties"]["Roles"][0]["Ref"]: policy["Properties"]["PolicyDocument"]["Statement"]
+        for policy in template.find_resources("AWS::IAM::Policy").values()
+    }
+    passed_statements = by_role[stack.get_logical_id(passed.node.default_child)]
+    assert [s["Action"] for s in passed_statements] == [
+        ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+        "s3:GetObject",
+    ]
+    created_actions = str(by_role[stack.get_logical_id(created.node.default_child)])
+    assert "ec2:CreateNetworkInterface" in created_actions
+    assert "s3:GetObject" in created_actions
+
+
 def test_role_and_keyless_nvme_config_are_nag_clean():
     app = new_app()
     stack = cdk.Stack(app, "Nag")
@@ -350,5 +417,5 @@ def test_role_and_keyless_nvme_config_are_nag_clean():
             )
         ],
     )
-    acknowledge_config_without_key(config, "ml.g5.12xlarge")
+    assert encrypt_endpoint_config(stack, config, ["ml.g5.12xlarge"], None) is None
     assert nag_findings(app) == []

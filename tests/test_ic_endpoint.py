@@ -6,11 +6,27 @@ from __future__ import annotations
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Annotations, Match, Template
 
+from fm_platform.constructs.endpoint_parts import INVOKE_ACTIONS
+from fm_platform.constructs.hosting import ModelContainer
 from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+)
 from tests.support import new_app
+
+# An imported VPC with one private and one isolated subnet.
+IMPORTED_VPC = {
+    "vpc_id": "vpc-0123456789abcdef0",
+    "availability_zones": ["us-east-1a"],
+    "private_subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"],
+    "isolated_subnet_ids": ["subnet-0bbbbbbbbbbbbbbbb"],
+}
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +45,7 @@ def app():
         ),
     )
     nvme = cdk.Stack(app, "Nvme")
-    InferenceEndpoint(
+    in_vpc = InferenceEndpoint(
         nvme,
         "Endpoint",
         InferenceEndpointProps(
@@ -37,6 +53,31 @@ def app():
             encryption_key=kms.Key(nvme, "Passed", enable_key_rotation=True),
             vpc=ec2.Vpc(nvme, "Vpc", max_azs=2, nat_gateways=1),
             network_isolation=True,
+        ),
+    )
+    InferenceComponentModel(
+        nvme,
+        "Chat",
+        InferenceComponentModelProps(
+            model_name="chat",
+            endpoint=in_vpc,
+            container=ModelContainer(image=IMAGE),
+            accelerators=1,
+            min_memory_mib=8192,
+        ),
+    )
+    placed = cdk.Stack(app, "Placed")
+    vpc = ec2.Vpc.from_vpc_attributes(placed, "Vpc", **IMPORTED_VPC)
+    InferenceEndpoint(
+        placed,
+        "Endpoint",
+        InferenceEndpointProps(
+            instance_type="ml.m5.xlarge",
+            vpc=vpc,
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+            security_groups=[
+                ec2.SecurityGroup.from_security_group_id(placed, "Given", "sg-0123456789abcdef0")
+            ],
         ),
     )
     return app
@@ -131,6 +172,53 @@ def test_vpc_and_network_isolation(app):
     assert "ec2:CreateNetworkInterface" in str(template.find_resources("AWS::IAM::Policy"))
 
 
+def test_vpc_gets_a_dedicated_group_without_ingress_and_https_egress(app):
+    template = _template(app, "Nvme")
+    [group] = template.find_resources("AWS::EC2::SecurityGroup").values()
+    assert "SecurityGroupIngress" not in group["Properties"]
+    assert [
+        (rule["IpProtocol"], rule["FromPort"], rule["ToPort"])
+        for rule in group["Properties"]["SecurityGroupEgress"]
+    ] == [("tcp", 443, 443)]
+    template.resource_count_is("AWS::EC2::SecurityGroupIngress", 0)
+
+
+def test_models_on_the_endpoint_use_its_vpc_config(app):
+    template = _template(app, "Nvme")
+    [config] = template.find_resources("AWS::SageMaker::EndpointConfig").values()
+    [model] = template.find_resources("AWS::SageMaker::Model").values()
+    assert model["Properties"]["VpcConfig"] == config["Properties"]["VpcConfig"]
+    assert model["Properties"]["EnableNetworkIsolation"] is True
+
+
+def test_given_subnets_and_security_groups_are_used_as_they_are(app):
+    template = _template(app, "Placed")
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {
+            "VpcConfig": {
+                "SecurityGroupIds": ["sg-0123456789abcdef0"],
+                "Subnets": ["subnet-0bbbbbbbbbbbbbbbb"],
+            }
+        },
+    )
+    template.resource_count_is("AWS::EC2::SecurityGroup", 0)
+    assert "ec2:CreateNetworkInterface" in str(template.find_resources("AWS::IAM::Policy"))
+
+
+def test_grant_invoke_names_the_endpoint_arn():
+    stack = cdk.Stack(new_app(), "Grant")
+    endpoint = InferenceEndpoint(stack, "E", InferenceEndpointProps(instance_type="ml.m5.xlarge"))
+    grant = endpoint.grant_invoke(iam.User(stack, "Caller"))
+    [statement] = grant.principal_statements
+    endpoint_id = stack.get_logical_id(endpoint.endpoint)
+    assert stack.resolve(statement.to_statement_json()) == {
+        "Action": list(INVOKE_ACTIONS),
+        "Effect": "Allow",
+        "Resource": {"Ref": endpoint_id},
+    }
+
+
 def test_reference_carries_what_models_need():
     stack = cdk.Stack(new_app(), "Ref")
     endpoint = InferenceEndpoint(stack, "E", InferenceEndpointProps(instance_type="ml.m5.xlarge"))
@@ -148,7 +236,7 @@ def test_reference_carries_what_models_need():
     [
         ({"min_instance_count": 3, "max_instance_count": 2}, "min_instance_count=3: must not"),
         ({"initial_instance_count": 3}, "initial_instance_count=3: must lie between"),
-        ({"instance_type": "ml.x9.huge"}, "instance_type='ml.x9.huge': not supported"),
+        ({"instance_type": "ml.x9.huge"}, "instance_type='ml.x9.huge': not an instance type"),
         ({"instance_type": "ml.t2.medium"}, "regenerate_instance_specs.py --add ml.t2.medium"),
         ({"endpoint_name": "my_endpoint"}, "endpoint_name='my_endpoint': has characters"),
         ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': longer than 63"),
@@ -164,3 +252,19 @@ def test_validation(props, expected):
             stack, "E", InferenceEndpointProps(**{"instance_type": "ml.m5.xlarge", **props})
         )
     assert expected in str(error.value)
+
+
+def test_network_options_need_a_vpc():
+    stack = cdk.Stack(new_app(), "NoVpc")
+    group = ec2.SecurityGroup.from_security_group_id(stack, "G", "sg-0123456789abcdef0")
+    props = InferenceEndpointProps(
+        instance_type="ml.m5.xlarge",
+        security_groups=[group],
+        vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+    )
+    with pytest.raises(ValueError) as error:
+        InferenceEndpoint(stack, "E", props)
+    message = str(error.value)
+    assert "security_groups=[<" in message
+    assert "vpc_subnets=SubnetSelection(subnet_type=" in message
+    assert message.count("needs `vpc` to be set") == 2

@@ -14,6 +14,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.constructs.component_scaling import ComponentScaling
+from fm_platform.constructs.endpoint_parts import INVOKE_ACTIONS
 from fm_platform.constructs.hosting import ModelContainer
 from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
 from fm_platform.constructs.inference_component import (
@@ -273,24 +274,20 @@ def test_scale_to_zero_warns_when_the_endpoint_keeps_instances(synthesized):
 
 
 def test_grant_invoke(synthesized):
-    synthesized["serving"].has_resource_properties(
-        "AWS::IAM::Policy",
+    template = synthesized["serving"]
+    [endpoint_id] = template.find_resources("AWS::SageMaker::Endpoint")
+    [caller_statements] = [
+        policy["Properties"]["PolicyDocument"]["Statement"]
+        for policy in template.find_resources("AWS::IAM::Policy").values()
+        if "Users" in policy["Properties"]
+    ]
+    assert caller_statements == [
         {
-            "Users": [{"Ref": Match.string_like_regexp("Caller")}],
-            "PolicyDocument": {
-                "Statement": [
-                    {
-                        "Action": [
-                            "sagemaker:InvokeEndpoint",
-                            "sagemaker:InvokeEndpointWithResponseStream",
-                        ],
-                        "Effect": "Allow",
-                        "Resource": {"Ref": Match.string_like_regexp("Endpoint")},
-                    }
-                ]
-            },
-        },
-    )
+            "Action": list(INVOKE_ACTIONS),
+            "Effect": "Allow",
+            "Resource": {"Ref": endpoint_id},
+        }
+    ]
 
 
 def test_metrics_name_the_component(synthesized):

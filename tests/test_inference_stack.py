@@ -253,7 +253,7 @@ def test_construct_ids_do_not_depend_on_list_positions(built):
     assert set(resources) == set(built.json["Resources"])
 
 
-def test_given_vpc_places_single_and_multi_model_endpoints_with_dedicated_groups():
+def test_given_vpc_places_every_endpoint_with_a_dedicated_group():
     stack = cdk.Stack(new_app(), "Network")
     vpc = ec2.Vpc(
         stack,
@@ -264,23 +264,18 @@ def test_given_vpc_places_single_and_multi_model_endpoints_with_dedicated_groups
             ec2.SubnetConfiguration(name="models", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
         ],
     )
-    config = InferenceConfig(ic_endpoints=())
-    inference = InferenceStack(stack.node.scope, "InVpc", vpc=vpc, config=config)
+    inference = InferenceStack(stack.node.scope, "InVpc", vpc=vpc)
     template = Template.from_stack(inference)
-    template.resource_count_is("AWS::EC2::SecurityGroup", 2)
-    template.resource_properties_count_is(
-        "AWS::SageMaker::Model",
-        {"VpcConfig": Match.object_like({"Subnets": [Match.any_value()]})},
-        2,
-    )
-    groups = {
-        name: endpoint.security_group
-        for name, endpoint in {
-            **inference.single_model_endpoints,
-            **inference.multi_model_endpoints,
-        }.items()
-    }
-    assert len({id(group) for group in groups.values()}) == 2
+    template.resource_count_is("AWS::EC2::SecurityGroup", 3)
+    in_vpc = {"VpcConfig": Match.object_like({"Subnets": [Match.any_value()]})}
+    template.resource_properties_count_is("AWS::SageMaker::Model", in_vpc, 5)
+    template.resource_properties_count_is("AWS::SageMaker::EndpointConfig", in_vpc, 1)
+    groups = [
+        inference.ic_endpoints["shared-g5"].security_groups[0],
+        inference.single_model_endpoints["summarizer"].security_group,
+        inference.multi_model_endpoints["small-models"].security_group,
+    ]
+    assert len({group.node.path for group in groups}) == 3
 
 
 # -- configuration --------------------------------------------------------------------------

@@ -184,9 +184,7 @@ def test_grant_invoke(built):
                                 "sagemaker:InvokeEndpoint",
                                 "sagemaker:InvokeEndpointWithResponseStream",
                             ],
-                            "Resource": {
-                                "Fn::GetAtt": [built.logical_id(built.cpu.endpoint), "EndpointArn"]
-                            },
+                            "Resource": {"Ref": built.logical_id(built.cpu.endpoint)},
                         }
                     )
                 ]
@@ -195,10 +193,13 @@ def test_grant_invoke(built):
     )
 
 
-def test_cold_start_metric(built):
+def test_cold_start_and_invocation_metrics(built):
     metric = built.cpu.metric_model_loading_wait_time()
     assert metric.metric_name == "ModelLoadingWaitTime"
     assert built.stack.resolve(metric.dimensions)["VariantName"] == "AllTraffic"
+    invocations = built.cpu.metric_invocations()
+    assert (invocations.metric_name, invocations.statistic) == ("Invocations", "Sum")
+    assert built.stack.resolve(invocations.dimensions) == built.stack.resolve(metric.dimensions)
 
 
 def test_nag_packs_find_nothing_but_the_ignored_key_warning(built):

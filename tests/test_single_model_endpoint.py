@@ -327,7 +327,7 @@ def test_grant_invoke(built):
                             "sagemaker:InvokeEndpointWithResponseStream",
                         ],
                         "Effect": "Allow",
-                        "Resource": get_att(built, built.weighted.endpoint, "EndpointArn"),
+                        "Resource": {"Ref": built.logical_id(built.weighted.endpoint)},
                     }
                 ]
             },
@@ -340,6 +340,7 @@ def test_metrics_name_endpoint_and_variant(built):
     latency = built.weighted.metric_model_latency("Green")
     assert (invocations.metric_name, invocations.statistic) == ("Invocations", "Sum")
     assert (latency.metric_name, latency.statistic) == ("ModelLatency", "Average")
+    assert built.weighted.variant_name == "Blue"
     assert built.stack.resolve(invocations.dimensions)["VariantName"] == "Blue"
     assert built.stack.resolve(latency.dimensions) == {
         "EndpointName": get_att(built, built.weighted.endpoint, "EndpointName"),

@@ -3,10 +3,12 @@
 - :class:`ModelContainer`: what a model runs (image, artifacts, environment) and its
   CloudFormation container property.
 - :func:`storage_key_applies` / :func:`volume_encryption_key` /
-  :func:`acknowledge_config_without_key`: the KMS rule for endpoint configs (a key only for
-  instance types whose storage is an EBS volume; local NVMe storage is hardware-encrypted).
-- :class:`HostingRole` / :func:`hosting_execution_role`: a least-privilege SageMaker
-  execution role that each model extends with its own image and artifact grants.
+  :func:`encrypt_endpoint_config` / :func:`acknowledge_config_without_key`: the KMS rule
+  for endpoint configs (a key only for instance types whose storage is an EBS volume; local
+  NVMe storage is hardware-encrypted).
+- :class:`HostingRole` / :func:`hosting_execution_role` / :func:`execution_role_for`: a
+  least-privilege SageMaker execution role that each model extends with its own image and
+  artifact grants.
 """
 
 from __future__ import annotations
@@ -117,6 +119,30 @@ def volume_encryption_key(
             "such types).",
         )
     return None
+
+
+def encrypt_endpoint_config(
+    scope: Construct,
+    endpoint_config: sagemaker.CfnEndpointConfig,
+    instance_types: Sequence[str],
+    key: kms.IKey | None,
+) -> kms.IKey | None:
+    """Apply the KMS rule to ``endpoint_config`` hosting ``instance_types``; returns the key
+    set on it.
+
+    When every type's storage is EBS: ``key``, or a new customer-managed key (construct ID
+    ``VolumeKey`` under ``scope``), set as the config's ``KmsKeyId``. When any type has local
+    NVMe storage: no key (see :func:`volume_encryption_key`) and the HIPAA/NIST findings on
+    the config are acknowledged.
+    """
+    nvme = [t for t in instance_types if not storage_key_applies(t)]
+    instance_type = nvme[0] if nvme else instance_types[0]
+    chosen = volume_encryption_key(scope, instance_type, key)
+    if chosen is None:
+        acknowledge_config_without_key(endpoint_config, instance_type)
+    else:
+        endpoint_config.kms_key_id = chosen.key_arn
+    return chosen
 
 
 def acknowledge_config_without_key(endpoint_config: IConstruct, instance_type: str) -> None:
@@ -377,3 +403,31 @@ def hosting_execution_role(
         ),
     )
     return hosting.role
+
+
+def execution_role_for(
+    scope: Construct,
+    *,
+    role: iam.IRole | None,
+    containers: Sequence[ModelContainer],
+    artifact_key: kms.IKey | None,
+    in_vpc: bool,
+) -> iam.IRole:
+    """``role`` extended with image pull and artifact read for ``containers``, or a new
+    least-privilege :class:`HostingRole` (construct ID ``ExecutionRole``) with them."""
+    images = list(dict.fromkeys(c.image for c in containers))
+    urls = list(dict.fromkeys(c.model_data_url for c in containers if c.model_data_url))
+    if role is None:
+        return hosting_execution_role(
+            scope,
+            "ExecutionRole",
+            images=images,
+            model_data_urls=urls,
+            artifact_key=artifact_key,
+            in_vpc=in_vpc,
+        )
+    for image in images:
+        grant_image_pull(role, image)
+    for url in urls:
+        grant_model_artifacts(role, url, artifact_key)
+    return role

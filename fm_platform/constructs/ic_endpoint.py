@@ -17,23 +17,21 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from fm_platform.constructs.endpoint_parts import (
+    EndpointVpcConfig,
+    RealtimeEndpoint,
+    check_instance_type,
+    check_network,
+    endpoint_network,
+)
 from fm_platform.constructs.hosting import (
     HostingRole,
-    acknowledge_config_without_key,
+    HostingRoleProps,
+    encrypt_endpoint_config,
     role_policies,
-    volume_encryption_key,
 )
-from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved
-
-
-@dataclass(frozen=True, kw_only=True)
-class EndpointVpcConfig:
-    """The subnets and security groups an endpoint's containers use."""
-
-    subnet_ids: Sequence[str]
-    security_group_ids: Sequence[str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,8 +93,8 @@ class InferenceEndpointProps:
     vpc: the VPC to run the endpoint's containers in; by default none (SageMaker's network).
     vpc_subnets: subnets within ``vpc``; by default CDK's default selection (the private
         subnets, else the isolated ones).
-    security_groups: security groups for the containers; by default one with no inbound
-        rules is created when ``vpc`` is given.
+    security_groups: security groups for the containers; by default, with a VPC, a
+        dedicated security group with no ingress and HTTPS egress is created.
     network_isolation: run the models placed on this endpoint without network access; by
         default False.
     variant_name: the production variant's name; by default AllTraffic.
@@ -120,12 +118,7 @@ class InferenceEndpointProps:
     def validate(self) -> None:
         """Raise one ``ValueError`` listing every problem in these props."""
         problems = Problems("InferenceEndpointProps")
-        problems.check_shape("instance_type", self.instance_type, "ProductionVariantInstanceType")
-        if not problems and not is_unresolved(self.instance_type):
-            try:
-                instance_spec(self.instance_type)
-            except UnknownInstanceTypeError as error:
-                problems.add("instance_type", self.instance_type, error.args[0])
+        check_instance_type(problems, "instance_type", self.instance_type)
         problems.check_shape(
             "initial_instance_count",
             self.initial_instance_count,
@@ -160,12 +153,13 @@ class InferenceEndpointProps:
         problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
         problems.check_shape("variant_name", self.variant_name, "VariantName")
         problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
-        if self.vpc is None and (self.vpc_subnets is not None or self.security_groups):
-            problems.add("vpc", None, "required when vpc_subnets or security_groups are given")
+        check_network(
+            problems, self.vpc, vpc_subnets=self.vpc_subnets, security_groups=self.security_groups
+        )
         problems.raise_if_any()
 
 
-class InferenceEndpoint(Construct):
+class InferenceEndpoint(RealtimeEndpoint):
     """An endpoint whose instances host Inference Components.
 
     Resources (construct IDs are stable): ``ExecutionRole`` (unless a role is passed),
@@ -175,8 +169,9 @@ class InferenceEndpoint(Construct):
 
     Attributes: ``endpoint``, ``endpoint_config``, ``endpoint_name``, ``endpoint_arn``,
     ``variant_name``, ``instance_type``, ``execution_role``, ``hosting_role`` (None when a
-    role was passed), ``encryption_key`` (None for NVMe types), ``security_groups``,
-    ``network_isolation``, ``min_instance_count`` and ``reference``.
+    role was passed), ``encryption_key`` (None for NVMe types), ``network`` (None outside a
+    VPC), ``security_groups``, ``network_isolation``, ``min_instance_count`` and
+    ``reference``. :meth:`grant_invoke` lets a principal invoke every component on it.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: InferenceEndpointProps) -> None:
@@ -189,27 +184,25 @@ class InferenceEndpoint(Construct):
 
         self.hosting_role: HostingRole | None = None
         if props.execution_role is None:
-            self.hosting_role = HostingRole(self, "ExecutionRole")
+            self.hosting_role = HostingRole(
+                self, "ExecutionRole", HostingRoleProps(in_vpc=props.vpc is not None)
+            )
             self.execution_role: iam.IRole = self.hosting_role.role
         else:
             self.execution_role = props.execution_role
 
-        vpc_config = self._vpc_config(props)
-        self.encryption_key = volume_encryption_key(self, props.instance_type, props.encryption_key)
+        groups = props.security_groups or ()
+        self.network = endpoint_network(self, props.vpc, props.vpc_subnets, groups)
+        self.security_groups: list[ec2.ISecurityGroup] = (
+            list(self.network.security_groups) if self.network else []
+        )
+        vpc_config = self.network.vpc_config if self.network else None
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "Config",
             execution_role_arn=self.execution_role.role_arn,
-            kms_key_id=self.encryption_key.key_arn if self.encryption_key else None,
             enable_network_isolation=props.network_isolation or None,
-            vpc_config=(
-                sagemaker.CfnEndpointConfig.VpcConfigProperty(
-                    subnets=list(vpc_config.subnet_ids),
-                    security_group_ids=list(vpc_config.security_group_ids),
-                )
-                if vpc_config
-                else None
-            ),
+            vpc_config=vpc_config.endpoint_config_property() if vpc_config else None,
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
                     variant_name=props.variant_name,
@@ -228,20 +221,14 @@ class InferenceEndpoint(Construct):
                 )
             ],
         )
-        if self.encryption_key is None:
-            acknowledge_config_without_key(self.endpoint_config, props.instance_type)
+        self.encryption_key = encrypt_endpoint_config(
+            self, self.endpoint_config, [props.instance_type], props.encryption_key
+        )
         # The config names the role; its policy must exist before SageMaker uses it.
         for policy in role_policies(self.execution_role):
             self.endpoint_config.node.add_dependency(policy)
 
-        self.endpoint = sagemaker.CfnEndpoint(
-            self,
-            "Endpoint",
-            endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
-            endpoint_name=props.endpoint_name,
-        )
-        self.endpoint_name: str = self.endpoint.attr_endpoint_name
-        self.endpoint_arn: str = self.endpoint.ref
+        self._create_endpoint(self.endpoint_config, props.endpoint_name)
         self.reference = EndpointReference(
             endpoint_name=self.endpoint_name,
             variant_name=props.variant_name,
@@ -252,28 +239,4 @@ class InferenceEndpoint(Construct):
             min_instance_count=props.min_instance_count,
             endpoint_arn=self.endpoint_arn,
             endpoint=self.endpoint,
-        )
-
-    def _vpc_config(self, props: InferenceEndpointProps) -> EndpointVpcConfig | None:
-        self.security_groups: list[ec2.ISecurityGroup] = []
-        if props.vpc is None:
-            return None
-        self.security_groups = list(props.security_groups or ())
-        if not self.security_groups:
-            self.security_groups.append(
-                ec2.SecurityGroup(
-                    self,
-                    "SecurityGroup",
-                    vpc=props.vpc,
-                    description="SageMaker inference endpoint containers",
-                    allow_all_outbound=True,
-                )
-            )
-        if self.hosting_role is not None:
-            self.hosting_role.grant_vpc_access()
-        selection = props.vpc_subnets or ec2.SubnetSelection()
-        subnets = props.vpc.select_subnets(**selection._values)
-        return EndpointVpcConfig(
-            subnet_ids=subnets.subnet_ids,
-            security_group_ids=[group.security_group_id for group in self.security_groups],
         )

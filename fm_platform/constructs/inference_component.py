@@ -15,6 +15,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from fm_platform.constructs.component_scaling import ComponentAutoScaling, ComponentScaling
+from fm_platform.constructs.endpoint_parts import grant_endpoint_invoke, sagemaker_metric
 from fm_platform.constructs.hosting import (
     ModelContainer,
     grant_image_pull,
@@ -232,21 +233,14 @@ class InferenceComponentModel(Construct):
         if props.container.model_data_url is not None:
             grant_model_artifacts(role, props.container.model_data_url, props.artifact_key)
 
-        vpc = self.endpoint.vpc_config
+        vpc_config = self.endpoint.vpc_config
         self.model = sagemaker.CfnModel(
             self,
             "Model",
             execution_role_arn=role.role_arn,
             primary_container=props.container.to_container_property(),
             enable_network_isolation=self.endpoint.network_isolation or None,
-            vpc_config=(
-                sagemaker.CfnModel.VpcConfigProperty(
-                    subnets=list(vpc.subnet_ids),
-                    security_group_ids=list(vpc.security_group_ids),
-                )
-                if vpc
-                else None
-            ),
+            vpc_config=vpc_config.model_property() if vpc_config else None,
         )
         for policy in role_policies(role):
             self.model.node.add_dependency(policy)
@@ -312,11 +306,7 @@ class InferenceComponentModel(Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` invoke the endpoint (InvokeEndpoint and
         InvokeEndpointWithResponseStream); callers name this component in each request."""
-        return iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"],
-            resource_arns=[self.endpoint.arn_for(self)],
-        )
+        return grant_endpoint_invoke(grantee, self.endpoint.arn_for(self))
 
     def metric(
         self,
@@ -329,12 +319,12 @@ class InferenceComponentModel(Construct):
         """A metric of this component (dimension ``InferenceComponentName``) over ``period``
         (by default 1 minute); utilisation metrics live in
         ``/aws/sagemaker/InferenceComponents``."""
-        return cloudwatch.Metric(
-            namespace=namespace,
-            metric_name=metric_name,
-            dimensions_map={"InferenceComponentName": self.component_name},
+        return sagemaker_metric(
+            metric_name,
+            {"InferenceComponentName": self.component_name},
             statistic=statistic,
-            period=period or Duration.minutes(1),
+            namespace=namespace,
+            period=period,
         )
 
     def metric_invocations(self, period: Duration | None = None) -> cloudwatch.Metric:

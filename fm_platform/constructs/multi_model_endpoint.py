@@ -12,27 +12,16 @@ from dataclasses import dataclass, field
 
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.hosting import (
-    ModelContainer,
-    acknowledge_config_without_key,
-    role_policies,
-)
-from fm_platform.constructs.instance_scaling import InstanceScaling, add_instance_scaling
-from fm_platform.constructs.single_model_endpoint import (
-    INVOKE_ACTIONS,
-    EndpointNetwork,
+from fm_platform.constructs.endpoint_parts import (
+    VariantEndpoint,
+    VariantEndpointProps,
     check_instance_type,
-    check_network,
-    execution_role_for,
-    invocation_metric,
-    storage_key,
 )
+from fm_platform.constructs.hosting import ModelContainer, encrypt_endpoint_config
+from fm_platform.constructs.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.validation import Problems, is_unresolved
 
@@ -40,7 +29,7 @@ VARIANT_NAME = "AllTraffic"
 
 
 @dataclass(frozen=True, kw_only=True)
-class MultiModelEndpointProps:
+class MultiModelEndpointProps(VariantEndpointProps):
     """Options for :class:`MultiModelEndpoint`.
 
     models_s3_prefix: the S3 prefix (``s3://bucket/path/``, ending in ``/``) whose
@@ -52,16 +41,11 @@ class MultiModelEndpointProps:
     environment: environment variables of the container; by default none.
     initial_instance_count: instances at creation; by default 1.
     scaling: instance-level autoscaling; by default the instance count stays fixed.
-    network_isolation: run the container without network access; by default False.
-    vpc, vpc_subnets, security_group: VPC placement as for a single-model endpoint; by
-        default SageMaker's own network, and with a VPC a dedicated security group without
-        ingress.
-    encryption_key: KMS key of the storage volumes; by default a customer-managed key for
-        EBS-backed types and none for types with local NVMe storage.
-    artifact_key: KMS key encrypting the model objects; by default no decrypt grant.
-    execution_role: the role the container runs as; by default a least-privilege role that
-        reads every object under the prefix.
-    endpoint_name: the endpoint's name; by default CloudFormation generates one.
+
+    Also the fields of :class:`VariantEndpointProps` (``network_isolation``, ``vpc``,
+    ``vpc_subnets``, ``security_group``, ``encryption_key``, ``artifact_key``,
+    ``execution_role``, ``endpoint_name``); the created execution role reads every object
+    under the prefix.
     """
 
     models_s3_prefix: str
@@ -70,14 +54,6 @@ class MultiModelEndpointProps:
     environment: Mapping[str, str] = field(default_factory=dict)
     initial_instance_count: int = 1
     scaling: InstanceScaling | None = None
-    network_isolation: bool = False
-    vpc: ec2.IVpc | None = None
-    vpc_subnets: ec2.SubnetSelection | None = None
-    security_group: ec2.ISecurityGroup | None = None
-    encryption_key: kms.IKey | None = None
-    artifact_key: kms.IKey | None = None
-    execution_role: iam.IRole | None = None
-    endpoint_name: str | None = None
 
     def validate(self) -> None:
         """Raise one ``ValueError`` listing every problem with these props."""
@@ -92,10 +68,9 @@ class MultiModelEndpointProps:
         check_instance_type(problems, "instance_type", self.instance_type)
         check_multi_model_hardware(problems, "instance_type", self.instance_type)
         problems.check_range("initial_instance_count", self.initial_instance_count, 1, None)
-        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
         if self.scaling is not None:
             self.scaling.check(problems)
-        check_network(problems, self.vpc, self.vpc_subnets, self.security_group)
+        self.check_endpoint(problems)
         problems.raise_if_any()
 
 
@@ -121,11 +96,12 @@ def check_multi_model_hardware(problems: Problems, field: str, instance_type: st
     )
 
 
-class MultiModelEndpoint(Construct):
+class MultiModelEndpoint(VariantEndpoint):
     """Many models in one container (``Mode: MultiModel``) on shared instances.
 
     Attributes: ``model``, ``endpoint_config``, ``endpoint``, ``endpoint_name``,
-    ``endpoint_arn``, ``execution_role``, ``security_group`` (None outside a VPC),
+    ``endpoint_arn``, ``execution_role``, ``network`` and ``security_group`` (None outside a
+    VPC),
     ``storage_key``, ``scalable_target`` (None without scaling), ``variant_name``.
     Construct IDs: ``Model``, ``EndpointConfig``, ``Endpoint``, ``Scaling``,
     ``ExecutionRole``, ``SecurityGroup``.
@@ -136,41 +112,17 @@ class MultiModelEndpoint(Construct):
         props.validate()
         self.props = props
         self.variant_name = VARIANT_NAME
-        network = (
-            EndpointNetwork(
-                self,
-                vpc=props.vpc,
-                vpc_subnets=props.vpc_subnets,
-                security_group=props.security_group,
-            )
-            if props.vpc is not None
-            else None
-        )
-        self.security_group = network.security_group if network else None
         container = ModelContainer(image=props.image, model_data_url=props.models_s3_prefix)
-        self.execution_role = execution_role_for(
-            self,
-            role=props.execution_role,
-            containers=[container],
-            artifact_key=props.artifact_key,
-            in_vpc=props.vpc is not None,
-        )
-        self.model = sagemaker.CfnModel(
-            self,
+        self._prepare_models(props, [container])
+        self.model = self._add_model(
             "Model",
-            execution_role_arn=self.execution_role.role_arn,
-            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+            sagemaker.CfnModel.ContainerDefinitionProperty(
                 image=props.image,
                 mode="MultiModel",
                 model_data_url=props.models_s3_prefix,
                 environment=dict(props.environment) or None,
             ),
-            enable_network_isolation=props.network_isolation or None,
-            vpc_config=network.model_vpc_config() if network else None,
         )
-        for policy in role_policies(self.execution_role):
-            self.model.node.add_dependency(policy)
-        self.storage_key = storage_key(self, [props.instance_type], props.encryption_key)
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
@@ -183,18 +135,11 @@ class MultiModelEndpoint(Construct):
                     initial_variant_weight=1.0,
                 )
             ],
-            kms_key_id=self.storage_key.key_arn if self.storage_key else None,
         )
-        if self.storage_key is None:
-            acknowledge_config_without_key(self.endpoint_config, props.instance_type)
-        self.endpoint = sagemaker.CfnEndpoint(
-            self,
-            "Endpoint",
-            endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
-            endpoint_name=props.endpoint_name,
+        self.storage_key = encrypt_endpoint_config(
+            self, self.endpoint_config, [props.instance_type], props.encryption_key
         )
-        self.endpoint_name: str = self.endpoint.attr_endpoint_name
-        self.endpoint_arn: str = self.endpoint.attr_endpoint_arn
+        self._create_endpoint(self.endpoint_config, props.endpoint_name)
         self.scalable_target: appscaling.ScalableTarget | None = (
             add_instance_scaling(
                 self,
@@ -207,23 +152,7 @@ class MultiModelEndpoint(Construct):
             else None
         )
 
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let ``grantee`` invoke any model of this endpoint."""
-        return iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(INVOKE_ACTIONS), resource_arns=[self.endpoint_arn]
-        )
-
-    def metric_invocations(self) -> cloudwatch.Metric:
-        """Invocations per minute (sum) across all models."""
-        return invocation_metric(self.endpoint_name, self.variant_name, "Invocations", "Sum")
-
-    def metric_model_latency(self) -> cloudwatch.Metric:
-        """Average model latency (microseconds) across all models."""
-        return invocation_metric(self.endpoint_name, self.variant_name, "ModelLatency", "Average")
-
     def metric_model_loading_wait_time(self) -> cloudwatch.Metric:
         """Average time (microseconds) requests waited for their model to load (cold
         starts)."""
-        return invocation_metric(
-            self.endpoint_name, self.variant_name, "ModelLoadingWaitTime", "Average"
-        )
+        return self.metric("ModelLoadingWaitTime")

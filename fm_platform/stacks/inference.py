@@ -391,9 +391,9 @@ class InferenceStack(Stack):
     bucket), ``IcEndpoint-<name>`` (with ``Endpoint`` and ``Model-<model_name>`` inside),
     ``SingleModelEndpoint-<name>``, ``MultiModelEndpoint-<name>``.
 
-    ``vpc``: when given, single-model and multi-model endpoints run in its private subnets,
-    each with a dedicated security group; by default they use SageMaker's network (the
-    single-model default endpoint is network-isolated).
+    ``vpc``: when given, every endpoint runs in its private subnets, each with a dedicated
+    security group; by default they use SageMaker's network (the single-model default
+    endpoint is network-isolated).
 
     Attributes: ``config``, ``artifacts`` (the :class:`SecureBucket`), ``ic_endpoints``,
     ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``
@@ -468,6 +468,7 @@ class InferenceStack(Stack):
                 min_instance_count=spec.min_instance_count,
                 max_instance_count=spec.max_instance_count,
                 routing_strategy=spec.routing_strategy,
+                vpc=self.vpc,
             ),
         )
         self.ic_endpoints[spec.name] = endpoint

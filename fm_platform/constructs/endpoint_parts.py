@@ -1,0 +1,326 @@
+"""What every SageMaker real-time endpoint construct shares.
+
+- :func:`check_instance_type` / :func:`check_network`: validation of the hosting instance
+  type and of the VPC options.
+- :func:`endpoint_network` / :class:`EndpointNetwork` / :class:`EndpointVpcConfig`: VPC
+  placement (selected subnets and, unless given, a dedicated security group without ingress
+  and with HTTPS-only egress).
+- :class:`RealtimeEndpoint`: the ``Endpoint`` resource serving an endpoint config, its name
+  and ARN, and invoke grants; :class:`VariantEndpoint` (options:
+  :class:`VariantEndpointProps`) adds the models of its variants (VPC placement, execution
+  role) and per-variant metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aws_cdk import CfnTag, Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from fm_platform.constructs.hosting import ModelContainer, execution_role_for, role_policies
+from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
+from fm_platform.specs.sagemaker_model import enum_values
+from fm_platform.validation import Problems, is_unresolved
+
+INVOKE_ACTIONS = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
+_SELECTION_FIELDS = (
+    "availability_zones",
+    "one_per_az",
+    "subnet_filters",
+    "subnet_group_name",
+    "subnets",
+    "subnet_type",
+)
+
+
+def check_instance_type(problems: Problems, field: str, instance_type: str) -> None:
+    """Check ``instance_type`` is a SageMaker hosting type this package has figures for."""
+    if is_unresolved(instance_type):
+        return
+    if instance_type not in enum_values("ProductionVariantInstanceType"):
+        problems.add(
+            field,
+            instance_type,
+            "not an instance type SageMaker hosting offers (botocore enum "
+            "ProductionVariantInstanceType), e.g. ml.m5.xlarge, ml.g5.xlarge, ml.g5.12xlarge",
+        )
+        return
+    try:
+        instance_spec(instance_type)
+    except UnknownInstanceTypeError as error:
+        problems.add(field, instance_type, error.args[0])
+
+
+def check_network(problems: Problems, vpc: ec2.IVpc | None, **options: object) -> None:
+    """Report each VPC option in ``options`` (field name to value) set without ``vpc``; an
+    empty sequence counts as unset."""
+    if vpc is not None:
+        return
+    for name, value in options.items():
+        if value is None or (isinstance(value, Sequence) and not value):
+            continue
+        problems.add(name, value, "needs `vpc` to be set")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointVpcConfig:
+    """The subnets and security groups an endpoint's containers use (IDs only, so that it
+    can be passed to constructs in other stacks)."""
+
+    subnet_ids: Sequence[str]
+    security_group_ids: Sequence[str]
+
+    def model_property(self) -> sagemaker.CfnModel.VpcConfigProperty:
+        """The ``AWS::SageMaker::Model`` ``VpcConfig``."""
+        return sagemaker.CfnModel.VpcConfigProperty(
+            subnets=list(self.subnet_ids), security_group_ids=list(self.security_group_ids)
+        )
+
+    def endpoint_config_property(self) -> sagemaker.CfnEndpointConfig.VpcConfigProperty:
+        """The ``AWS::SageMaker::EndpointConfig`` ``VpcConfig``."""
+        return sagemaker.CfnEndpointConfig.VpcConfigProperty(
+            subnets=list(self.subnet_ids), security_group_ids=list(self.security_group_ids)
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointNetwork:
+    """An endpoint's VPC placement: its security groups and the resulting VPC config."""
+
+    security_groups: tuple[ec2.ISecurityGroup, ...]
+    vpc_config: EndpointVpcConfig
+
+    @property
+    def security_group(self) -> ec2.ISecurityGroup:
+        """The first (for the single-group endpoints: the only) security group."""
+        return self.security_groups[0]
+
+
+def endpoint_network(
+    scope: Construct,
+    vpc: ec2.IVpc | None,
+    vpc_subnets: ec2.SubnetSelection | None = None,
+    security_groups: Sequence[ec2.ISecurityGroup] = (),
+) -> EndpointNetwork | None:
+    """The placement of ``scope``'s endpoint in ``vpc``, or None without a VPC.
+
+    Subnets: ``vpc_subnets``, by default CDK's default selection (the private subnets, else
+    the isolated ones). Security groups: ``security_groups``; when there are none, a
+    dedicated group (construct ID ``SecurityGroup`` under ``scope``) with no ingress and
+    egress only to HTTPS (S3, ECR and other AWS APIs through VPC endpoints or NAT).
+    """
+    if vpc is None:
+        return None
+    groups = tuple(security_groups)
+    if not groups:
+        created = ec2.SecurityGroup(
+            scope,
+            "SecurityGroup",
+            vpc=vpc,
+            description=f"SageMaker endpoint {scope.node.path} (no ingress)",
+            allow_all_outbound=False,
+        )
+        created.add_egress_rule(
+            ec2.Peer.any_ipv4(),
+            ec2.Port.tcp(443),
+            "HTTPS to S3, ECR and other AWS APIs (through endpoints or NAT)",
+        )
+        groups = (created,)
+    selection = vpc_subnets or ec2.SubnetSelection()
+    selected = vpc.select_subnets(
+        **{
+            name: getattr(selection, name)
+            for name in _SELECTION_FIELDS
+            if getattr(selection, name) is not None
+        }
+    )
+    return EndpointNetwork(
+        security_groups=groups,
+        vpc_config=EndpointVpcConfig(
+            subnet_ids=selected.subnet_ids,
+            security_group_ids=[group.security_group_id for group in groups],
+        ),
+    )
+
+
+def grant_endpoint_invoke(grantee: iam.IGrantable, endpoint_arn: str) -> iam.Grant:
+    """Let ``grantee`` invoke the endpoint ``endpoint_arn`` (streaming included)."""
+    return iam.Grant.add_to_principal(
+        grantee=grantee, actions=list(INVOKE_ACTIONS), resource_arns=[endpoint_arn]
+    )
+
+
+def sagemaker_metric(
+    metric_name: str,
+    dimensions: dict[str, str],
+    *,
+    statistic: str = cloudwatch.Stats.AVERAGE,
+    namespace: str = "AWS/SageMaker",
+    period: Duration | None = None,
+) -> cloudwatch.Metric:
+    """A SageMaker metric with ``dimensions`` over ``period`` (by default 1 minute)."""
+    return cloudwatch.Metric(
+        namespace=namespace,
+        metric_name=metric_name,
+        dimensions_map=dimensions,
+        statistic=statistic,
+        period=period or Duration.minutes(1),
+    )
+
+
+class RealtimeEndpoint(Construct):
+    """Base of the endpoint constructs.
+
+    Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``),
+    ``endpoint_name``, ``endpoint_arn`` (the endpoint's ``Ref``, which is its ARN: the same
+    token for every endpoint construct, so cross-stack exports of it stay stable).
+    """
+
+    endpoint: sagemaker.CfnEndpoint
+    endpoint_name: str
+    endpoint_arn: str
+
+    def _create_endpoint(
+        self, endpoint_config: sagemaker.CfnEndpointConfig, endpoint_name: str | None
+    ) -> None:
+        """Create the endpoint serving ``endpoint_config``; without ``endpoint_name``
+        CloudFormation generates its name."""
+        self.endpoint = sagemaker.CfnEndpoint(
+            self,
+            "Endpoint",
+            endpoint_config_name=endpoint_config.attr_endpoint_config_name,
+            endpoint_name=endpoint_name,
+        )
+        self.endpoint_name = self.endpoint.attr_endpoint_name
+        self.endpoint_arn = self.endpoint.ref
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` invoke this endpoint (``InvokeEndpoint`` and
+        ``InvokeEndpointWithResponseStream``)."""
+        return grant_endpoint_invoke(grantee, self.endpoint_arn)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantEndpointProps:
+    """The options shared by the props of endpoints whose variants serve models they create
+    (:class:`SingleModelEndpointProps`, :class:`MultiModelEndpointProps`).
+
+    network_isolation: run the containers without network access; by default False.
+    vpc: run the models in this VPC; by default SageMaker's own network is used.
+    vpc_subnets: the subnets in ``vpc``; by default CDK's default selection (the private
+        subnets, else the isolated ones).
+    security_group: the models' security group; by default, with a VPC, a dedicated security
+        group with no ingress and HTTPS egress is created.
+    encryption_key: KMS key of the instances' storage volumes; by default a customer-managed
+        key for EBS-backed types and no key for types with local NVMe storage (a passed key
+        is then ignored with a warning).
+    artifact_key: KMS key encrypting the model artifacts; by default no decrypt grant.
+    execution_role: the role the models run as; by default a least-privilege role is created.
+        A passed role gets image pull and artifact read added; VPC network-interface
+        permissions are then the caller's to grant.
+    endpoint_name: the endpoint's name; by default CloudFormation generates one.
+    """
+
+    network_isolation: bool = False
+    vpc: ec2.IVpc | None = None
+    vpc_subnets: ec2.SubnetSelection | None = None
+    security_group: ec2.ISecurityGroup | None = None
+    encryption_key: kms.IKey | None = None
+    artifact_key: kms.IKey | None = None
+    execution_role: iam.IRole | None = None
+    endpoint_name: str | None = None
+
+    def check_endpoint(self, problems: Problems) -> None:
+        """Add the problems of these shared fields to ``problems``."""
+        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
+        check_network(
+            problems, self.vpc, vpc_subnets=self.vpc_subnets, security_group=self.security_group
+        )
+
+
+class VariantEndpoint(RealtimeEndpoint):
+    """An endpoint whose production variants serve models it creates: their VPC placement,
+    execution role and ``AWS::SageMaker::Model`` resources, and per-variant
+    ``AWS/SageMaker`` metrics (dimensions ``EndpointName`` and ``VariantName``).
+
+    Attributes (set by :meth:`_prepare_models`): ``network`` and ``security_group`` (None
+    outside a VPC), ``execution_role``; ``variant_name`` (set by the subclass: the default
+    variant of the ``metric_*`` methods). Construct IDs: ``SecurityGroup``,
+    ``ExecutionRole``.
+    """
+
+    variant_name: str
+    network: EndpointNetwork | None
+    security_group: ec2.ISecurityGroup | None
+    execution_role: iam.IRole
+
+    def _prepare_models(
+        self, props: VariantEndpointProps, containers: Sequence[ModelContainer]
+    ) -> None:
+        """Place the models in ``props.vpc`` (see :func:`endpoint_network`; the only
+        security group is ``props.security_group`` or a dedicated one) and give them
+        ``props.execution_role`` extended for ``containers``, or a new least-privilege
+        role."""
+        groups = [props.security_group] if props.security_group else []
+        self.network = endpoint_network(self, props.vpc, props.vpc_subnets, groups)
+        self.security_group = self.network.security_group if self.network else None
+        self.execution_role = execution_role_for(
+            self,
+            role=props.execution_role,
+            containers=containers,
+            artifact_key=props.artifact_key,
+            in_vpc=props.vpc is not None,
+        )
+        self._network_isolation = props.network_isolation
+
+    def _add_model(
+        self,
+        construct_id: str,
+        container: sagemaker.CfnModel.ContainerDefinitionProperty,
+        tags: Sequence[CfnTag] = (),
+    ) -> sagemaker.CfnModel:
+        """A model (generated name) running ``container`` as the execution role, in the
+        endpoint's network; it waits for the role's policies."""
+        model = sagemaker.CfnModel(
+            self,
+            construct_id,
+            execution_role_arn=self.execution_role.role_arn,
+            primary_container=container,
+            enable_network_isolation=self._network_isolation or None,
+            vpc_config=self.network.vpc_config.model_property() if self.network else None,
+            tags=list(tags) or None,
+        )
+        for policy in role_policies(self.execution_role):
+            model.node.add_dependency(policy)
+        return model
+
+    def metric(
+        self,
+        metric_name: str,
+        *,
+        variant_name: str | None = None,
+        statistic: str = cloudwatch.Stats.AVERAGE,
+        period: Duration | None = None,
+    ) -> cloudwatch.Metric:
+        """A metric of a variant (by default ``variant_name``) over ``period`` (by default 1
+        minute)."""
+        dimensions = {
+            "EndpointName": self.endpoint_name,
+            "VariantName": variant_name or self.variant_name,
+        }
+        return sagemaker_metric(metric_name, dimensions, statistic=statistic, period=period)
+
+    def metric_invocations(self, variant_name: str | None = None) -> cloudwatch.Metric:
+        """Invocations per minute (sum) of a variant; by default ``variant_name``."""
+        return self.metric("Invocations", variant_name=variant_name, statistic=cloudwatch.Stats.SUM)
+
+    def metric_model_latency(self, variant_name: str | None = None) -> cloudwatch.Metric:
+        """Average model latency (microseconds) of a variant; by default ``variant_name``."""
+        return self.metric("ModelLatency", variant_name=variant_name)
