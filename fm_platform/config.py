@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from constructs import Construct
 
+from fm_platform.mapping import dataclass_values
 from fm_platform.stacks.inference import InferenceConfig
 from fm_platform.stacks.training import TrainingConfig
+from fm_platform.validation import Problems
 
 CONFIG_FILE_CONTEXT_KEY = "config"
 CONFIG_OBJECT_CONTEXT_KEY = "fm_platform"
@@ -46,24 +48,15 @@ class AppConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> AppConfig:
-        """Build from a JSON-like mapping; unknown keys are an error naming them."""
-        allowed = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - allowed)
-        if unknown:
-            raise ValueError(
-                f"invalid app configuration: unknown key(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(allowed))}"
-            )
-        values: dict[str, Any] = dict(data)
+        """Build from a JSON-like mapping; unknown keys and values of the wrong type are
+        one error naming them."""
+        problems = Problems("app configuration")
+        values = dataclass_values(problems, "", data, cls)
+        problems.raise_if_any()
         if "training" in values:
             values["training"] = TrainingConfig.from_mapping(values["training"])
         if "inference" in values:
             values["inference"] = InferenceConfig.from_mapping(values["inference"])
-        for flag in ("deploy_training", "deploy_inference"):
-            if flag in values and not isinstance(values[flag], bool):
-                raise ValueError(
-                    f"invalid app configuration: {flag}={values[flag]!r}: must be true or false"
-                )
         return cls(**values)
 
     @classmethod

@@ -65,10 +65,14 @@ def test_unknown_key_names_the_key_and_the_allowed_ones():
     with pytest.raises(ValueError) as error:
         AppConfig.from_mapping({"trainig": {}})
     message = str(error.value)
-    assert "unknown key(s) trainig" in message
-    assert "allowed: deploy_inference, deploy_training, inference" in message
+    assert "trainig={}: unknown key; allowed keys: training, inference, deploy_training" in message
 
 
 def test_deploy_flags_must_be_booleans():
     with pytest.raises(ValueError, match="deploy_training='no': must be true or false"):
         AppConfig.from_mapping({"deploy_training": "no"})
+
+
+def test_json_true_is_not_taken_for_a_number():
+    with pytest.raises(ValueError, match="private_subnet_cidr_mask=True: must be an integer"):
+        AppConfig.from_mapping({"training": {"private_subnet_cidr_mask": True}})

@@ -376,9 +376,32 @@ def test_from_mapping_reports_missing_keys_and_bad_scaling_keys():
     with pytest.raises(ValueError) as error:
         InferenceConfig.from_mapping(data)
     message = str(error.value)
-    assert "multi_model_endpoints[0]=None: missing keys: instance_type" in message
+    assert "multi_model_endpoints[0]={'name': 'fleet', " in message
+    assert ": missing keys: instance_type" in message
     assert "multi_model_endpoints[0].scaling.cooldown=5: unknown key" in message
-    assert "scaling=None: missing keys: target_invocations_per_instance" in message
+    assert (
+        "scaling={'max_instances': 2, 'cooldown': 5}: missing keys: target_invocations" in message
+    )
+
+
+def test_from_mapping_reports_values_of_the_wrong_type():
+    data = {
+        "ic_endpoints": [
+            {
+                "name": "shared",
+                "instance_type": "ml.g5.12xlarge",
+                "models": [{"model_name": "m", "accelerators": "1", "min_memory_mib": 1024}],
+            }
+        ],
+        "single_model_endpoints": [
+            {"name": "s", "instance_type": "ml.m5.xlarge", "network_isolation": "yes"}
+        ],
+    }
+    with pytest.raises(ValueError) as error:
+        InferenceConfig.from_mapping(data)
+    message = str(error.value)
+    assert "ic_endpoints[0].models[0].accelerators='1': must be an integer" in message
+    assert "single_model_endpoints[0].network_isolation='yes': must be true or false" in message
 
 
 def test_duplicate_names_are_rejected():

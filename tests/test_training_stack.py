@@ -201,6 +201,32 @@ def test_from_mapping_rejects_an_unknown_key():
     assert "cluster_name" in message and "instance_groups" in message
 
 
+def test_from_mapping_rejects_values_of_the_wrong_type():
+    with pytest.raises(ValueError) as error:
+        TrainingConfig.from_mapping(
+            {
+                "storage_capacity_gib": "1200",
+                "cluster_name": 7,
+                "instance_groups": [
+                    {
+                        "name": "c",
+                        "role": "controller",
+                        "instance_type": "ml.m5.xlarge",
+                        "instance_count": "1",
+                        "ebs_volume_gib": None,
+                        "deep_health_checks": "InstanceStress",
+                    }
+                ],
+            }
+        )
+    message = str(error.value)
+    assert "storage_capacity_gib='1200': must be an integer" in message
+    assert "cluster_name=7: must be a string or null" in message
+    assert "instance_groups[0].instance_count='1': must be an integer" in message
+    assert "instance_groups[0].deep_health_checks='InstanceStress': must be a list" in message
+    assert "ebs_volume_gib" not in message
+
+
 def test_from_mapping_rejects_bad_groups():
     with pytest.raises(ValueError) as error:
         TrainingConfig.from_mapping(

@@ -25,7 +25,6 @@ the multi-model endpoint.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +51,7 @@ from fm_platform.constructs.single_model_endpoint import (
     SingleModelEndpoint,
     SingleModelEndpointProps,
 )
+from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.stacks.limits import MAX_OUTPUTS_PER_STACK, check_resource_count
 from fm_platform.validation import Problems
@@ -291,10 +291,10 @@ class InferenceConfig:
         :class:`InstanceScaling` fields otherwise. Unknown keys raise ``ValueError`` naming
         the key and the allowed keys."""
         problems = Problems("InferenceConfig")
-        values = _fields_from(problems, "", data, cls)
+        values = dataclass_values(problems, "", data, cls)
         for key, build in _TOP_LEVEL.items():
             if key in values:
-                values[key] = _list_of(problems, key, values[key], build)
+                values[key] = list_of(problems, key, values[key], build)
         problems.raise_if_any()
         return cls(**values)
 
@@ -302,63 +302,25 @@ class InferenceConfig:
 _MAPPING_SCALING_FIELDS = ("min_copies", "max_copies", "metric", "target_value")
 
 
-def _fields_from(
-    problems: Problems,
-    where: str,
-    data: Any,
-    cls: type,
-    allowed: tuple[str, ...] | None = None,
-) -> dict[str, Any]:
-    """``data``'s known keys; unknown keys and missing required ones are problems."""
-    if not isinstance(data, Mapping):
-        problems.add(where or cls.__name__, data, f"must be a mapping of {cls.__name__} fields")
-        return {}
-    fields = dataclasses.fields(cls)
-    allowed = allowed or tuple(f.name for f in fields)
-    for key in data:
-        if key not in allowed:
-            problems.add(
-                f"{where}{key}", data[key], "unknown key; allowed keys: " + ", ".join(allowed)
-            )
-    required = [
-        f.name
-        for f in fields
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-    missing = [name for name in required if name not in data]
-    if missing:
-        problems.add(where.rstrip(".") or cls.__name__, None, "missing keys: " + ", ".join(missing))
-    return {k: v for k, v in data.items() if k in allowed}
-
-
-def _list_of(problems: Problems, where: str, items: Any, build: Any) -> tuple:
-    if not isinstance(items, (list, tuple)):
-        problems.add(where, items, "must be a list")
-        return ()
-    return tuple(
-        built
-        for index, item in enumerate(items)
-        if (built := build(problems, f"{where}[{index}].", item)) is not None
-    )
-
-
 def _container(problems: Problems, where: str, data: Any) -> ContainerSpec:
-    return ContainerSpec(**_fields_from(problems, where, data, ContainerSpec))
+    return ContainerSpec(**dataclass_values(problems, where, data, ContainerSpec))
 
 
 def _instance_scaling(problems: Problems, where: str, data: Any) -> InstanceScaling | None:
-    values = _fields_from(problems, where, data, InstanceScaling)
+    values = dataclass_values(problems, where, data, InstanceScaling)
     return None if problems else InstanceScaling(**values)
 
 
 def _component_scaling(problems: Problems, where: str, data: Any) -> ComponentScaling | None:
-    values = _fields_from(problems, where, data, ComponentScaling, _MAPPING_SCALING_FIELDS)
+    values = dataclass_values(
+        problems, where, data, ComponentScaling, allowed=_MAPPING_SCALING_FIELDS
+    )
     return None if problems else ComponentScaling(**values)
 
 
 def _spec(cls: type, nested: Mapping[str, Any]):
     def build(problems: Problems, where: str, data: Any):
-        values = _fields_from(problems, where, data, cls)
+        values = dataclass_values(problems, where, data, cls)
         for key, convert in nested.items():
             if values.get(key) is not None:
                 values[key] = convert(problems, f"{where}{key}.", values[key])
@@ -371,7 +333,7 @@ _IC_MODEL = _spec(IcModelSpec, {"container": _container, "scaling": _component_s
 _TOP_LEVEL = {
     "ic_endpoints": _spec(
         IcEndpointSpec,
-        {"models": lambda problems, where, items: _list_of(problems, where[:-1], items, _IC_MODEL)},
+        {"models": lambda problems, where, items: list_of(problems, where[:-1], items, _IC_MODEL)},
     ),
     "single_model_endpoints": _spec(
         SingleModelEndpointSpec, {"container": _container, "scaling": _instance_scaling}

@@ -3,7 +3,6 @@ with Slurm, configured by one :class:`TrainingConfig`."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from fm_platform.constructs.instance_groups import (
 )
 from fm_platform.constructs.lifecycle import LifecycleScripts, LifecycleScriptsProps
 from fm_platform.constructs.network import ClusterNetwork, ClusterNetworkProps
+from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.validation import Problems
 
 #: The training walkthrough's example: one ml.m5.12xlarge head node and four
@@ -79,54 +79,28 @@ class TrainingConfig:
         mappings with the :class:`InstanceGroup` field names and ``role`` one of
         ``controller``, ``login``, ``worker``."""
         problems = Problems("TrainingConfig")
-        _check_keys(problems, "", data, _field_names(cls))
-        values = {k: v for k, v in data.items() if k in _field_names(cls)}
+        values = dataclass_values(problems, "", data, cls)
         if "instance_groups" in values:
-            values["instance_groups"] = _groups_from_data(problems, values["instance_groups"])
+            values["instance_groups"] = list_of(
+                problems, "instance_groups", values["instance_groups"], _instance_group
+            )
         problems.raise_if_any()
         return cls(**values)
 
 
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
-
-
-def _check_keys(
-    problems: Problems, where: str, data: Mapping[str, Any], allowed: tuple[str, ...]
-) -> None:
-    for key in data:
-        if key not in allowed:
-            problems.add(
-                f"{where}{key}", data[key], "unknown key; allowed keys: " + ", ".join(allowed)
-            )
-
-
-def _groups_from_data(problems: Problems, items: Any) -> tuple[InstanceGroup, ...]:
-    if not isinstance(items, (list, tuple)):
-        problems.add("instance_groups", items, "must be a list of instance-group mappings")
-        return ()
-    allowed = _field_names(InstanceGroup)
+def _instance_group(problems: Problems, where: str, data: Any) -> InstanceGroup | None:
+    """One instance group from its mapping, ``role`` given by name."""
     roles = {role.value: role for role in NodeRole}
-    groups = []
-    for index, item in enumerate(items):
-        where = f"instance_groups[{index}]"
-        if not isinstance(item, Mapping):
-            problems.add(where, item, "must be a mapping of InstanceGroup fields")
-            continue
-        _check_keys(problems, f"{where}.", item, allowed)
-        missing = [k for k in ("name", "role", "instance_type", "instance_count") if k not in item]
-        if missing:
-            problems.add(where, item, "missing required keys: " + ", ".join(missing))
-            continue
-        if item["role"] not in roles:
-            problems.add(f"{where}.role", item["role"], "must be one of " + ", ".join(roles))
-            continue
-        values = {k: v for k, v in item.items() if k in allowed}
-        values["role"] = roles[item["role"]]
-        if values.get("deep_health_checks") is not None:
-            values["deep_health_checks"] = tuple(values["deep_health_checks"])
-        groups.append(InstanceGroup(**values))
-    return tuple(groups)
+    values = dataclass_values(problems, where, data, InstanceGroup)
+    role = values.get("role")
+    if role is not None and role not in roles:
+        problems.add(f"{where}role", role, "must be one of " + ", ".join(roles))
+    if problems:
+        return None
+    values["role"] = roles[role]
+    if values.get("deep_health_checks") is not None:
+        values["deep_health_checks"] = tuple(values["deep_health_checks"])
+    return InstanceGroup(**values)
 
 
 class TrainingStack(Stack):

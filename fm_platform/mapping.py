@@ -1,0 +1,120 @@
+"""Typed configuration from JSON-like mappings (a config file, ``cdk.json`` context).
+
+Unknown keys, missing required keys and values of the wrong JSON type become problems that
+name the key, the value and what is allowed, so a typo in a config file fails the synth
+with one clear message instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from fm_platform.validation import Problems
+
+T = TypeVar("T")
+
+# JSON types a scalar annotation accepts, and how to say so.
+_SCALARS: dict[Any, tuple[tuple[type, ...], str]] = {
+    int: ((int,), "an integer"),
+    float: ((int, float), "a number"),
+    str: ((str,), "a string"),
+    bool: ((bool,), "true or false"),
+}
+_CONTAINERS: dict[Any, tuple[tuple[type, ...], str]] = {
+    tuple: ((list, tuple), "a list"),
+    Sequence: ((list, tuple), "a list"),
+    Mapping: ((dict,), "a mapping"),
+    dict: ((dict,), "a mapping"),
+}
+
+
+def dataclass_values(
+    problems: Problems,
+    where: str,
+    data: Any,
+    cls: type,
+    *,
+    allowed: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The entries of ``data`` that are fields of dataclass ``cls`` (or of ``allowed``).
+
+    Records in ``problems``, each under ``<where><key>``: ``data`` not being a mapping,
+    unknown keys, missing required fields, and values whose JSON type does not match the
+    field's annotation (checked for scalars, lists and mappings; nested specs are left to
+    the caller, who builds them).
+    """
+    if not isinstance(data, Mapping):
+        problems.add(
+            where.rstrip(".") or cls.__name__, data, f"must be a mapping of {cls.__name__} fields"
+        )
+        return {}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    names = tuple(allowed or fields)
+    for key in data:
+        if key not in names:
+            problems.add(
+                f"{where}{key}", data[key], "unknown key; allowed keys: " + ", ".join(names)
+            )
+    missing = [
+        name
+        for name in names
+        if name not in data
+        and fields[name].default is dataclasses.MISSING
+        and fields[name].default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        problems.add(
+            where.rstrip(".") or cls.__name__, dict(data), "missing keys: " + ", ".join(missing)
+        )
+    hints = typing.get_type_hints(cls)
+    values = {key: value for key, value in data.items() if key in names}
+    for key, value in values.items():
+        accepted = _accepted(hints[key])
+        if accepted is not None and not _matches(value, accepted[0]):
+            problems.add(f"{where}{key}", value, f"must be {accepted[1]}")
+    return values
+
+
+def list_of(
+    problems: Problems,
+    where: str,
+    items: Any,
+    build: Callable[[Problems, str, Any], T | None],
+) -> tuple[T, ...]:
+    """``items`` (a JSON list) built one by one with ``build(problems, "<where>[i].", item)``;
+    items that ``build`` rejects (returns None) are left out."""
+    if not isinstance(items, (list, tuple)):
+        problems.add(where, items, "must be a list")
+        return ()
+    built = (build(problems, f"{where}[{index}].", item) for index, item in enumerate(items))
+    return tuple(item for item in built if item is not None)
+
+
+def _accepted(hint: Any) -> tuple[tuple[type, ...], str] | None:
+    """The JSON types ``hint`` accepts and their description, or None when the hint is not
+    one this module checks (nested specs, enums, literals, durations)."""
+    if hint in _SCALARS:
+        return _SCALARS[hint]
+    origin = typing.get_origin(hint)
+    if origin in _CONTAINERS:
+        return _CONTAINERS[origin]
+    if origin in (typing.Union, types.UnionType):
+        options = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        parts = [_accepted(arg) for arg in options]
+        if any(part is None for part in parts):
+            return None
+        kinds = tuple(kind for part in parts for kind in part[0]) + (type(None),)
+        return kinds, " or ".join(part[1] for part in parts) + " or null"
+    return None
+
+
+def _matches(value: Any, kinds: tuple[type, ...]) -> bool:
+    # JSON true/false are Python bools, which are ints too: accept them only where a
+    # boolean is.
+    if isinstance(value, bool):
+        return bool in kinds
+    return isinstance(value, kinds)
