@@ -70,7 +70,14 @@ class AppConfig:
                     f"invalid app configuration: config={path!r}: no such file; "
                     "pass the path of a JSON file"
                 )
-            return cls.from_mapping(json.loads(config_file.read_text()))
+            try:
+                data = json.loads(config_file.read_text())
+            except ValueError as error:
+                raise ValueError(
+                    f"invalid app configuration: config={path!r}: not valid JSON ({error}); "
+                    "pass a JSON file holding one object"
+                ) from None
+            return cls.from_mapping(data)
         data = scope.node.try_get_context(CONFIG_OBJECT_CONTEXT_KEY)
         if data:
             return cls.from_mapping(data)

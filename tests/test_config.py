@@ -61,6 +61,13 @@ def test_missing_config_file_is_a_clear_error(tmp_path):
         AppConfig.from_context(new_app(context={"config": str(missing)}))
 
 
+def test_config_file_that_is_not_json_is_a_clear_error(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text("{training: {}}")
+    with pytest.raises(ValueError, match=f"config='{path}': not valid JSON"):
+        AppConfig.from_context(new_app(context={"config": str(path)}))
+
+
 def test_unknown_key_names_the_key_and_the_allowed_ones():
     with pytest.raises(ValueError) as error:
         AppConfig.from_mapping({"trainig": {}})

@@ -332,6 +332,14 @@ def test_provisioning_parameters_without_login_group_leave_it_out():
     assert parameters["fsx_mount_path"] == "/fsx"
 
 
+def test_provisioning_parameters_without_controller_name_the_groups():
+    with pytest.raises(ValueError) as error:
+        provisioning_parameters((CPU_WORKERS,), fsx_dns_name="d", fsx_mount_name="m")
+    message = str(error.value)
+    assert f"instance_groups={{'{CPU_WORKERS.name}': 'WORKER'}}" in message
+    assert "exactly one group with role CONTROLLER" in message
+
+
 # --- validation ---------------------------------------------------------------------------
 
 

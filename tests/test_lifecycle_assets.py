@@ -201,6 +201,16 @@ def test_missing_slurm_conf_times_out(root: Path) -> None:
     assert not any("systemctl start" in line for line in commands(root))
 
 
+@pytest.mark.parametrize("node_ip", [LOGIN_IP, WORKER_IPS[0]])
+def test_login_and_compute_need_no_local_slurm_conf(root: Path, node_ip: str) -> None:
+    # Configless Slurm: slurmd fetches slurm.conf from the controller, so these nodes may
+    # never get a local copy and must not wait for one.
+    (root / "opt/slurm/etc/slurm.conf").unlink()
+    result = provision(root, node_ip, "--slurm-conf-timeout", "0")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "systemctl start slurmd" in commands(root)
+
+
 def test_on_create_runs_provision_and_logs(root: Path) -> None:
     log_dir = root / "var/log/provision"
     env = {**os.environ, "PROVISION_LOG_DIR": str(log_dir), "PROVISION_FAILURE_SLEEP": "0"}
@@ -250,3 +260,34 @@ def test_assets_download_nothing() -> None:
     for asset in ASSETS.iterdir():
         if asset.is_file():
             assert not downloads.search(asset.read_text()), asset.name
+
+
+def _provision_module():
+    """provision.py imported in-process, to drive single steps with a failing system."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("provision_under_test", PROVISION)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("role", "tolerated"), [("login", True), ("compute", False)])
+def test_slurmd_that_stops_fails_compute_but_not_login_nodes(tmp_path, role, tolerated):
+    provision = _provision_module()
+
+    class StartFails(provision.System):
+        def run(self, *command, check=True):
+            if command[:2] == ("systemctl", "start"):
+                if check:
+                    raise provision.ProvisionError("start failed")
+                return 3
+            return 0
+
+    node = provision.Node(role, group=role, partition=None, controller_ip="10.1.0.10")
+    system = StartFails(str(tmp_path), dry_run=False)
+    if tolerated:
+        provision.start_slurm(system, node)
+    else:
+        with pytest.raises(provision.ProvisionError):
+            provision.start_slurm(system, node)

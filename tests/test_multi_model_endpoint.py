@@ -272,9 +272,13 @@ def test_instance_type_messages(instance_type, expected):
     assert expected in str(error.value)
 
 
-def test_single_gpu_and_cpu_types_are_accepted():
-    assert build(instance_type="ml.g5.2xlarge").props.instance_type == "ml.g5.2xlarge"
-    assert build(instance_type="ml.c5.2xlarge").props.instance_type == "ml.c5.2xlarge"
+@pytest.mark.parametrize("instance_type", ["ml.g5.2xlarge", "ml.c5.2xlarge"])
+def test_single_gpu_and_cpu_types_are_accepted(instance_type):
+    endpoint = build(instance_type=instance_type)
+    Template.from_stack(cdk.Stack.of(endpoint)).has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {"ProductionVariants": [Match.object_like({"InstanceType": instance_type})]},
+    )
 
 
 @pytest.mark.parametrize(

@@ -11,23 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
-from aws_cdk import aws_iam as iam
 from constructs import Construct, IDependable
 
+from fm_platform.constructs.instance_scaling import autoscaling_service_linked_role
 from fm_platform.validation import Problems
 
 ScalingMetric = Literal["invocations_per_copy", "concurrent_requests_per_copy"]
 
-# Application Auto Scaling acts on SageMaker through this service-linked role (created by
-# the service on first use), so no role per model is needed.
-_SERVICE_LINKED_ROLE = (
-    "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
-    "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
-)
 _METRICS = appscaling.PredefinedMetric
 _PREDEFINED = {
     "invocations_per_copy": _METRICS.SAGEMAKER_INFERENCE_COMPONENT_INVOCATIONS_PER_COPY,
@@ -106,17 +100,8 @@ class ComponentAutoScaling(Construct):
             scalable_dimension="sagemaker:inference-component:DesiredCopyCount",
             min_capacity=scaling.min_copies,
             max_capacity=scaling.max_copies,
-            role=iam.Role.from_role_arn(
-                self,
-                "ServiceLinkedRole",
-                Stack.of(self).format_arn(
-                    service="iam",
-                    region="",
-                    resource="role",
-                    resource_name=_SERVICE_LINKED_ROLE,
-                ),
-                mutable=False,
-            ),
+            # The service-linked role: no role per model is needed.
+            role=autoscaling_service_linked_role(self, "ServiceLinkedRole"),
         )
         self.target.node.add_dependency(component)
         self.tracking_policy = self.target.scale_to_track_metric(

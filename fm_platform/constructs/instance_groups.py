@@ -179,7 +179,11 @@ def provisioning_parameters(
     node's role, the worker partitions and the FSx for Lustre mount."""
     controller = next((g.name for g in groups if g.role is NodeRole.CONTROLLER), None)
     if controller is None:
-        raise ValueError("instance_groups: provisioning parameters need a CONTROLLER group")
+        roles = {g.name: g.role.name for g in groups}
+        raise ValueError(
+            f"instance_groups={roles!r}: provisioning parameters need exactly one group with "
+            "role CONTROLLER (the Slurm head node)"
+        )
     login = next((g.name for g in groups if g.role is NodeRole.LOGIN), None)
     parameters: dict = {
         "version": PROVISIONING_PARAMETERS_VERSION,

@@ -27,6 +27,19 @@ SERVICE_LINKED_ROLE_NAME = (
 )
 
 
+def autoscaling_service_linked_role(scope: Construct, construct_id: str) -> iam.IRole:
+    """Application Auto Scaling's SageMaker service-linked role, imported (nothing is
+    created) as ``construct_id`` under ``scope``."""
+    return iam.Role.from_role_arn(
+        scope,
+        construct_id,
+        Stack.of(scope).format_arn(
+            service="iam", region="", resource="role", resource_name=SERVICE_LINKED_ROLE_NAME
+        ),
+        mutable=False,
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class InstanceScaling:
     """Target tracking of a variant's instance count on invocations per instance.
@@ -102,14 +115,7 @@ def add_instance_scaling(
         scalable_dimension=VARIANT_INSTANCE_COUNT_DIMENSION,
         min_capacity=scaling.min_instances,
         max_capacity=scaling.max_instances,
-        role=iam.Role.from_role_arn(
-            scope,
-            f"{construct_id}-ServiceLinkedRole",
-            Stack.of(scope).format_arn(
-                service="iam", region="", resource="role", resource_name=SERVICE_LINKED_ROLE_NAME
-            ),
-            mutable=False,
-        ),
+        role=autoscaling_service_linked_role(scope, f"{construct_id}-ServiceLinkedRole"),
     )
     target.scale_to_track_metric(
         "Invocations",

@@ -110,7 +110,6 @@ class MultiModelEndpoint(VariantEndpoint):
     def __init__(self, scope: Construct, construct_id: str, props: MultiModelEndpointProps) -> None:
         super().__init__(scope, construct_id)
         props.validate()
-        self.props = props
         self.variant_name = VARIANT_NAME
         container = ModelContainer(image=props.image, model_data_url=props.models_s3_prefix)
         self._prepare_models(props, [container])

@@ -198,7 +198,6 @@ class SingleModelEndpoint(VariantEndpoint):
     ) -> None:
         super().__init__(scope, construct_id)
         props.validate()
-        self.props = props
         self.variant_name = props.variant_name
         variants = props.all_variants
 

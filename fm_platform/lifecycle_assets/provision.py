@@ -3,14 +3,17 @@
 
 Run by on_create.sh as root. Steps: find this node's role from resource_config.json and
 provisioning_parameters.json, mount FSx for Lustre (fstab entry, retries, write check),
-prepare the shared directories on it, wait for the slurm.conf the HyperPod agent writes,
-then start the role's Slurm daemon with systemd. Nothing is downloaded.
+prepare the shared directories on it, then start the role's Slurm daemon with systemd; the
+controller first waits for the slurm.conf the HyperPod agent writes (login and compute nodes
+run configless: slurmd fetches the configuration from the controller, so they may have no
+local slurm.conf). Nothing is downloaded.
 
 Test mode: ``--root DIR`` prefixes every system path read or written (resource config,
 /etc, /proc/mounts, the FSx mount path, /opt/slurm, the log directory); ``--dry-run``
 appends each command (mount, systemctl) to DIR/var/log/provision/commands.log instead of
-running it, and treats it as successful. The slurm.conf wait is never skipped: in a dry
-run, create DIR/opt/slurm/etc/slurm.conf first or pass ``--slurm-conf-timeout 0``.
+running it, and treats it as successful. The controller's slurm.conf wait is never
+skipped: in a dry run, create DIR/opt/slurm/etc/slurm.conf first or pass
+``--slurm-conf-timeout 0``.
 
 Compute and login nodes pass ``--conf-server <controller ip>`` to slurmd through
 /etc/default/slurmd (``SLURMD_OPTIONS``), which a systemd drop-in
@@ -266,7 +269,15 @@ def start_slurm(system: System, node: Node) -> None:
     system.run("systemctl", "disable", "--now", unwanted, check=False)
     system.run("systemctl", "daemon-reload")
     system.run("systemctl", "enable", wanted)
-    system.run("systemctl", "start", wanted)
+    # A login node is not a node of slurm.conf: its slurmd fetches the configuration from
+    # the controller (so that sbatch and squeue work there) and may then stop, which must
+    # not fail the node.
+    started = system.run("systemctl", "start", wanted, check=node.role != "login") == 0
+    if not started:
+        log(
+            f"{wanted} did not keep running on this login node; expected, as slurm.conf "
+            "lists no login nodes"
+        )
 
 
 def parse_args(argv: list) -> argparse.Namespace:
@@ -288,7 +299,9 @@ def parse_args(argv: list) -> argparse.Namespace:
     parser.add_argument("--dry-run", action="store_true", help="record commands, run none")
     parser.add_argument("--mount-attempts", type=int, default=5)
     parser.add_argument("--retry-delay", type=float, default=10.0, help="seconds")
-    parser.add_argument("--slurm-conf-timeout", type=float, default=600.0, help="seconds")
+    parser.add_argument(
+        "--slurm-conf-timeout", type=float, default=600.0, help="seconds (controller only)"
+    )
     return parser.parse_args(argv)
 
 
@@ -307,7 +320,8 @@ def main(argv: list) -> int:
         )
         fsx = mount_fsx(system, params, args.mount_attempts, args.retry_delay)
         prepare_shared_dirs(fsx)
-        wait_for_slurm_conf(system, args.slurm_conf_timeout, min(args.retry_delay, 5.0))
+        if node.role == "controller":
+            wait_for_slurm_conf(system, args.slurm_conf_timeout, min(args.retry_delay, 5.0))
         start_slurm(system, node)
     except ProvisionError as error:
         log(f"ERROR: {error}")

@@ -46,11 +46,6 @@ def _records() -> dict[str, dict]:
     return json.loads(text)["instance_types"]
 
 
-def known_instance_types() -> tuple[str, ...]:
-    """Every instance type the data file describes, sorted."""
-    return tuple(sorted(_records()))
-
-
 @cache
 def instance_spec(instance_type: str) -> InstanceSpec:
     """The figures for ``instance_type``.

@@ -136,7 +136,7 @@ class SingleModelEndpointSpec:
     (by default LMI and ``models/<name>/``), initial_instance_count (by default 1),
     scaling (by default fixed), network_isolation (by default True),
     data_capture_percentage: percentage of requests and responses captured to an encrypted
-    bucket; by default None (no capture). With a ``vpc`` given to the stack, the endpoint
+    bucket; by default nothing is captured. With a ``vpc`` given to the stack, the endpoint
     runs in its private subnets with a dedicated security group.
     """
 
