@@ -225,7 +225,16 @@ def test_role_writes_logs_and_metrics_only_where_sagemaker_does(role_template):
     [metrics] = _statements_with(role_template, "cloudwatch:PutMetricData")
     assert metrics["Condition"] == {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}
     [logs] = _statements_with(role_template, "logs:PutLogEvents")
-    assert all("/aws/sagemaker/Endpoints/*" in str(r) for r in _resources(logs))
+    groups = sorted(
+        "".join(part for part in r["Fn::Join"][1] if isinstance(part, str))
+        for r in _resources(logs)
+    )
+    assert groups == [
+        "arn::logs:::log-group:/aws/sagemaker/Endpoints/*",
+        "arn::logs:::log-group:/aws/sagemaker/Endpoints/*:log-stream:*",
+        "arn::logs:::log-group:/aws/sagemaker/InferenceComponents/*",
+        "arn::logs:::log-group:/aws/sagemaker/InferenceComponents/*:log-stream:*",
+    ]
 
 
 def test_role_manages_vpc_interfaces_when_in_a_vpc(role_template):

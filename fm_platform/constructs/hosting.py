@@ -158,6 +158,10 @@ def acknowledge_config_without_key(endpoint_config: IConstruct, instance_type: s
     )
 
 
+#: Log-group families SageMaker hosting writes container logs to.
+SAGEMAKER_LOG_GROUP_KINDS = ("Endpoints", "InferenceComponents")
+
+
 @dataclass(frozen=True, kw_only=True)
 class HostingRoleProps:
     """Options for :class:`HostingRole`.
@@ -181,7 +185,8 @@ class HostingRole(Construct):
     """A SageMaker hosting execution role with only what hosting needs.
 
     Always granted: ``ecr:GetAuthorizationToken``, writing logs under
-    ``/aws/sagemaker/Endpoints/``, ``cloudwatch:PutMetricData`` into ``/aws/sagemaker/*``
+    ``/aws/sagemaker/Endpoints/`` and ``/aws/sagemaker/InferenceComponents/``,
+    ``cloudwatch:PutMetricData`` into ``/aws/sagemaker/*``
     namespaces. Each model adds its image and artifacts with the ``grant_*`` methods.
     Attribute: ``role`` (construct ID ``Role``).
     """
@@ -216,12 +221,18 @@ class HostingRole(Construct):
                 conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
             )
         )
-        log_groups = stack.format_arn(
-            service="logs",
-            resource="log-group",
-            resource_name="/aws/sagemaker/Endpoints/*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
+        # Containers log to /aws/sagemaker/Endpoints/<endpoint>, and containers of inference
+        # components to /aws/sagemaker/InferenceComponents/<component>.
+        log_groups = [
+            stack.format_arn(
+                service="logs",
+                resource="log-group",
+                resource_name=f"/aws/sagemaker/{kind}/*",
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            )
+            for kind in SAGEMAKER_LOG_GROUP_KINDS
+        ]
+        log_resources = [arn for group in log_groups for arn in (group, f"{group}:log-stream:*")]
         self.role.add_to_policy(
             iam.PolicyStatement(
                 actions=[
@@ -230,19 +241,18 @@ class HostingRole(Construct):
                     "logs:PutLogEvents",
                     "logs:DescribeLogStreams",
                 ],
-                resources=[log_groups, f"{log_groups}:log-stream:*"],
+                resources=log_resources,
             )
         )
         acknowledge_wildcard_resource(
             self.role,
             "ecr:GetAuthorizationToken and cloudwatch:PutMetricData support no resource-level "
             "permissions (PutMetricData is limited to /aws/sagemaker/* namespaces by a "
-            "condition); endpoint log groups are named by SageMaker after endpoints whose "
-            "names CloudFormation generates, so they are matched by their fixed "
-            "/aws/sagemaker/Endpoints/ prefix.",
+            "condition); SageMaker names the log groups after endpoints and components whose "
+            "names are chosen at deploy time, so they are matched by their fixed "
+            "/aws/sagemaker/Endpoints/ and /aws/sagemaker/InferenceComponents/ prefixes.",
             "*",
-            log_groups,
-            f"{log_groups}:log-stream:*",
+            *log_resources,
         )
         self._vpc_granted = False
         for image in props.images:
