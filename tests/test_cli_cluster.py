@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fm_platform.cli import cluster
-from tests.test_cli_support import (
+from tests.cli_support import (
     CLUSTER_ARN,
     LAUNCHED,
     StubbedClients,

@@ -16,7 +16,7 @@ from botocore.parsers import EventStreamJSONParser
 from botocore.response import StreamingBody
 
 from fm_platform.cli.endpoint import write_stream
-from tests.test_cli_support import (
+from tests.cli_support import (
     LAUNCHED,
     StubbedClients,
     hermetic_aws_env,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fm_platform.cli.main import main
-from tests.test_cli_support import StubbedClients, hermetic_aws_env, run
+from tests.cli_support import StubbedClients, hermetic_aws_env, run
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import pytest
 from fm_platform.cli.errors import CliError
 from fm_platform.cli.main import build_parser, main
 from fm_platform.cli.outputs import resolve_cluster, resolve_endpoint, stack_outputs
-from tests.test_cli_support import CLUSTER_ARN, StubbedClients, hermetic_aws_env, stack_response
+from tests.cli_support import CLUSTER_ARN, StubbedClients, hermetic_aws_env, stack_response
 
 
 @pytest.fixture(autouse=True)
@@ -112,3 +112,8 @@ def test_help_from_the_entry_point(capsys: Any) -> None:
         main(["endpoint", "invoke", "--help"])
     assert exit_info.value.code == 0
     assert "--stream" in capsys.readouterr().out
+
+
+def test_stubbed_clients_reject_unstubbed_services() -> None:
+    with pytest.raises(KeyError):
+        StubbedClients().client("sagemaker")

@@ -100,8 +100,3 @@ def run(argv: list[str], clients: Any, capsys: pytest.CaptureFixture[str]) -> tu
     code = main(argv, clients=clients)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-def test_stubbed_clients_reject_unstubbed_services() -> None:
-    with pytest.raises(KeyError):
-        StubbedClients().client("sagemaker")
