@@ -150,6 +150,33 @@ def endpoint_network(
     )
 
 
+def create_model(
+    scope: Construct,
+    construct_id: str,
+    *,
+    role: iam.IRole,
+    container: sagemaker.CfnModel.ContainerDefinitionProperty,
+    network_isolation: bool,
+    vpc_config: EndpointVpcConfig | None,
+    tags: Sequence[CfnTag] = (),
+) -> sagemaker.CfnModel:
+    """A SageMaker model (generated name) running ``container`` as ``role``, without
+    network access when ``network_isolation``, in ``vpc_config`` when given; it waits for
+    the role's policies, so that SageMaker can use the grants at once."""
+    model = sagemaker.CfnModel(
+        scope,
+        construct_id,
+        execution_role_arn=role.role_arn,
+        primary_container=container,
+        enable_network_isolation=network_isolation or None,
+        vpc_config=vpc_config.model_property() if vpc_config else None,
+        tags=list(tags) or None,
+    )
+    for policy in role_policies(role):
+        model.node.add_dependency(policy)
+    return model
+
+
 def grant_endpoint_invoke(grantee: iam.IGrantable, endpoint_arn: str) -> iam.Grant:
     """Let ``grantee`` invoke the endpoint ``endpoint_arn`` (streaming included)."""
     return iam.Grant.add_to_principal(
@@ -288,18 +315,15 @@ class VariantEndpoint(RealtimeEndpoint):
     ) -> sagemaker.CfnModel:
         """A model (generated name) running ``container`` as the execution role, in the
         endpoint's network; it waits for the role's policies."""
-        model = sagemaker.CfnModel(
+        return create_model(
             self,
             construct_id,
-            execution_role_arn=self.execution_role.role_arn,
-            primary_container=container,
-            enable_network_isolation=self._network_isolation or None,
-            vpc_config=self.network.vpc_config.model_property() if self.network else None,
-            tags=list(tags) or None,
+            role=self.execution_role,
+            container=container,
+            network_isolation=self._network_isolation,
+            vpc_config=self.network.vpc_config if self.network else None,
+            tags=tags,
         )
-        for policy in role_policies(self.execution_role):
-            model.node.add_dependency(policy)
-        return model
 
     def metric(
         self,

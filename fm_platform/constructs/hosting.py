@@ -425,19 +425,33 @@ def execution_role_for(
 ) -> iam.IRole:
     """``role`` extended with image pull and artifact read for ``containers``, or a new
     least-privilege :class:`HostingRole` (construct ID ``ExecutionRole``) with them."""
-    images = list(dict.fromkeys(c.image for c in containers))
-    urls = list(dict.fromkeys(c.model_data_url for c in containers if c.model_data_url))
     if role is None:
         return hosting_execution_role(
             scope,
             "ExecutionRole",
-            images=images,
-            model_data_urls=urls,
+            images=_images(containers),
+            model_data_urls=_model_data_urls(containers),
             artifact_key=artifact_key,
             in_vpc=in_vpc,
         )
-    for image in images:
-        grant_image_pull(role, image)
-    for url in urls:
-        grant_model_artifacts(role, url, artifact_key)
+    grant_containers(role, containers, artifact_key)
     return role
+
+
+def grant_containers(
+    role: iam.IRole, containers: Sequence[ModelContainer], artifact_key: kms.IKey | None
+) -> None:
+    """Let ``role`` pull each container's image and read its artifacts (decrypting with
+    ``artifact_key`` when given); each image and location is granted once."""
+    for image in _images(containers):
+        grant_image_pull(role, image)
+    for url in _model_data_urls(containers):
+        grant_model_artifacts(role, url, artifact_key)
+
+
+def _images(containers: Sequence[ModelContainer]) -> list[str]:
+    return list(dict.fromkeys(c.image for c in containers))
+
+
+def _model_data_urls(containers: Sequence[ModelContainer]) -> list[str]:
+    return list(dict.fromkeys(c.model_data_url for c in containers if c.model_data_url))

@@ -15,12 +15,14 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from fm_platform.constructs.component_scaling import ComponentAutoScaling, ComponentScaling
-from fm_platform.constructs.endpoint_parts import grant_endpoint_invoke, sagemaker_metric
+from fm_platform.constructs.endpoint_parts import (
+    create_model,
+    grant_endpoint_invoke,
+    sagemaker_metric,
+)
 from fm_platform.constructs.hosting import (
     ModelContainer,
-    grant_image_pull,
-    grant_model_artifacts,
-    role_policies,
+    grant_containers,
 )
 from fm_platform.constructs.ic_endpoint import EndpointReference, InferenceEndpoint
 from fm_platform.specs.fit import check_fit
@@ -229,21 +231,15 @@ class InferenceComponentModel(Construct):
         self.endpoint.component_names.add(self.component_name)
         role = self.endpoint.execution_role
 
-        grant_image_pull(role, props.container.image)
-        if props.container.model_data_url is not None:
-            grant_model_artifacts(role, props.container.model_data_url, props.artifact_key)
-
-        vpc_config = self.endpoint.vpc_config
-        self.model = sagemaker.CfnModel(
+        grant_containers(role, [props.container], props.artifact_key)
+        self.model = create_model(
             self,
             "Model",
-            execution_role_arn=role.role_arn,
-            primary_container=props.container.to_container_property(),
-            enable_network_isolation=self.endpoint.network_isolation or None,
-            vpc_config=vpc_config.model_property() if vpc_config else None,
+            role=role,
+            container=props.container.to_container_property(),
+            network_isolation=self.endpoint.network_isolation,
+            vpc_config=self.endpoint.vpc_config,
         )
-        for policy in role_policies(role):
-            self.model.node.add_dependency(policy)
         self.component = self._component(props)
         if self.endpoint.endpoint is not None and not is_unresolved(self.endpoint.endpoint_name):
             # A literal endpoint name carries no reference, so order the creation here.

@@ -535,7 +535,7 @@ class InferenceStack(Stack):
             CfnOutput(
                 self,
                 _output_id("Components", spec.name),
-                value=",".join(m.model_name for m in spec.models),
+                value=",".join(self.ic_models[m.model_name].component_name for m in spec.models),
                 description=f"Inference component names on {spec.name}, comma-separated: "
                 "pass one as --inference-component-name",
             )
@@ -561,7 +561,8 @@ class InferenceStack(Stack):
                 return (
                     "aws sagemaker-runtime invoke-endpoint "
                     f"--endpoint-name {endpoint.endpoint_name} "
-                    f"--inference-component-name {spec.models[0].model_name} "
+                    "--inference-component-name "
+                    f"{self.ic_models[spec.models[0].model_name].component_name} "
                     "--content-type application/json --body fileb://request.json response.json"
                 )
         for sme in self.single_model_endpoints.values():
