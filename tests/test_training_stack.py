@@ -253,3 +253,19 @@ def test_from_mapping_rejects_bad_groups():
     assert "instance_groups[0].role='boss': must be one of controller, login, worker" in message
     assert "instance_groups[1].colour='red': unknown key" in message
     assert "instance_groups[2]=" in message and "instance_type, instance_count" in message
+
+
+def test_groups_without_a_controller_fail_before_anything_is_built():
+    config = TrainingConfig(
+        instance_groups=(
+            InstanceGroup(
+                name="w", role=NodeRole.WORKER, instance_type="ml.m5.xlarge", instance_count=1
+            ),
+        )
+    )
+    app = new_app()
+    with pytest.raises(ValueError) as error:
+        TrainingStack(app, "NoController", config=config)
+    assert "invalid TrainingConfig:" in str(error.value)
+    assert "exactly one group must have role CONTROLLER" in str(error.value)
+    assert app.node.find_child("NoController").node.children == []

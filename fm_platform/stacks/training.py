@@ -16,6 +16,7 @@ from fm_platform.constructs.instance_groups import (
     InstanceGroup,
     NodeRole,
     provisioning_parameters,
+    validate_instance_groups,
 )
 from fm_platform.constructs.lifecycle import LifecycleScripts, LifecycleScriptsProps
 from fm_platform.constructs.network import ClusterNetwork, ClusterNetworkProps
@@ -126,6 +127,11 @@ class TrainingStack(Stack):
         **stack_kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **stack_kwargs)
+        # The groups shape everything below (provisioning parameters, the cluster): check
+        # them before building anything.
+        problems = Problems("TrainingConfig")
+        validate_instance_groups(problems, config.instance_groups)
+        problems.raise_if_any()
         self.config = config
         self.network = ClusterNetwork(
             self,
@@ -148,7 +154,12 @@ class TrainingStack(Stack):
                 mount_path=FSX_MOUNT_PATH,
             ),
         )
-        self.provisioning_parameters = self._provisioning_parameters()
+        self.provisioning_parameters = provisioning_parameters(
+            config.instance_groups,
+            fsx_dns_name=self.file_system.dns_name,
+            fsx_mount_name=self.file_system.mount_name,
+            fsx_mount_path=self.file_system.mount_path,
+        )
         self.lifecycle = LifecycleScripts(
             self,
             "LifecycleScripts",
@@ -171,18 +182,6 @@ class TrainingStack(Stack):
             ),
         )
         self._add_outputs()
-
-    def _provisioning_parameters(self) -> dict:
-        groups = self.config.instance_groups
-        if not any(g.role is NodeRole.CONTROLLER for g in groups):
-            # Let the cluster's validation report this together with any other problem.
-            return {"controller_group": None, "worker_groups": []}
-        return provisioning_parameters(
-            groups,
-            fsx_dns_name=self.file_system.dns_name,
-            fsx_mount_name=self.file_system.mount_name,
-            fsx_mount_path=self.file_system.mount_path,
-        )
 
     def _add_outputs(self) -> None:
         cluster = self.cluster
