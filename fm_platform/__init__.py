@@ -15,41 +15,41 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "acknowledge": "fm_platform.compliance",
     "apply_compliance_packs": "fm_platform.compliance",
-    "ClusterNetwork": "fm_platform.constructs.network",
-    "ClusterNetworkProps": "fm_platform.constructs.network",
-    "ComponentScaling": "fm_platform.constructs.component_scaling",
-    "DataCaptureProps": "fm_platform.constructs.single_model_endpoint",
-    "DataRepositoryAssociationProps": "fm_platform.constructs.filesystem",
-    "EndpointReference": "fm_platform.constructs.ic_endpoint",
-    "HostingRole": "fm_platform.constructs.hosting",
-    "HostingRoleProps": "fm_platform.constructs.hosting",
-    "HyperPodCluster": "fm_platform.constructs.hyperpod",
-    "HyperPodClusterProps": "fm_platform.constructs.hyperpod",
-    "InferenceComponentModel": "fm_platform.constructs.inference_component",
-    "InferenceComponentModelProps": "fm_platform.constructs.inference_component",
+    "ClusterNetwork": "fm_platform.constructs.training.network",
+    "ClusterNetworkProps": "fm_platform.constructs.training.network",
+    "ComponentScaling": "fm_platform.constructs.inference.component_scaling",
+    "DataCaptureProps": "fm_platform.constructs.inference.single_model_endpoint",
+    "DataRepositoryAssociationProps": "fm_platform.constructs.training.filesystem",
+    "EndpointReference": "fm_platform.constructs.inference.ic_endpoint",
+    "HostingRole": "fm_platform.constructs.inference.execution_role",
+    "HostingRoleProps": "fm_platform.constructs.inference.execution_role",
+    "HyperPodCluster": "fm_platform.constructs.training.hyperpod",
+    "HyperPodClusterProps": "fm_platform.constructs.training.hyperpod",
+    "InferenceComponentModel": "fm_platform.constructs.inference.inference_component",
+    "InferenceComponentModelProps": "fm_platform.constructs.inference.inference_component",
     "InferenceConfig": "fm_platform.stacks.inference",
-    "InferenceEndpoint": "fm_platform.constructs.ic_endpoint",
-    "InferenceEndpointProps": "fm_platform.constructs.ic_endpoint",
+    "InferenceEndpoint": "fm_platform.constructs.inference.ic_endpoint",
+    "InferenceEndpointProps": "fm_platform.constructs.inference.ic_endpoint",
     "InferenceStack": "fm_platform.stacks.inference",
-    "InstanceGroup": "fm_platform.constructs.instance_groups",
-    "InstanceScaling": "fm_platform.constructs.instance_scaling",
-    "LifecycleScripts": "fm_platform.constructs.lifecycle",
-    "LifecycleScriptsProps": "fm_platform.constructs.lifecycle",
-    "ModelContainer": "fm_platform.constructs.hosting",
-    "MultiModelEndpoint": "fm_platform.constructs.multi_model_endpoint",
-    "MultiModelEndpointProps": "fm_platform.constructs.multi_model_endpoint",
-    "NodeRole": "fm_platform.constructs.instance_groups",
-    "provisioning_parameters": "fm_platform.constructs.instance_groups",
-    "RollingUpdate": "fm_platform.constructs.inference_component",
+    "InstanceGroup": "fm_platform.constructs.training.instance_groups",
+    "InstanceScaling": "fm_platform.constructs.inference.instance_scaling",
+    "LifecycleScripts": "fm_platform.constructs.training.lifecycle",
+    "LifecycleScriptsProps": "fm_platform.constructs.training.lifecycle",
+    "ModelContainer": "fm_platform.constructs.inference.model_container",
+    "MultiModelEndpoint": "fm_platform.constructs.inference.multi_model_endpoint",
+    "MultiModelEndpointProps": "fm_platform.constructs.inference.multi_model_endpoint",
+    "NodeRole": "fm_platform.constructs.training.instance_groups",
+    "provisioning_parameters": "fm_platform.constructs.training.instance_groups",
+    "RollingUpdate": "fm_platform.constructs.inference.inference_component",
     "SecureBucket": "fm_platform.constructs.secure_bucket",
     "SecureBucketProps": "fm_platform.constructs.secure_bucket",
-    "SharedFileSystem": "fm_platform.constructs.filesystem",
-    "SharedFileSystemProps": "fm_platform.constructs.filesystem",
-    "SingleModelEndpoint": "fm_platform.constructs.single_model_endpoint",
-    "SingleModelEndpointProps": "fm_platform.constructs.single_model_endpoint",
+    "SharedFileSystem": "fm_platform.constructs.training.filesystem",
+    "SharedFileSystemProps": "fm_platform.constructs.training.filesystem",
+    "SingleModelEndpoint": "fm_platform.constructs.inference.single_model_endpoint",
+    "SingleModelEndpointProps": "fm_platform.constructs.inference.single_model_endpoint",
     "TrainingConfig": "fm_platform.stacks.training",
     "TrainingStack": "fm_platform.stacks.training",
-    "VariantSpec": "fm_platform.constructs.single_model_endpoint",
+    "VariantSpec": "fm_platform.constructs.inference.single_model_endpoint",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -70,42 +70,43 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from fm_platform.compliance import acknowledge, apply_compliance_packs
-    from fm_platform.constructs.component_scaling import ComponentScaling
-    from fm_platform.constructs.filesystem import (
-        DataRepositoryAssociationProps,
-        SharedFileSystem,
-        SharedFileSystemProps,
-    )
-    from fm_platform.constructs.hosting import HostingRole, HostingRoleProps, ModelContainer
-    from fm_platform.constructs.hyperpod import HyperPodCluster, HyperPodClusterProps
-    from fm_platform.constructs.ic_endpoint import (
+    from fm_platform.constructs.inference.component_scaling import ComponentScaling
+    from fm_platform.constructs.inference.execution_role import HostingRole, HostingRoleProps
+    from fm_platform.constructs.inference.ic_endpoint import (
         EndpointReference,
         InferenceEndpoint,
         InferenceEndpointProps,
     )
-    from fm_platform.constructs.inference_component import (
+    from fm_platform.constructs.inference.inference_component import (
         InferenceComponentModel,
         InferenceComponentModelProps,
         RollingUpdate,
     )
-    from fm_platform.constructs.instance_groups import (
-        InstanceGroup,
-        NodeRole,
-        provisioning_parameters,
-    )
-    from fm_platform.constructs.instance_scaling import InstanceScaling
-    from fm_platform.constructs.lifecycle import LifecycleScripts, LifecycleScriptsProps
-    from fm_platform.constructs.multi_model_endpoint import (
+    from fm_platform.constructs.inference.instance_scaling import InstanceScaling
+    from fm_platform.constructs.inference.model_container import ModelContainer
+    from fm_platform.constructs.inference.multi_model_endpoint import (
         MultiModelEndpoint,
         MultiModelEndpointProps,
     )
-    from fm_platform.constructs.network import ClusterNetwork, ClusterNetworkProps
-    from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-    from fm_platform.constructs.single_model_endpoint import (
+    from fm_platform.constructs.inference.single_model_endpoint import (
         DataCaptureProps,
         SingleModelEndpoint,
         SingleModelEndpointProps,
         VariantSpec,
     )
+    from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+    from fm_platform.constructs.training.filesystem import (
+        DataRepositoryAssociationProps,
+        SharedFileSystem,
+        SharedFileSystemProps,
+    )
+    from fm_platform.constructs.training.hyperpod import HyperPodCluster, HyperPodClusterProps
+    from fm_platform.constructs.training.instance_groups import (
+        InstanceGroup,
+        NodeRole,
+        provisioning_parameters,
+    )
+    from fm_platform.constructs.training.lifecycle import LifecycleScripts, LifecycleScriptsProps
+    from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
     from fm_platform.stacks.inference import InferenceConfig, InferenceStack
     from fm_platform.stacks.training import TrainingConfig, TrainingStack

@@ -18,7 +18,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from fm_platform.compliance import apply_compliance_packs
-from fm_platform.constructs.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.stacks.inference import (
     IcEndpointSpec,
     IcModelSpec,

@@ -12,13 +12,13 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.constructs.filesystem import (
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.constructs.training.filesystem import (
     DataRepositoryAssociationProps,
     SharedFileSystem,
     SharedFileSystemProps,
 )
-from fm_platform.constructs.network import ClusterNetwork, ClusterNetworkProps
-from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
 from tests.support import nag_findings, new_app
 
 

@@ -10,15 +10,17 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk.assertions import Annotations, Match, Template
 
-from fm_platform.constructs.hosting import (
+from fm_platform.constructs.inference.execution_role import (
     HostingRole,
     HostingRoleProps,
-    ModelContainer,
-    encrypt_endpoint_config,
     execution_role_for,
     grant_image_pull,
     grant_model_artifacts,
     hosting_execution_role,
+)
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.storage_encryption import (
+    encrypt_endpoint_config,
     storage_key_applies,
     volume_encryption_key,
 )

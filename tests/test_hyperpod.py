@@ -14,7 +14,8 @@ from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint
 from constructs import Construct
 
-from fm_platform.constructs.hyperpod import (
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.constructs.training.hyperpod import (
     SUBNET_ADDRESS_MARGIN,
     HyperPodCluster,
     HyperPodClusterProps,
@@ -23,8 +24,7 @@ from fm_platform.constructs.hyperpod import (
     provisioning_parameters,
     required_ipv4_addresses,
 )
-from fm_platform.constructs.network import ClusterNetwork, ClusterNetworkProps
-from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
 from tests.support import nag_findings, new_app
 
 PREFIX = "lifecycle-scripts"

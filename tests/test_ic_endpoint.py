@@ -10,13 +10,13 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Annotations, Match, Template
 
-from fm_platform.constructs.endpoint_parts import INVOKE_ACTIONS
-from fm_platform.constructs.hosting import ModelContainer
-from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
-from fm_platform.constructs.inference_component import (
+from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
+from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
 )
+from fm_platform.constructs.inference.model_container import ModelContainer
 from tests.support import new_app
 
 # An imported VPC with one private and one isolated subnet.

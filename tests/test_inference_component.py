@@ -13,15 +13,15 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.constructs.component_scaling import ComponentScaling
-from fm_platform.constructs.endpoint_parts import INVOKE_ACTIONS
-from fm_platform.constructs.hosting import ModelContainer
-from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
-from fm_platform.constructs.inference_component import (
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
+from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
     RollingUpdate,
 )
+from fm_platform.constructs.inference.model_container import ModelContainer
 from tests.support import nag_findings, new_app
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"

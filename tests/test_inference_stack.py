@@ -10,8 +10,8 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk.assertions import Match, Template
 
-from fm_platform.constructs.component_scaling import ComponentScaling
-from fm_platform.constructs.instance_scaling import InstanceScaling
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.stacks.inference import (
     ContainerSpec,
     IcEndpointSpec,

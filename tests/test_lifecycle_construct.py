@@ -14,7 +14,7 @@ from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.compliance import acknowledge
-from fm_platform.constructs.lifecycle import (
+from fm_platform.constructs.training.lifecycle import (
     LifecycleScripts,
     LifecycleScriptsProps,
     default_assets_path,

@@ -14,8 +14,8 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.compliance import acknowledge
-from fm_platform.constructs.instance_scaling import InstanceScaling
-from fm_platform.constructs.multi_model_endpoint import (
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling
+from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpoint,
     MultiModelEndpointProps,
 )

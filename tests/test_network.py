@@ -13,7 +13,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.constructs.network import (
+from fm_platform.constructs.training.network import (
     ClusterNetwork,
     ClusterNetworkProps,
     usable_ipv4_addresses,

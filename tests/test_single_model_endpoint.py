@@ -13,9 +13,9 @@ from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.compliance import acknowledge
-from fm_platform.constructs.hosting import ModelContainer
-from fm_platform.constructs.instance_scaling import InstanceScaling, add_instance_scaling
-from fm_platform.constructs.single_model_endpoint import (
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureProps,
     SingleModelEndpoint,
     SingleModelEndpointProps,

@@ -8,7 +8,7 @@ import json
 import pytest
 from aws_cdk.assertions import Template
 
-from fm_platform.constructs.instance_groups import InstanceGroup, NodeRole
+from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
 from fm_platform.stacks import TrainingConfig, TrainingStack
 from tests.support import new_app
 

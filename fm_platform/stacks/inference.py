@@ -33,24 +33,24 @@ from aws_cdk import Annotations, CfnOutput, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from fm_platform.constructs.component_scaling import ComponentScaling
-from fm_platform.constructs.hosting import ModelContainer
-from fm_platform.constructs.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
-from fm_platform.constructs.inference_component import (
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
 )
-from fm_platform.constructs.instance_scaling import InstanceScaling
-from fm_platform.constructs.multi_model_endpoint import (
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpoint,
     MultiModelEndpointProps,
 )
-from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-from fm_platform.constructs.single_model_endpoint import (
+from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureProps,
     SingleModelEndpoint,
     SingleModelEndpointProps,
 )
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.stacks.limits import MAX_OUTPUTS_PER_STACK, check_resource_count

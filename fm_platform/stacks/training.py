@@ -10,16 +10,16 @@ from typing import Any
 from aws_cdk import CfnOutput, Fn, Stack
 from constructs import Construct
 
-from fm_platform.constructs.filesystem import SharedFileSystem, SharedFileSystemProps
-from fm_platform.constructs.hyperpod import HyperPodCluster, HyperPodClusterProps
-from fm_platform.constructs.instance_groups import (
+from fm_platform.constructs.training.filesystem import SharedFileSystem, SharedFileSystemProps
+from fm_platform.constructs.training.hyperpod import HyperPodCluster, HyperPodClusterProps
+from fm_platform.constructs.training.instance_groups import (
     InstanceGroup,
     NodeRole,
     provisioning_parameters,
     validate_instance_groups,
 )
-from fm_platform.constructs.lifecycle import LifecycleScripts, LifecycleScriptsProps
-from fm_platform.constructs.network import ClusterNetwork, ClusterNetworkProps
+from fm_platform.constructs.training.lifecycle import LifecycleScripts, LifecycleScriptsProps
+from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
 from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.validation import Problems
 

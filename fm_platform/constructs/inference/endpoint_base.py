@@ -24,7 +24,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.hosting import ModelContainer, execution_role_for, role_policies
+from fm_platform.constructs.inference.execution_role import execution_role_for, role_policies
+from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import enum_values
 from fm_platform.validation import Problems, is_unresolved

@@ -14,17 +14,18 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.component_scaling import ComponentAutoScaling, ComponentScaling
-from fm_platform.constructs.endpoint_parts import (
+from fm_platform.constructs.inference.component_scaling import (
+    ComponentAutoScaling,
+    ComponentScaling,
+)
+from fm_platform.constructs.inference.endpoint_base import (
     create_model,
     grant_endpoint_invoke,
     sagemaker_metric,
 )
-from fm_platform.constructs.hosting import (
-    ModelContainer,
-    grant_containers,
-)
-from fm_platform.constructs.ic_endpoint import EndpointReference, InferenceEndpoint
+from fm_platform.constructs.inference.execution_role import grant_containers
+from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpoint
+from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.specs.fit import check_fit
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved

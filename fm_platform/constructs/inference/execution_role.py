@@ -1,31 +1,19 @@
-"""Building blocks shared by every SageMaker hosting construct.
-
-- :class:`ModelContainer`: what a model runs (image, artifacts, environment) and its
-  CloudFormation container property.
-- :func:`storage_key_applies` / :func:`volume_encryption_key` /
-  :func:`encrypt_endpoint_config` / :func:`acknowledge_config_without_key`: the KMS rule
-  for endpoint configs (a key only for instance types whose storage is an EBS volume; local
-  NVMe storage is hardware-encrypted).
-- :class:`HostingRole` / :func:`hosting_execution_role` / :func:`execution_role_for`: a
-  least-privilege SageMaker execution role that each model extends with its own image and
-  artifact grants.
-"""
+"""The SageMaker hosting execution role: a least-privilege :class:`HostingRole` and the
+grants each model adds to it (image pull, artifact read, VPC access)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aws_cdk import Annotations, ArnFormat, Stack, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
 from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
-from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.specs.instances import instance_spec
+from fm_platform.constructs.inference.model_container import ModelContainer
 
 # <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
 # be a token (e.g. Stack.region), whose text holds dots.
@@ -43,122 +31,6 @@ _PULL_ACTIONS = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class ModelContainer:
-    """The container a model runs in.
-
-    image: the container image URI (an ECR image).
-    model_data_url: the S3 URI of a ``model.tar.gz``, or an S3 prefix ending in ``/``
-        holding uncompressed artifacts; by default no artifacts are attached and the
-        container brings or fetches its model.
-    environment: environment variables of the container; by default none.
-    """
-
-    image: str
-    model_data_url: str | None = None
-    environment: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def is_uncompressed(self) -> bool:
-        """True when ``model_data_url`` is an S3 prefix of uncompressed artifacts."""
-        return self.model_data_url is not None and self.model_data_url.endswith("/")
-
-    def to_container_property(self) -> sagemaker.CfnModel.ContainerDefinitionProperty:
-        """The ``AWS::SageMaker::Model`` container definition for this container."""
-        environment = dict(self.environment) or None
-        if self.model_data_url is None:
-            return sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=self.image, environment=environment
-            )
-        if self.is_uncompressed:
-            return sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=self.image,
-                environment=environment,
-                model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
-                    s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                        s3_uri=self.model_data_url,
-                        s3_data_type="S3Prefix",
-                        compression_type="None",
-                    )
-                ),
-            )
-        return sagemaker.CfnModel.ContainerDefinitionProperty(
-            image=self.image, environment=environment, model_data_url=self.model_data_url
-        )
-
-
-def storage_key_applies(instance_type: str) -> bool:
-    """True when an endpoint-config KMS key applies to ``instance_type``'s storage.
-
-    False for types with local NVMe instance storage (hardware-encrypted; the key does not
-    apply there), True for EBS-backed types. Raises ``UnknownInstanceTypeError`` for types
-    the instance data file does not describe.
-    """
-    return not instance_spec(instance_type).local_nvme
-
-
-def volume_encryption_key(
-    scope: Construct, instance_type: str, key: kms.IKey | None
-) -> kms.IKey | None:
-    """The KMS key to set on an endpoint config hosting ``instance_type``.
-
-    EBS-backed types: ``key``, or a new customer-managed key (construct ID ``VolumeKey``
-    under ``scope``). Types with local NVMe storage: None; when ``key`` was passed it is not
-    set and a warning annotation on ``scope`` says why.
-    """
-    if storage_key_applies(instance_type):
-        return key or customer_managed_key(
-            scope, "VolumeKey", purpose="SageMaker endpoint storage volumes"
-        )
-    if key is not None:
-        Annotations.of(scope).add_warning_v2(
-            "fm_platform:nvmeKmsKeyIgnored",
-            f"encryption_key is not set on the endpoint config: {instance_type} stores data "
-            "on local NVMe instance storage, which is hardware-encrypted and which "
-            "SageMaker's KMS key does not apply to (older API versions rejected a key for "
-            "such types).",
-        )
-    return None
-
-
-def encrypt_endpoint_config(
-    scope: Construct,
-    endpoint_config: sagemaker.CfnEndpointConfig,
-    instance_types: Sequence[str],
-    key: kms.IKey | None,
-) -> kms.IKey | None:
-    """Apply the KMS rule to ``endpoint_config`` hosting ``instance_types``; returns the key
-    set on it.
-
-    When every type's storage is EBS: ``key``, or a new customer-managed key (construct ID
-    ``VolumeKey`` under ``scope``), set as the config's ``KmsKeyId``. When any type has local
-    NVMe storage: no key (see :func:`volume_encryption_key`) and the HIPAA/NIST findings on
-    the config are acknowledged.
-    """
-    nvme = [t for t in instance_types if not storage_key_applies(t)]
-    instance_type = nvme[0] if nvme else instance_types[0]
-    chosen = volume_encryption_key(scope, instance_type, key)
-    if chosen is None:
-        acknowledge_config_without_key(endpoint_config, instance_type)
-    else:
-        endpoint_config.kms_key_id = chosen.key_arn
-    return chosen
-
-
-def acknowledge_config_without_key(endpoint_config: IConstruct, instance_type: str) -> None:
-    """Acknowledge the HIPAA/NIST "endpoint config without KMS key" findings on
-    ``endpoint_config`` hosting ``instance_type`` (a type with local NVMe storage)."""
-    acknowledge(
-        endpoint_config,
-        f"{instance_type} keeps endpoint data on local NVMe instance storage, which is "
-        "hardware-encrypted at rest; SageMaker's endpoint-config KMS key does not apply to "
-        "it, so no key is set.",
-        "HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured",
-        "NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured",
-    )
-
-
-#: Log-group families SageMaker hosting writes container logs to.
 SAGEMAKER_LOG_GROUP_KINDS = ("Endpoints", "InferenceComponents")
 
 

@@ -14,14 +14,14 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
 from fm_platform.compliance import acknowledge_wildcard_resource
-from fm_platform.constructs.cluster_role import cluster_execution_role
-from fm_platform.constructs.instance_groups import (
+from fm_platform.constructs.training.cluster_role import cluster_execution_role
+from fm_platform.constructs.training.instance_groups import (
     InstanceGroup,
     NodeRole,
     provisioning_parameters,
     validate_instance_groups,
 )
-from fm_platform.constructs.network import usable_ipv4_addresses
+from fm_platform.constructs.training.network import usable_ipv4_addresses
 from fm_platform.validation import Problems, is_unresolved
 
 #: Subnet addresses kept free beyond the instances' own: FSx for Lustre's network

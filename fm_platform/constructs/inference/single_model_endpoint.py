@@ -20,13 +20,14 @@ from constructs import Construct
 
 from fm_platform.compliance import acknowledge_wildcard_resource
 from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.endpoint_parts import (
+from fm_platform.constructs.inference.endpoint_base import (
     VariantEndpoint,
     VariantEndpointProps,
     check_instance_type,
 )
-from fm_platform.constructs.hosting import ModelContainer, encrypt_endpoint_config
-from fm_platform.constructs.instance_scaling import InstanceScaling, add_instance_scaling
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.validation import Problems, is_unresolved
 

@@ -34,7 +34,7 @@ _UPLOAD_MEMORY_MIB = 512
 
 def default_assets_path() -> str:
     """The lifecycle_assets folder shipped in this package."""
-    return str(Path(__file__).resolve().parent.parent / "lifecycle_assets")
+    return str(Path(__file__).resolve().parent.parent.parent / "lifecycle_assets")
 
 
 @dataclass(frozen=True, kw_only=True)

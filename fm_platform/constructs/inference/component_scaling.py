@@ -17,7 +17,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from constructs import Construct, IDependable
 
-from fm_platform.constructs.instance_scaling import autoscaling_service_linked_role
+from fm_platform.constructs.inference.instance_scaling import autoscaling_service_linked_role
 from fm_platform.validation import Problems
 
 ScalingMetric = Literal["invocations_per_copy", "concurrent_requests_per_copy"]

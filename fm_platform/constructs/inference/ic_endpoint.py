@@ -17,19 +17,19 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.endpoint_parts import (
+from fm_platform.constructs.inference.endpoint_base import (
     EndpointVpcConfig,
     RealtimeEndpoint,
     check_instance_type,
     check_network,
     endpoint_network,
 )
-from fm_platform.constructs.hosting import (
+from fm_platform.constructs.inference.execution_role import (
     HostingRole,
     HostingRoleProps,
-    encrypt_endpoint_config,
     role_policies,
 )
+from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved
 

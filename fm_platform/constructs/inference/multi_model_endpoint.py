@@ -15,13 +15,14 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.endpoint_parts import (
+from fm_platform.constructs.inference.endpoint_base import (
     VariantEndpoint,
     VariantEndpointProps,
     check_instance_type,
 )
-from fm_platform.constructs.hosting import ModelContainer, encrypt_endpoint_config
-from fm_platform.constructs.instance_scaling import InstanceScaling, add_instance_scaling
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.validation import Problems, is_unresolved
 

@@ -1,0 +1,2 @@
+"""Inference side: SageMaker real-time endpoints (Inference Components, single-model,
+multi-model) and their scaling."""

@@ -1,0 +1,69 @@
+"""The container a hosted model runs: image, artifacts, environment, and its CloudFormation
+container property."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from aws_cdk import aws_sagemaker as sagemaker
+
+# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
+# be a token (e.g. Stack.region), whose text holds dots.
+_ECR_IMAGE = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>.+?)\.amazonaws\.com"
+    r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
+)
+_REGION = re.compile(r"^[a-z0-9-]+$")
+# s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
+_S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")
+_PULL_ACTIONS = (
+    "ecr:BatchCheckLayerAvailability",
+    "ecr:BatchGetImage",
+    "ecr:GetDownloadUrlForLayer",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelContainer:
+    """The container a model runs in.
+
+    image: the container image URI (an ECR image).
+    model_data_url: the S3 URI of a ``model.tar.gz``, or an S3 prefix ending in ``/``
+        holding uncompressed artifacts; by default no artifacts are attached and the
+        container brings or fetches its model.
+    environment: environment variables of the container; by default none.
+    """
+
+    image: str
+    model_data_url: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_uncompressed(self) -> bool:
+        """True when ``model_data_url`` is an S3 prefix of uncompressed artifacts."""
+        return self.model_data_url is not None and self.model_data_url.endswith("/")
+
+    def to_container_property(self) -> sagemaker.CfnModel.ContainerDefinitionProperty:
+        """The ``AWS::SageMaker::Model`` container definition for this container."""
+        environment = dict(self.environment) or None
+        if self.model_data_url is None:
+            return sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=self.image, environment=environment
+            )
+        if self.is_uncompressed:
+            return sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=self.image,
+                environment=environment,
+                model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
+                    s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+                        s3_uri=self.model_data_url,
+                        s3_data_type="S3Prefix",
+                        compression_type="None",
+                    )
+                ),
+            )
+        return sagemaker.CfnModel.ContainerDefinitionProperty(
+            image=self.image, environment=environment, model_data_url=self.model_data_url
+        )
