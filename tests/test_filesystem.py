@@ -7,6 +7,7 @@ import json
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
@@ -106,21 +107,52 @@ def test_stable_logical_ids(template):
     )
 
 
-@pytest.mark.parametrize(("from_port", "to_port"), [(988, 988), (1018, 1023)])
-def test_lustre_ports_are_open_within_the_cluster_group(built, template, from_port, to_port):
-    parts, _ = built
-    stack = cdk.Stack.of(parts["network"])
-    group = stack.resolve(parts["network"].security_group.security_group_id)
-    template.has_resource_properties(
-        "AWS::EC2::SecurityGroupIngress",
-        {
-            "IpProtocol": "tcp",
-            "FromPort": from_port,
-            "ToPort": to_port,
-            "GroupId": group,
-            "SourceSecurityGroupId": group,
-        },
+def _group_rules(template: Template, group_id: str) -> dict[str, dict]:
+    """Every separate ingress/egress rule resource of the security group ``group_id``."""
+    return {
+        logical_id: rule
+        for kind in ("AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress")
+        for logical_id, rule in template.find_resources(kind).items()
+        if rule["Properties"]["GroupId"] == {"Fn::GetAtt": [group_id, "GroupId"]}
+    }
+
+
+def test_file_system_is_created_after_every_rule_of_its_group(template):
+    _, file_system = _only(template, "AWS::FSx::FileSystem")
+    group_id = file_system["Properties"]["SecurityGroupIds"][0]["Fn::GetAtt"][0]
+    rules = _group_rules(template, group_id)
+    assert any(r["Type"] == "AWS::EC2::SecurityGroupIngress" for r in rules.values())
+    assert set(rules) <= set(file_system.get("DependsOn", []))
+
+
+def test_the_group_admitting_itself_gets_no_overlapping_lustre_rules(template):
+    # The cluster group admits all traffic from itself: that covers TCP 988 and 1018-1023.
+    ingress = [
+        r["Properties"] for r in template.find_resources("AWS::EC2::SecurityGroupIngress").values()
+    ]
+    assert [(r["IpProtocol"], r.get("FromPort"), r.get("ToPort")) for r in ingress] == [
+        ("-1", None, None)
+    ]
+
+
+def test_a_group_of_your_own_gets_the_lustre_rule_and_the_file_system_waits_for_it():
+    stack = cdk.Stack(new_app(), "Byo")
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=1, nat_gateways=0)
+    group = ec2.SecurityGroup(stack, "Group", vpc=vpc)
+    SharedFileSystem(
+        stack,
+        "Fs",
+        SharedFileSystemProps(vpc=vpc, subnet=vpc.isolated_subnets[0], security_group=group),
     )
+    template = Template.from_stack(stack)
+    group_id = stack.get_logical_id(group.node.default_child)
+    rules = _group_rules(template, group_id)
+    assert [
+        (r["Properties"]["IpProtocol"], r["Properties"]["FromPort"], r["Properties"]["ToPort"])
+        for r in rules.values()
+    ] == [("tcp", 988, 1023)]
+    _, file_system = _only(template, "AWS::FSx::FileSystem")
+    assert set(rules) <= set(file_system["DependsOn"])
 
 
 def test_no_rule_admits_an_address_range(template):
@@ -325,3 +357,25 @@ def test_nag_packs_find_nothing():
     app = new_app()
     _build(app, with_repository=True)
     assert nag_findings(app) == []
+
+
+def test_storage_capacity_and_throughput_from_cloudformation_parameters_synthesize():
+    stack = cdk.Stack(new_app(), "Parameterised")
+    network = ClusterNetwork(stack, "Network", ClusterNetworkProps())
+    capacity = cdk.CfnParameter(stack, "Capacity", type="Number", default=2400)
+    throughput = cdk.CfnParameter(stack, "Throughput", type="Number", default=500)
+    SharedFileSystem(
+        stack,
+        "Fs",
+        SharedFileSystemProps(
+            vpc=network.vpc,
+            subnet=network.subnet,
+            security_group=network.security_group,
+            storage_capacity_gib=capacity.value_as_number,
+            per_unit_storage_throughput_mbps=throughput.value_as_number,
+        ),
+    )
+    _, file_system = _only(Template.from_stack(stack), "AWS::FSx::FileSystem")
+    properties = file_system["Properties"]
+    assert properties["StorageCapacity"] == {"Ref": "Capacity"}
+    assert properties["LustreConfiguration"]["PerUnitStorageThroughput"] == {"Ref": "Throughput"}

@@ -421,6 +421,22 @@ def test_two_controller_groups(scope):
     assert "found 2" in message
 
 
+@pytest.mark.parametrize("count", [0, 2])
+def test_controller_group_must_hold_exactly_one_instance(scope, count):
+    controller = replace(CONTROLLER, instance_count=count)
+    message = problems_of(props(scope, instance_groups=(controller, CPU_WORKERS)))
+    assert (
+        f"instance_groups[0].instance_count={count}: a CONTROLLER group must hold exactly "
+        "1 instance" in message
+    )
+
+
+def test_controller_count_from_a_parameter_is_not_checked(scope):
+    count = cdk.CfnParameter(cdk.Stack.of(scope), "ControllerCount", type="Number")
+    controller = replace(CONTROLLER, instance_count=count.value_as_number)
+    props(scope, instance_groups=(controller, CPU_WORKERS)).validate()
+
+
 def test_two_login_groups(scope):
     second = replace(LOGIN, name="login2")
     message = problems_of(props(scope, instance_groups=(CONTROLLER, LOGIN, second)))

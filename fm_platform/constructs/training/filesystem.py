@@ -23,10 +23,10 @@ PERSISTENT_2_SMALL_CAPACITIES_GIB = (1200, 2400)
 PERSISTENT_2_CAPACITY_STEP_GIB = 2400
 PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB = (125, 250, 500, 1000)
 
-# Lustre network ports, opened only within the cluster security group. Source: Amazon FSx
-# for Lustre User Guide, "File system access control with Amazon VPC".
-LUSTRE_TCP_PORT = 988
-LUSTRE_TCP_PORT_RANGE = (1018, 1023)
+# Lustre network ports: TCP 988 and 1018-1023 (Amazon FSx for Lustre User Guide, "File
+# system access control with Amazon VPC"). aws-cdk-lib's LustreFileSystem opens them as one
+# self-referencing rule, TCP 988-1023.
+LUSTRE_L2_PORT_RANGE = (988, 1023)
 
 
 def _data_repository_event_types() -> tuple[str, ...]:
@@ -92,8 +92,9 @@ class SharedFileSystemProps:
     """Options for :class:`SharedFileSystem`.
 
     vpc, subnet: where the file system lives (the cluster's private subnet).
-    security_group: the cluster security group; the file system joins it and the Lustre
-        ports (TCP 988, 1018-1023) are opened within it.
+    security_group: the cluster security group; the file system joins it. Unless the group
+        admits all traffic from itself, TCP 988-1023 (Lustre) is opened within it. The file
+        system is created after every rule the group has when it is built.
     storage_capacity_gib: by default 1200; PERSISTENT_2 allows 1200, 2400 or a multiple
         of 2400.
     per_unit_storage_throughput_mbps: MB/s per TiB of storage; by default 250; one of
@@ -145,7 +146,8 @@ class SharedFileSystem(Construct):
 
     PERSISTENT_2 SSD, LZ4 compression, Lustre 2.15, encrypted with a customer-managed key,
     retained on stack deletion (file system and key). Lustre's ports are opened only within
-    the cluster security group.
+    the cluster security group, and the file system waits for that group's rules (FSx
+    rejects a group whose rules are not in place yet).
 
     Attributes: ``file_system``, ``file_system_id``, ``dns_name``, ``mount_name``,
     ``mount_path``, ``encryption_key`` and ``data_repository_association`` (None without a
@@ -159,23 +161,41 @@ class SharedFileSystem(Construct):
         self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(
             self, "Key", purpose="FSx for Lustre shared file system"
         )
-        self._open_lustre_ports(props.security_group)
+        # aws-cdk-lib's checks of storage capacity and throughput do arithmetic on the
+        # values and fail on tokens: give the L2 valid placeholders and set the tokens on
+        # the CloudFormation resource (validate() above skipped them).
+        capacity = props.storage_capacity_gib
+        throughput = props.per_unit_storage_throughput_mbps
         self.file_system = fsx.LustreFileSystem(
             self,
             "FileSystem",
             vpc=props.vpc,
             vpc_subnet=props.subnet,
             security_group=props.security_group,
-            storage_capacity_gib=props.storage_capacity_gib,
+            storage_capacity_gib=(
+                PERSISTENT_2_SMALL_CAPACITIES_GIB[0] if is_unresolved(capacity) else capacity
+            ),
             kms_key=self.encryption_key,
             file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
             lustre_configuration=fsx.LustreConfiguration(
                 deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
-                per_unit_storage_throughput=props.per_unit_storage_throughput_mbps,
+                per_unit_storage_throughput=(
+                    PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB[0]
+                    if is_unresolved(throughput)
+                    else throughput
+                ),
                 data_compression_type=fsx.LustreDataCompressionType.LZ4,
             ),
             removal_policy=props.removal_policy,
         )
+        cfn_file_system: fsx.CfnFileSystem = self.file_system.node.default_child
+        if is_unresolved(capacity):
+            cfn_file_system.storage_capacity = capacity
+        if is_unresolved(throughput):
+            cfn_file_system.add_property_override(
+                "LustreConfiguration.PerUnitStorageThroughput", throughput
+            )
+        _settle_security_group_rules(props.security_group, cfn_file_system)
         self.file_system_id: str = self.file_system.file_system_id
         self.dns_name: str = self.file_system.dns_name
         self.mount_name: str = self.file_system.mount_name
@@ -183,19 +203,6 @@ class SharedFileSystem(Construct):
         self.data_repository_association: fsx.CfnDataRepositoryAssociation | None = None
         if props.data_repository is not None:
             self.data_repository_association = self._associate(props.data_repository)
-
-    @staticmethod
-    def _open_lustre_ports(group: ec2.ISecurityGroup) -> None:
-        # Explicit, so the file system stays reachable if the group's all-traffic rule is
-        # ever narrowed. (The L2 file system also adds a self-referencing TCP 988-1023 rule.)
-        group.add_ingress_rule(
-            group, ec2.Port.tcp(LUSTRE_TCP_PORT), "Lustre from the cluster security group"
-        )
-        group.add_ingress_rule(
-            group,
-            ec2.Port.tcp_range(*LUSTRE_TCP_PORT_RANGE),
-            "Lustre from the cluster security group",
-        )
 
     def _associate(
         self, repository: DataRepositoryAssociationProps
@@ -268,6 +275,45 @@ class SharedFileSystem(Construct):
                 "changed: allow the FSx service-linked role AWSServiceRoleForFSxS3Access_* "
                 "to use it through S3, or auto import/export will fail.",
             )
+
+
+def _settle_security_group_rules(group: ec2.ISecurityGroup, file_system: fsx.CfnFileSystem) -> None:
+    """Keep one Lustre rule in ``group`` and create the file system after every rule.
+
+    The L2 file system opens TCP 988-1023 within its group; that rule is dropped when the
+    group already admits all traffic from itself (as the cluster network's group does), and
+    kept for a group that may not (brought by the caller). FSx checks the group's rules when
+    it creates the file system and fails with ``InvalidNetworkSettings`` if one is missing;
+    separate rule resources are otherwise created in parallel with it (AWS ParallelCluster
+    issue #6181), so the file system depends on each rule the group has at this point.
+    """
+    rules = [
+        child
+        for child in group.node.children
+        if isinstance(child, ec2.CfnSecurityGroupIngress | ec2.CfnSecurityGroupEgress)
+    ]
+    admits_itself = any(
+        isinstance(rule, ec2.CfnSecurityGroupIngress)
+        and rule.ip_protocol == "-1"
+        and rule.source_security_group_id == group.security_group_id
+        for rule in rules
+    )
+    lustre_rule = next(
+        (
+            rule
+            for rule in rules
+            if isinstance(rule, ec2.CfnSecurityGroupIngress)
+            and rule.ip_protocol == "tcp"
+            and (rule.from_port, rule.to_port) == LUSTRE_L2_PORT_RANGE
+            and rule.source_security_group_id == group.security_group_id
+        ),
+        None,
+    )
+    if admits_itself and lustre_rule is not None:
+        group.node.try_remove_child(lustre_rule.node.id)
+        rules.remove(lustre_rule)
+    for rule in rules:
+        file_system.add_dependency(rule)
 
 
 def _event_policy(kind: type, events: tuple[str, ...]) -> object | None:

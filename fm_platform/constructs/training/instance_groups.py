@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import member_shape_name
-from fm_platform.validation import Problems
+from fm_platform.validation import Problems, is_unresolved
 
 #: The checks run on accelerated worker groups when ``deep_health_checks`` is not given.
 DEFAULT_DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
@@ -38,7 +38,8 @@ class InstanceGroup:
 
     name: the group's name (1-63 letters, digits and hyphens); changing it replaces the
         cluster.
-    role: controller (exactly one group), login (at most one) or worker.
+    role: controller (exactly one group, of exactly one instance), login (at most one) or
+        worker.
     instance_type: an ``ml.*`` type HyperPod offers (botocore enum ``ClusterInstanceType``).
     instance_count: how many instances the group has.
     threads_per_core: 1 (hyperthreading off, the default, as HPC jobs prefer) or 2.
@@ -128,6 +129,18 @@ def _validate_group(problems: Problems, group: InstanceGroup, field: str) -> Non
     problems.check_shape(
         f"{field}.instance_count", group.instance_count, member_shape_name(spec, "InstanceCount")
     )
+    if (
+        group.role is NodeRole.CONTROLLER
+        and not is_unresolved(group.instance_count)
+        and group.instance_count != 1
+    ):
+        problems.add(
+            f"{field}.instance_count",
+            group.instance_count,
+            "a CONTROLLER group must hold exactly 1 instance: the lifecycle scripts start one "
+            "slurmctld on it (0 leaves the cluster without a controller, 2 or more start "
+            "uncoordinated controllers)",
+        )
     problems.check_shape(
         f"{field}.threads_per_core",
         group.threads_per_core,
