@@ -10,7 +10,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.compliance import acknowledge
@@ -317,3 +317,39 @@ def test_second_instance_shares_the_upload_lambda() -> None:
     policies = template.find_resources("AWS::IAM::ManagedPolicy")
     roles = {name[:6]: p["Properties"]["Roles"] for name, p in policies.items()}
     assert roles["Second"] == roles["Lifecy"] == [{"Ref": "LifecycleUploadRoleBC9FB9EB"}]
+
+
+def _bucket_names(template: Template) -> list[dict]:
+    return [
+        b["Properties"]["BucketName"]
+        for b in template.find_resources("AWS::S3::Bucket").values()
+        if "BucketName" in b["Properties"]
+    ]
+
+
+def test_bucket_name_starts_with_sagemaker_and_is_unique_per_stack_creation(
+    template: Template,
+) -> None:
+    (name,) = _bucket_names(template)
+    prefix, guid = name["Fn::Join"][1]
+    assert prefix.startswith("sagemaker-lc-") and len(prefix) == len("sagemaker-lc-") + 9
+    assert guid == {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}
+    # The stack ID's GUID has 36 characters: the name stays within S3's 63.
+    assert len(prefix) + 36 <= 63
+
+
+def test_two_lifecycle_buckets_in_one_stack_have_different_names() -> None:
+    stack = cdk.Stack(new_app(), "Training")
+    build(stack)
+    LifecycleScripts(stack, "Second", LifecycleScriptsProps(provisioning_parameters=PARAMS))
+    names = [json.dumps(n) for n in _bucket_names(Template.from_stack(stack))]
+    assert len(names) == len(set(names)) == 2
+
+
+def test_a_bucket_not_named_sagemaker_gets_a_warning() -> None:
+    stack = cdk.Stack(new_app(), "Training")
+    bucket = s3.Bucket.from_bucket_name(stack, "Existing", "team-scripts")
+    build(stack, bucket=bucket)
+    Annotations.from_stack(stack).has_warning(
+        "*", Match.string_like_regexp("'team-scripts' does not start with 'sagemaker-'")
+    )

@@ -23,11 +23,14 @@ class SecureBucketProps:
     encryption_key: the KMS key for objects; by default a customer-managed key with
         rotation is created.
     removal_policy: what happens to the bucket on stack deletion; by default RETAIN.
+    bucket_name: the bucket's name (may hold tokens); by default CloudFormation generates
+        one.
     """
 
     purpose: str
     encryption_key: kms.IKey | None = None
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    bucket_name: str | None = None
 
 
 class SecureBucket(Construct):
@@ -74,6 +77,7 @@ class SecureBucket(Construct):
         self.bucket = s3.Bucket(
             self,
             "Bucket",
+            bucket_name=props.bucket_name,
             encryption=s3.BucketEncryption.KMS,
             encryption_key=self.encryption_key,
             bucket_key_enabled=True,

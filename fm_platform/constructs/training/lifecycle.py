@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import Annotations, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -30,6 +30,21 @@ _PREFIX = re.compile(r"^[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*$")
 _PREFIX_MAX_CHARS = 900
 _DEPLOYMENT_SINGLETON_ID = "Custom::CDKBucketDeployment"
 _UPLOAD_MEMORY_MIB = 512
+LIFECYCLE_BUCKET_PREFIX = "sagemaker-lc-"
+
+
+def lifecycle_bucket_name(scope: Construct) -> str:
+    """``sagemaker-lc-<8 hex>-<GUID of the stack>``, at most 58 characters (S3 allows 63).
+
+    HyperPod asks for lifecycle scripts in a bucket whose name starts with ``sagemaker-``
+    (botocore, ``ClusterLifeCycleConfig.SourceS3Uri``), and the managed instance policy
+    reads only such buckets. The stack ID's GUID is unique to each creation of a stack (in
+    any account and Region), so a bucket retained by a deleted stack never blocks creating
+    the stack again; the hex part, from ``scope``'s path, keeps two buckets of one stack
+    apart.
+    """
+    stack_guid = Fn.select(2, Fn.split("/", Stack.of(scope).stack_id))
+    return f"{LIFECYCLE_BUCKET_PREFIX}{scope.node.addr[2:10]}-{stack_guid}"
 
 
 def default_assets_path() -> str:
@@ -50,7 +65,7 @@ class LifecycleScriptsProps:
     prefix: S3 key prefix the files go under, without leading or trailing slash; by default
         ``lifecycle-scripts``.
     bucket: bucket receiving the files; by default a SecureBucket (KMS, TLS-only, versioned,
-        access-logged, retained) is created.
+        access-logged, retained) named ``sagemaker-lc-<8 hex>-<stack GUID>`` is created.
     """
 
     provisioning_parameters: Mapping[str, Any]
@@ -124,6 +139,13 @@ class LifecycleScripts(Construct):
         props.validate()
         self.prefix = props.prefix
         self.bucket: s3.IBucket = props.bucket or self._secure_bucket()
+        name = self.bucket.bucket_name
+        if not is_unresolved(name) and not name.startswith("sagemaker-"):
+            Annotations.of(self).add_warning_v2(
+                "fm_platform:lifecycle-bucket-name",
+                f"Lifecycle bucket {name!r} does not start with 'sagemaker-': HyperPod asks "
+                "for lifecycle scripts in such a bucket (ClusterLifeCycleConfig.SourceS3Uri).",
+            )
         self.objects_arn = self.bucket.arn_for_objects(f"{self.prefix}/*")
         # The finding grant_read and the upload policy raise: acknowledge it next to a grantee.
         self.read_grant_finding = (
@@ -180,7 +202,11 @@ class LifecycleScripts(Construct):
 
     def _secure_bucket(self) -> s3.IBucket:
         purpose = "HyperPod lifecycle scripts"
-        return SecureBucket(self, "Bucket", SecureBucketProps(purpose=purpose)).bucket
+        return SecureBucket(
+            self,
+            "Bucket",
+            SecureBucketProps(purpose=purpose, bucket_name=lifecycle_bucket_name(self)),
+        ).bucket
 
     def _upload_role(self) -> iam.IRole:
         """The upload Lambda's role; immutable, as its grants are written exactly, once, in
