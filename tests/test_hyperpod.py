@@ -10,7 +10,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 from constructs import Construct
 
@@ -43,16 +43,16 @@ class FakeLifecycle(Construct):
         self.prefix = PREFIX
         self.s3_uri = f"s3://{self.bucket.bucket_name}/{PREFIX}/"
 
-    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=["s3:GetObject"],
-            resource_arns=[self.bucket.arn_for_objects(f"{PREFIX}/*")],
-        )
-        iam.Grant.add_to_principal(
-            grantee=grantee, actions=["s3:ListBucket"], resource_arns=[self.bucket.bucket_arn]
-        )
-        return self.bucket.encryption_key.grant_decrypt(grantee)
+    def read_statements(self) -> list[iam.PolicyStatement]:
+        return [
+            iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects(f"{PREFIX}/*")]
+            ),
+            iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn]),
+            iam.PolicyStatement(
+                actions=["kms:Decrypt"], resources=[self.bucket.encryption_key.key_arn]
+            ),
+        ]
 
 
 class FakeFileSystem(Construct):
@@ -290,6 +290,100 @@ def test_a_given_role_is_used_and_no_role_is_created():
     assert {g["ExecutionRole"] for g in resource["Properties"]["InstanceGroups"]} == {
         "arn:aws:iam::123456789012:role/hyperpod"
     }
+
+
+def _actions_of(statements: list[dict]) -> set[str]:
+    return {
+        a
+        for s in statements
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+
+
+# What the created role is granted beyond its managed policy, one action of each statement.
+GRANTED_ACTIONS = {
+    "ec2:CreateNetworkInterface",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DetachNetworkInterface",
+    "ec2:DescribeSubnets",
+    "s3:GetObject",
+    "s3:ListBucket",
+    "kms:Decrypt",
+    "fsx:DescribeFileSystems",
+}
+
+
+def test_a_given_role_of_the_app_gets_the_grants_of_the_created_one():
+    stack = cdk.Stack(new_app(), "Byo")
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    HyperPodCluster(
+        stack,
+        "Cluster",
+        props(stack, execution_role=role, file_system=FakeFileSystem(stack, "Fs")),
+    )
+    template = Template.from_stack(stack)
+    (policy,) = template.find_resources("AWS::IAM::Policy").values()
+    assert _actions_of(policy["Properties"]["PolicyDocument"]["Statement"]) >= GRANTED_ACTIONS
+    (role_resource,) = template.find_resources("AWS::IAM::Role").values()
+    assert "AmazonSageMakerClusterInstanceRolePolicy" in json.dumps(
+        role_resource["Properties"]["ManagedPolicyArns"]
+    )
+
+
+def test_a_role_that_already_has_the_managed_policy_gets_it_once():
+    stack = cdk.Stack(new_app(), "Byo")
+    role = iam.Role(
+        stack,
+        "Role",
+        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+        managed_policies=[
+            iam.ManagedPolicy.from_aws_managed_policy_name(
+                "AmazonSageMakerClusterInstanceRolePolicy"
+            )
+        ],
+    )
+    HyperPodCluster(stack, "Cluster", props(stack, execution_role=role))
+    (role_resource,) = Template.from_stack(stack).find_resources("AWS::IAM::Role").values()
+    assert len(role_resource["Properties"]["ManagedPolicyArns"]) == 1
+
+
+def test_an_imported_mutable_role_gets_the_statements_and_a_managed_policy_warning():
+    stack = cdk.Stack(new_app(), "Byo")
+    role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hyperpod")
+    HyperPodCluster(stack, "Cluster", props(stack, execution_role=role))
+    template = Template.from_stack(stack)
+    (policy,) = template.find_resources("AWS::IAM::Policy").values()
+    assert policy["Properties"]["Roles"] == ["hyperpod"]
+    assert GRANTED_ACTIONS - {"fsx:DescribeFileSystems"} <= _actions_of(
+        policy["Properties"]["PolicyDocument"]["Statement"]
+    )
+    Annotations.from_stack(stack).has_warning(
+        "/Byo/Cluster",
+        Match.string_like_regexp(
+            "make sure the AWS managed policy AmazonSageMakerClusterInstanceRolePolicy is attached"
+        ),
+    )
+
+
+def test_an_immutable_role_gets_a_warning_listing_every_statement_to_attach():
+    stack = cdk.Stack(new_app(), "Byo")
+    role = iam.Role.from_role_arn(
+        stack, "Role", "arn:aws:iam::123456789012:role/hyperpod", mutable=False
+    )
+    HyperPodCluster(
+        stack,
+        "Cluster",
+        props(stack, execution_role=role, file_system=FakeFileSystem(stack, "Fs")),
+    )
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::IAM::Policy", 0)
+    (warning,) = Annotations.from_stack(stack).find_warning("/Byo/Cluster", Match.any_value())
+    message = warning.entry.data
+    assert "attach the AWS managed policy AmazonSageMakerClusterInstanceRolePolicy" in message
+    listed, _ = json.JSONDecoder().raw_decode(message[message.index(": [") + 2 :])
+    assert _actions_of(listed) >= GRANTED_ACTIONS
+    create = next(s for s in listed if s.get("Sid") == "CreateInterfacesInClusterSubnet")
+    assert "subnet/subnet-0123456789abcdef0" in json.dumps(create["Resource"])
 
 
 def test_cfn_lint_finds_nothing(template):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from aws_cdk import Stack
+import json
+
+from aws_cdk import Annotations, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -69,45 +71,103 @@ def cluster_execution_role(
     """A role SageMaker assumes for the cluster's instances, with the managed instance
     policy and the EC2 network-interface permissions HyperPod needs in ``subnet`` with
     ``security_group``. Grant lifecycle-script and file-system access separately."""
-    stack = Stack.of(scope)
     role = ClusterExecutionRole(
         scope,
         construct_id,
         assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
         description="HyperPod cluster instances (fm_platform)",
-        managed_policies=[
-            iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_ROLE_MANAGED_POLICY)
-        ],
+        managed_policies=[instance_role_managed_policy()],
     )
-    interfaces = stack.format_arn(service="ec2", resource="network-interface", resource_name="*")
+    for statement in network_interface_statements(
+        scope, subnet=subnet, security_group=security_group
+    ):
+        role.add_to_principal_policy(statement)
+    _acknowledge_findings(role, _interfaces_arn(scope))
+    return role
+
+
+def instance_role_managed_policy() -> iam.IManagedPolicy:
+    """The AWS managed policy HyperPod documents for cluster instance roles."""
+    return iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_ROLE_MANAGED_POLICY)
+
+
+def _interfaces_arn(scope: Construct) -> str:
+    return Stack.of(scope).format_arn(
+        service="ec2", resource="network-interface", resource_name="*"
+    )
+
+
+def network_interface_statements(
+    scope: Construct, *, subnet: ec2.ISubnet, security_group: ec2.ISecurityGroup
+) -> list[iam.PolicyStatement]:
+    """The EC2 statements HyperPod needs to attach instances in ``subnet`` with
+    ``security_group`` (each with its ``Sid``)."""
+    stack = Stack.of(scope)
+    interfaces = _interfaces_arn(scope)
     subnet_arn = stack.format_arn(service="ec2", resource="subnet", resource_name=subnet.subnet_id)
     group_arn = stack.format_arn(
         service="ec2", resource="security-group", resource_name=security_group.security_group_id
     )
-    role.add_to_principal_policy(
+    return [
         iam.PolicyStatement(
             sid="CreateInterfacesInClusterSubnet",
             actions=["ec2:CreateNetworkInterface"],
             resources=[interfaces, subnet_arn, group_arn],
-        )
-    )
-    role.add_to_principal_policy(
+        ),
         iam.PolicyStatement(
             sid="ManageClusterInterfaces", actions=list(_ENI_ACTIONS), resources=[interfaces]
-        )
-    )
-    role.add_to_principal_policy(
+        ),
         iam.PolicyStatement(
             sid="ReleaseClusterInterfaces", actions=list(_UNSCOPED_ENI_ACTIONS), resources=["*"]
-        )
-    )
-    role.add_to_principal_policy(
+        ),
         iam.PolicyStatement(
             sid="DescribeClusterNetwork", actions=list(_EC2_DESCRIBE_ACTIONS), resources=["*"]
+        ),
+    ]
+
+
+def extend_given_role(
+    scope: Construct, role: iam.IRole, statements: list[iam.PolicyStatement]
+) -> None:
+    """Give a caller's ``role`` what :func:`cluster_execution_role` gives its own: the
+    managed instance policy and ``statements``. A role of this app (``iam.Role``) gets both;
+    a role imported as mutable gets the statements (in an inline policy) and a synth warning
+    to check the managed policy, which cannot be seen or attached on an imported role; a
+    role that cannot be changed (imported with ``mutable=False`` or
+    ``without_policy_updates()``) gets a synth warning listing exactly what to attach."""
+    for statement in statements:
+        role.add_to_principal_policy(statement)
+    if isinstance(role, iam.Role):
+        if not _has_instance_role_policy(role):
+            role.add_managed_policy(instance_role_managed_policy())
+        return
+    managed = f"the AWS managed policy {INSTANCE_ROLE_MANAGED_POLICY}"
+    # An imported mutable role keeps the statements in an iam.Policy child (its id depends
+    # on a feature flag); an immutable one creates nothing.
+    if any(isinstance(child, iam.Policy) for child in role.node.children):
+        Annotations.of(scope).add_warning_v2(
+            "fm_platform:cluster-role-managed-policy",
+            f"The imported cluster execution role cannot show or take managed policies here: "
+            f"make sure {managed} is attached to it.",
         )
+        return
+    stack = Stack.of(scope)
+    documents = json.dumps(
+        [stack.resolve(s.to_statement_json()) for s in statements], sort_keys=True
     )
-    _acknowledge_findings(role, interfaces)
-    return role
+    Annotations.of(scope).add_warning_v2(
+        "fm_platform:cluster-role-grants",
+        f"The cluster execution role cannot be changed here (imported with mutable=False or "
+        f"without policy updates): attach {managed} and these statements to it yourself, or "
+        f"the cluster fails to create or its nodes cannot read their scripts: {documents}",
+    )
+
+
+def _has_instance_role_policy(role: iam.Role) -> bool:
+    stack = Stack.of(role)
+    wanted = stack.resolve(instance_role_managed_policy().managed_policy_arn)
+    attached = stack.resolve(role.node.default_child.managed_policy_arns) or []
+    return wanted in attached
 
 
 def _acknowledge_findings(role: ClusterExecutionRole, interfaces: str) -> None:

@@ -14,7 +14,12 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
 from fm_platform.compliance import acknowledge_wildcard_resource
-from fm_platform.constructs.training.cluster_role import cluster_execution_role
+from fm_platform.constructs.training.cluster_role import (
+    ClusterExecutionRole,
+    cluster_execution_role,
+    extend_given_role,
+    network_interface_statements,
+)
 from fm_platform.constructs.training.instance_groups import (
     InstanceGroup,
     NodeRole,
@@ -42,7 +47,7 @@ class LifecycleSource(Protocol):
     @property
     def on_create_script(self) -> str: ...
 
-    def grant_read(self, grantee: iam.IGrantable) -> object: ...
+    def read_statements(self) -> Sequence[iam.PolicyStatement]: ...
 
 
 class FileSystemSource(Protocol):
@@ -66,7 +71,9 @@ class HyperPodClusterProps:
     node_recovery: ``Automatic`` (the default: HyperPod replaces faulty nodes) or ``None``.
     execution_role: the role the instances run with; by default a least-privilege role is
         created (managed instance policy, EC2 interface actions in this subnet, lifecycle
-        read, ``fsx:DescribeFileSystems``). A role you pass gets the same grants added.
+        read, ``fsx:DescribeFileSystems``). A role you pass gets the same grants added when
+        it can be changed; for one that cannot (imported with ``mutable=False``), a synth
+        warning lists the policy and statements to attach yourself.
     file_system: the shared file system; when given the cluster is created after it and the
         role may describe it (without that, HyperPod silently skips EFA setup for FSx). By
         default no file system is wired.
@@ -148,17 +155,21 @@ class HyperPodCluster(Construct):
         self.controller_group_name: str = next(
             g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER
         )
-        created_role = None
-        if props.execution_role is None:
-            created_role = cluster_execution_role(
-                self, "ExecutionRole", subnet=props.subnet, security_group=props.security_group
-            )
-        self.execution_role: iam.IRole = props.execution_role or created_role
-        props.lifecycle.grant_read(self.execution_role)
-        if created_role is not None:
-            _acknowledge_lifecycle_read(created_role, props.lifecycle)
+        self.execution_role: iam.IRole = props.execution_role or cluster_execution_role(
+            self, "ExecutionRole", subnet=props.subnet, security_group=props.security_group
+        )
+        statements = list(props.lifecycle.read_statements())
         if props.file_system is not None:
-            self._grant_describe_file_systems()
+            statements.append(_describe_file_systems_statement())
+        if props.execution_role is None:
+            for statement in statements:
+                self.execution_role.add_to_principal_policy(statement)
+            _acknowledge_lifecycle_read(self.execution_role, props.lifecycle)
+        else:
+            network = network_interface_statements(
+                self, subnet=props.subnet, security_group=props.security_group
+            )
+            extend_given_role(self, self.execution_role, [*network, *statements])
 
         self.cluster = sagemaker.CfnCluster(
             self,
@@ -177,7 +188,9 @@ class HyperPodCluster(Construct):
         # Create the cluster only once its role's permissions exist (the role itself is
         # already a dependency through its ARN).
         self.cluster.node.add_dependency(
-            created_role.policy if created_role is not None else self.execution_role
+            self.execution_role.policy
+            if isinstance(self.execution_role, ClusterExecutionRole)
+            else self.execution_role
         )
         if props.file_system is not None:
             self.cluster.node.add_dependency(props.file_system.file_system)
@@ -212,16 +225,13 @@ class HyperPodCluster(Construct):
             training_plan_arn=group.training_plan_arn,
         )
 
-    def _grant_describe_file_systems(self) -> None:
-        # DescribeFileSystems without file-system IDs lists every file system of the
-        # account, and is authorised against "*"; HyperPod calls it to set FSx up over EFA.
-        self.execution_role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="DescribeSharedFileSystem",
-                actions=["fsx:DescribeFileSystems"],
-                resources=["*"],
-            )
-        )
+
+def _describe_file_systems_statement() -> iam.PolicyStatement:
+    # DescribeFileSystems without file-system IDs lists every file system of the account,
+    # and is authorised against "*"; HyperPod calls it to set FSx up over EFA.
+    return iam.PolicyStatement(
+        sid="DescribeSharedFileSystem", actions=["fsx:DescribeFileSystems"], resources=["*"]
+    )
 
 
 def _acknowledge_lifecycle_read(role: iam.IRole, lifecycle: LifecycleSource) -> None:

@@ -184,21 +184,24 @@ class LifecycleScripts(Construct):
         self.deployment.node.add_dependency(self.upload_policy)
         self._acknowledge_upload_handler()
 
-    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let ``grantee`` list the bucket, read the lifecycle objects and decrypt them."""
-        grant = iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=["s3:GetObject"],
-            resource_arns=[self.objects_arn],
-        )
-        grant = grant.combine(
-            iam.Grant.add_to_principal(
-                grantee=grantee, actions=["s3:ListBucket"], resource_arns=[self.bucket.bucket_arn]
-            )
-        )
+    def read_statements(self) -> list[iam.PolicyStatement]:
+        """What a reader needs: get the lifecycle objects, list the bucket, decrypt them."""
+        statements = [
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[self.objects_arn]),
+            iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn]),
+        ]
         if self.bucket.encryption_key is not None:
-            grant = grant.combine(self.bucket.encryption_key.grant_decrypt(grantee))
-        return grant
+            statements.append(
+                iam.PolicyStatement(
+                    actions=["kms:Decrypt"], resources=[self.bucket.encryption_key.key_arn]
+                )
+            )
+        return statements
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        """Add :meth:`read_statements` to ``grantee``'s policy."""
+        for statement in self.read_statements():
+            grantee.grant_principal.add_to_principal_policy(statement)
 
     def _secure_bucket(self) -> s3.IBucket:
         purpose = "HyperPod lifecycle scripts"
