@@ -28,6 +28,9 @@ PARAMS = {
     "fsx_mountname": "abcdefgh",
     "fsx_mount_path": "/fsx",
 }
+SLURM_CONF = f"ClusterName=test\nSlurmctldHost=ip-10-1-0-10({CONTROLLER_IP})\n"
+# Slurm's own unit (etc/slurmd.service.in), as the image installs it.
+SLURMD_EXEC = "ExecStart=/opt/slurm/sbin/slurmd --systemd $SLURMD_OPTIONS"
 MOUNT = (
     "mount -t lustre -o noatime,flock,_netdev "
     "fs-0123.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh {root}/fsx"
@@ -43,7 +46,10 @@ def make_root(
     shutil.copy(DATA / config, config_dir / "resource_config.json")
     slurm_etc = root / "opt/slurm/etc"
     slurm_etc.mkdir(parents=True)
-    (slurm_etc / "slurm.conf").write_text("ClusterName=test\n")
+    (slurm_etc / "slurm.conf").write_text(SLURM_CONF)
+    units = root / "etc/systemd/system"
+    units.mkdir(parents=True)
+    shutil.copy(DATA / "slurmd.service", units / "slurmd.service")
     params_file = root / "provisioning_parameters.json"
     params_file.write_text(json.dumps(PARAMS if params is None else params))
     return params_file
@@ -78,11 +84,12 @@ def test_controller_starts_slurmctld_only(root: Path) -> None:
     assert "role controller" in result.stdout
     lines = commands(root)
     assert MOUNT.format(root=root) in lines
-    assert "systemctl start slurmctld" in lines
-    assert "systemctl enable slurmctld" in lines
+    assert lines[-2:] == ["systemctl daemon-reload", "systemctl enable --now slurmctld"]
     assert "systemctl disable --now slurmd" in lines
-    assert not any(re.search(r"systemctl (start|enable) slurmd\b", line) for line in lines)
-    assert not (root / "etc/default/slurmd").exists()
+    assert not any(re.search(r"systemctl (start|enable).* slurmd\b", line) for line in lines)
+    # The controller leaves slurmd's unit as the image has it.
+    unit = (root / "etc/systemd/system/slurmd.service").read_text()
+    assert unit == (DATA / "slurmd.service").read_text()
 
 
 @pytest.mark.parametrize(
@@ -97,13 +104,23 @@ def test_login_and_compute_start_slurmd_against_controller(
     assert f"role {role}" in result.stdout
     lines = commands(root)
     assert MOUNT.format(root=root) in lines
-    assert "systemctl start slurmd" in lines
+    # The unit is rewritten first, then systemd reloads and slurmd is enabled and started.
+    assert lines[-2:] == ["systemctl daemon-reload", "systemctl enable --now slurmd"]
     assert "systemctl disable --now slurmctld" in lines
-    assert not any(re.search(r"systemctl (start|enable) slurmctld\b", line) for line in lines)
-    defaults = (root / "etc/default/slurmd").read_text()
-    assert defaults == f'SLURMD_OPTIONS="--conf-server {CONTROLLER_IP}"\n'
-    drop_in = root / "etc/systemd/system/slurmd.service.d/50-conf-server.conf"
-    assert "EnvironmentFile=/etc/default/slurmd" in drop_in.read_text()
+    assert not any(re.search(r"systemctl (start|enable).* slurmctld\b", line) for line in lines)
+    unit = (root / "etc/systemd/system/slurmd.service").read_text()
+    expected = (
+        (DATA / "slurmd.service")
+        .read_text()
+        .replace(
+            SLURMD_EXEC,
+            f"ExecStart=/opt/slurm/sbin/slurmd --systemd --conf-server {CONTROLLER_IP}",
+        )
+    )
+    assert unit == expected
+    assert "slurmd unit: ExecStart=/opt/slurm/sbin/slurmd --systemd --conf-server" in (
+        result.stdout
+    )
 
 
 def test_compute_node_logs_its_partition(root: Path) -> None:
@@ -112,7 +129,6 @@ def test_compute_node_logs_its_partition(root: Path) -> None:
 
 
 def test_fstab_entry_written_once_when_run_twice(root: Path) -> None:
-    (root / "etc").mkdir()
     (root / "etc/fstab").write_text("UUID=abc / ext4 defaults 0 1\n")
     for _ in range(2):
         assert provision(root, WORKER_IPS[0]).returncode == 0
@@ -197,8 +213,119 @@ def test_missing_slurm_conf_times_out(root: Path) -> None:
     (root / "opt/slurm/etc/slurm.conf").unlink()
     result = provision(root, CONTROLLER_IP, "--slurm-conf-timeout", "0")
     assert result.returncode != 0
-    assert "slurm.conf did not appear within 0 s" in result.stdout
-    assert not any("systemctl start" in line for line in commands(root))
+    assert "slurm.conf naming the controller (SlurmctldHost): still not ready after 1 " in (
+        result.stdout
+    )
+    assert not any("slurmctld" in line for line in commands(root))
+
+
+def test_controller_waits_until_slurm_conf_names_the_controller(root: Path) -> None:
+    (root / "opt/slurm/etc/slurm.conf").write_text("ClusterName=test\n")
+    result = provision(root, CONTROLLER_IP, "--slurm-conf-timeout", "0")
+    assert result.returncode != 0
+    assert "not written yet" not in result.stdout
+    assert not any("slurmctld" in line for line in commands(root))
+
+
+@pytest.mark.parametrize(
+    ("text", "controller"),
+    [
+        ("SlurmctldHost=ip-10-1-0-10(10.1.0.10)\n", "ip-10-1-0-10(10.1.0.10)"),
+        ("ClusterName=x\n  controlmachine = head-1\n", "head-1"),
+        ("NodeName=ctl NodeAddr=10.1.0.10\n", "10.1.0.10"),
+        ("NodeName=n NodeAddr=10.1.0.100\n", None),
+        ("# SlurmctldHost=old\nClusterName=x\n", None),
+    ],
+)
+def test_slurm_conf_controller(text: str, controller: str | None) -> None:
+    assert _provision_module().slurm_conf_controller(text, "10.1.0.10") == controller
+
+
+def test_slurm_conf_wait_retries_with_backoff_until_the_controller_is_named(tmp_path) -> None:
+    provision = _provision_module()
+    conf = tmp_path / "opt/slurm/etc/slurm.conf"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("ClusterName=test\n")
+    pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 3:
+            conf.write_text(SLURM_CONF)
+
+    original = provision.wait_until
+    provision.wait_until = lambda *a, **k: original(*a, sleep=sleep, **k)
+    system = provision.System(str(tmp_path), dry_run=True)
+    assert provision.wait_for_slurm_conf(system, CONTROLLER_IP, 600, 5) == (
+        f"ip-10-1-0-10({CONTROLLER_IP})"
+    )
+    assert pauses == [5, 10, 20]
+
+
+def test_wait_until_is_bounded_and_logged(capsys) -> None:
+    provision = _provision_module()
+    pauses: list[float] = []
+    with pytest.raises(provision.ProvisionError, match="still not ready after 1 attempts"):
+        provision.wait_until("thing", lambda: None, 0, 5, sleep=pauses.append)
+    assert pauses == []
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        now[0] += seconds
+
+    with pytest.raises(
+        provision.ProvisionError, match=r"thing: still not ready after 5 attempts in 45 s"
+    ):
+        provision.wait_until("thing", lambda: None, 45, 4, sleep=sleep, clock=lambda: now[0])
+    assert pauses == [4, 8, 16, 17]  # doubling, the last one cut to the limit
+    assert "thing: not ready (attempt 1" in capsys.readouterr().out
+
+
+def test_node_address_is_awaited_until_the_resource_config_lists_it(capsys) -> None:
+    provision = _provision_module()
+    config = json.loads((DATA / "resource_config_with_login.json").read_text())
+    answers = iter([None, "172.17.0.1", WORKER_IPS[0]])
+    provision.probe_ip = lambda: next(answers)
+    original = provision.wait_until
+    provision.wait_until = lambda *a, **k: original(*a, sleep=lambda _: None, **k)
+    assert provision.wait_for_node_ip(config, 300, 1) == WORKER_IPS[0]
+    out = capsys.readouterr().out
+    assert "address 172.17.0.1 is not in the resource config" in out
+    assert "this node's address: ready (attempt 3" in out
+
+
+def test_fsx_dns_name_is_awaited_before_mounting(root: Path) -> None:
+    result = provision(root, WORKER_IPS[0])
+    lines = commands(root)
+    resolve = f"resolve {PARAMS['fsx_dns_name']}"
+    assert lines.index(resolve) < lines.index(MOUNT.format(root=root))
+    assert result.returncode == 0
+
+
+def test_mount_is_retried_with_backoff(tmp_path) -> None:
+    provision = _provision_module()
+    pauses: list[float] = []
+    outcomes = iter([False, False, True])
+    provision.retry("mount", 5, 10, lambda: next(outcomes), sleep=pauses.append)
+    assert pauses == [10, 20]
+    with pytest.raises(provision.ProvisionError, match="mount: gave up after 3 attempts"):
+        provision.retry("mount", 3, 40, lambda: False, sleep=pauses.append)
+    assert pauses[2:] == [40, 60]
+
+
+def test_unresolvable_fsx_name_fails_after_the_bound(tmp_path) -> None:
+    provision = _provision_module()
+
+    class NoDns(provision.System):
+        def resolves(self, name):
+            return False
+
+    make_root(tmp_path)
+    system = NoDns(str(tmp_path), dry_run=True)
+    with pytest.raises(provision.ProvisionError, match="DNS name fs-0123.* still not ready"):
+        provision.mount_fsx(system, PARAMS, 1, 0, 0)
+    assert not (tmp_path / "var/log/provision/commands.log").exists()
 
 
 @pytest.mark.parametrize("node_ip", [LOGIN_IP, WORKER_IPS[0]])
@@ -208,7 +335,7 @@ def test_login_and_compute_need_no_local_slurm_conf(root: Path, node_ip: str) ->
     (root / "opt/slurm/etc/slurm.conf").unlink()
     result = provision(root, node_ip, "--slurm-conf-timeout", "0")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "systemctl start slurmd" in commands(root)
+    assert "systemctl enable --now slurmd" in commands(root)
 
 
 def test_on_create_runs_provision_and_logs(root: Path) -> None:
@@ -227,7 +354,7 @@ def test_on_create_runs_provision_and_logs(root: Path) -> None:
         check=False,
     )
     assert ok.returncode == 0, ok.stdout
-    assert "systemctl start slurmctld" in commands(root)
+    assert "systemctl enable --now slurmctld" in commands(root)
     failed = subprocess.run(
         ["bash", script, *args, "--node-ip", "10.9.9.9"],
         capture_output=True,
@@ -278,16 +405,55 @@ def test_slurmd_that_stops_fails_compute_but_not_login_nodes(tmp_path, role, tol
 
     class StartFails(provision.System):
         def run(self, *command, check=True):
-            if command[:2] == ("systemctl", "start"):
+            if command[:3] == ("systemctl", "enable", "--now"):
                 if check:
                     raise provision.ProvisionError("start failed")
                 return 3
             return 0
 
     node = provision.Node(role, group=role, partition=None, controller_ip="10.1.0.10")
+    make_root(tmp_path)
     system = StartFails(str(tmp_path), dry_run=False)
     if tolerated:
         provision.start_slurm(system, node)
     else:
         with pytest.raises(provision.ProvisionError):
             provision.start_slurm(system, node)
+
+
+@pytest.mark.parametrize(
+    ("exec_start", "expected"),
+    [
+        (
+            "ExecStart=/opt/slurm/sbin/slurmd -D -s ${SLURMD_OPTIONS}",
+            "-D -s --conf-server 10.1.0.10",
+        ),
+        (
+            "ExecStart=/opt/slurm/sbin/slurmd -D --conf-server 10.9.9.9",
+            "-D --conf-server 10.1.0.10",
+        ),
+        ("ExecStart=/opt/slurm/sbin/slurmd -D", "-D --conf-server 10.1.0.10"),
+    ],
+)
+def test_conf_server_goes_into_exec_start(exec_start: str, expected: str) -> None:
+    result = _provision_module().with_conf_server(exec_start, "10.1.0.10")
+    assert result == f"ExecStart=/opt/slurm/sbin/slurmd {expected}"
+
+
+def test_vendor_unit_is_copied_to_etc_with_the_option(tmp_path) -> None:
+    provision = _provision_module()
+    vendor = tmp_path / "usr/lib/systemd/system/slurmd.service"
+    vendor.parent.mkdir(parents=True)
+    shutil.copy(DATA / "slurmd.service", vendor)
+    system = provision.System(str(tmp_path), dry_run=True)
+    provision.write_slurmd_unit(system, "10.1.0.10")
+    unit = (tmp_path / "etc/systemd/system/slurmd.service").read_text()
+    assert "ExecStart=/opt/slurm/sbin/slurmd --systemd --conf-server 10.1.0.10\n" in unit
+    assert vendor.read_text() == (DATA / "slurmd.service").read_text()
+
+
+def test_missing_slurmd_unit_fails_with_clear_error(root: Path) -> None:
+    (root / "etc/systemd/system/slurmd.service").unlink()
+    result = provision(root, WORKER_IPS[0])
+    assert result.returncode != 0
+    assert "no slurmd.service unit at" in result.stdout
