@@ -35,6 +35,7 @@ _EXPORTS = {
     "InstanceScaling": "fm_platform.constructs.inference.instance_scaling",
     "LifecycleScripts": "fm_platform.constructs.training.lifecycle",
     "LifecycleScriptsProps": "fm_platform.constructs.training.lifecycle",
+    "LifecycleStorage": "fm_platform.constructs.training.lifecycle",
     "ModelContainer": "fm_platform.constructs.inference.model_container",
     "MultiModelEndpoint": "fm_platform.constructs.inference.multi_model_endpoint",
     "MultiModelEndpointProps": "fm_platform.constructs.inference.multi_model_endpoint",
@@ -48,6 +49,7 @@ _EXPORTS = {
     "SingleModelEndpoint": "fm_platform.constructs.inference.single_model_endpoint",
     "SingleModelEndpointProps": "fm_platform.constructs.inference.single_model_endpoint",
     "TrainingConfig": "fm_platform.stacks.training",
+    "TrainingDataStack": "fm_platform.stacks.training_data",
     "TrainingStack": "fm_platform.stacks.training",
     "VariantSpec": "fm_platform.constructs.inference.single_model_endpoint",
 }
@@ -106,7 +108,12 @@ if TYPE_CHECKING:
         NodeRole,
         provisioning_parameters,
     )
-    from fm_platform.constructs.training.lifecycle import LifecycleScripts, LifecycleScriptsProps
+    from fm_platform.constructs.training.lifecycle import (
+        LifecycleScripts,
+        LifecycleScriptsProps,
+        LifecycleStorage,
+    )
     from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
     from fm_platform.stacks.inference import InferenceConfig, InferenceStack
     from fm_platform.stacks.training import TrainingConfig, TrainingStack
+    from fm_platform.stacks.training_data import TrainingDataStack

@@ -34,8 +34,9 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
             app,
             config.training_stack_name,
             config=config.training,
-            description="fm_platform: SageMaker HyperPod (Slurm) training cluster, "
-            "its network, FSx for Lustre and lifecycle scripts",
+            # Its stateful half (network, FSx, buckets) goes into "<name>Data".
+            description="fm_platform: SageMaker HyperPod (Slurm) training cluster and its "
+            "lifecycle-script upload",
         )
         if config.deploy_training
         else None

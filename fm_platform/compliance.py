@@ -4,17 +4,20 @@ The default app runs AwsSolutions, HIPAA Security and NIST 800-53 R5 on every sy
 unacknowledged finding fails ``app.synth()``. Each acknowledgement sits next to the resource
 it concerns, with a reason specific to that resource; :func:`acknowledge_wildcard_resource`
 builds ``AwsSolutions-IAM5[Resource::...]`` ids from the granted ARNs themselves, rendered
-by :func:`nag_rendered` as cdk-nag prints them.
+by :func:`nag_rendered` as cdk-nag prints them. :func:`suppress_scanner_findings` writes the
+same kind of acknowledgement where checkov and cfn_nag read it, in the template.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from aws_cdk import Acknowledgment, App, Stack, Validations
+import jsii
+from aws_cdk import Acknowledgment, App, CfnResource, Stack, Validations
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
-from constructs import IConstruct
+from constructs import IConstruct, IValidation
 
 # Rule id prefix -> the pack name cdk-nag 3 expects before "::" in an acknowledgement id.
 _PACK_OF_RULE_PREFIX = {
@@ -52,12 +55,34 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
 def acknowledge_wildcard_resource(construct: IConstruct, reason: str, *resources: str) -> None:
     """Acknowledge the ``AwsSolutions-IAM5`` findings that ``resources`` (ARNs with a
     wildcard, as granted in ``construct``'s policies; tokens allowed) raise on
-    ``construct``, for ``reason``."""
-    acknowledge(
-        construct,
-        reason,
-        *(f"AwsSolutions-IAM5[Resource::{nag_rendered(construct, arn)}]" for arn in resources),
-    )
+    ``construct``, for ``reason``.
+
+    The finding IDs are rendered when the app is validated, after references between
+    stacks have been resolved: an ARN from another stack then reads as the import that the
+    template holds (which depends on the app's cross-stack reference setting)."""
+    construct.node.add_validation(_LateWildcardAcknowledgement(construct, reason, resources))
+
+
+@jsii.implements(IValidation)
+class _LateWildcardAcknowledgement:
+    """Adds the acknowledgements when the tree is validated (after cross-stack references
+    are resolved, before the compliance packs run) and finds nothing itself."""
+
+    def __init__(self, construct: IConstruct, reason: str, resources: tuple[str, ...]) -> None:
+        self._construct = construct
+        self._reason = reason
+        self._resources = resources
+
+    def validate(self) -> list[str]:
+        acknowledge(
+            self._construct,
+            self._reason,
+            *(
+                f"AwsSolutions-IAM5[Resource::{nag_rendered(self._construct, arn)}]"
+                for arn in self._resources
+            ),
+        )
+        return []
 
 
 def nag_rendered(scope: IConstruct, value: Any) -> str:
@@ -87,3 +112,25 @@ def _flattened(node: Any) -> str:
         if node.get("Ref"):
             return f"<{_flattened(node['Ref'])}>"
     return json.dumps(node, separators=(",", ":"), ensure_ascii=False)
+
+
+def suppress_scanner_findings(
+    resource: CfnResource,
+    *,
+    checkov: Mapping[str, str] | None = None,
+    cfn_nag: Mapping[str, str] | None = None,
+) -> None:
+    """Record, in ``resource``'s template metadata, the findings of third-party IaC scanners
+    that are acknowledged, rule ID -> reason: checkov reads ``Metadata.checkov.skip``
+    (``[{id, comment}]``) and cfn_nag ``Metadata.cfn_nag.rules_to_suppress``
+    (``[{id, reason}]``). Adds to what earlier calls recorded."""
+    for scanner, key, text, rules in (
+        ("checkov", "skip", "comment", checkov),
+        ("cfn_nag", "rules_to_suppress", "reason", cfn_nag),
+    ):
+        if not rules:
+            continue
+        entry = resource.get_metadata(scanner) or {}
+        listed = list(entry.get(key, []))
+        listed += [{"id": rule, text: reason} for rule, reason in rules.items()]
+        resource.add_metadata(scanner, {**entry, key: listed})

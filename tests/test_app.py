@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import pytest
 from cfnlint.api import ManualArgs, lint
@@ -10,7 +12,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from tests.support import normalized
 
-STACKS = ("FmpTraining", "FmpInference")
+STACKS = ("FmpTrainingData", "FmpTraining", "FmpInference")
 
 
 def test_cli_synthesizes_both_stacks(default_assembly):
@@ -60,9 +62,12 @@ def test_every_acknowledgement_has_a_specific_reason(default_assembly):
 
 
 # Stateful resources: renaming their construct IDs would replace them (and orphan the
-# retained originals). A change here must be deliberate.
+# retained originals). A change here must be deliberate. The training ones moved from
+# FmpTraining to FmpTrainingData with the same logical IDs (for CloudFormation they are new
+# resources of a new stack; the same IDs let `cdk import` adopt retained originals).
 PINNED_STATEFUL_RESOURCES = {
-    "FmpTraining": {
+    "FmpTraining": {},
+    "FmpTrainingData": {
         "NetworkFlowLogKeyF785E5F9": "AWS::KMS::Key",
         "NetworkFlowLogs2BEC3212": "AWS::Logs::LogGroup",
         "FileSystemKeyA5484887": "AWS::KMS::Key",
@@ -102,3 +107,81 @@ def test_stateful_resources_keep_their_logical_ids_and_are_retained(default_asse
         or resources[logical_id].get("UpdateReplacePolicy") != "Retain"
     ]
     assert not_retained == []
+
+
+def _references(node: Any) -> set[str]:
+    """Logical IDs that ``node`` (part of a template) names with Ref, Fn::GetAtt or
+    Fn::Sub's ``${...}``."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "Ref" and isinstance(value, str):
+                found.add(value)
+            elif key == "Fn::GetAtt":
+                target = value[0] if isinstance(value, list) else value.split(".")[0]
+                found.add(target)
+            elif key == "Fn::Sub":
+                text = value[0] if isinstance(value, list) else value
+                found.update(m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text))
+            found |= _references(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= _references(item)
+    return found
+
+
+def _dependencies(resources: dict[str, dict], logical_id: str) -> set[str]:
+    """Every resource of the template that ``logical_id`` needs, transitively."""
+    seen: set[str] = set()
+    todo = [logical_id]
+    while todo:
+        resource = resources[todo.pop()]
+        depends_on = resource.get("DependsOn", [])
+        direct = _references(resource.get("Properties", {}))
+        direct |= set([depends_on] if isinstance(depends_on, str) else depends_on)
+        for name in direct & set(resources) - seen:
+            seen.add(name)
+            todo.append(name)
+    return seen
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_nothing_a_retained_resource_needs_is_deleted_with_its_stack(default_assembly, stack):
+    # Deleting a stack deletes what is not retained; a retained resource that still uses a
+    # deleted one (an FSx file system in its subnet) makes that deletion fail.
+    resources = default_assembly.templates[stack]["Resources"]
+    retained = {n for n, r in resources.items() if r.get("DeletionPolicy") == "Retain"}
+    deleted_but_needed = {
+        f"{name} needs {needed}"
+        for name in retained
+        for needed in _dependencies(resources, name) - retained
+    }
+    assert deleted_but_needed == set()
+
+
+def test_the_cluster_stack_retains_nothing_and_nothing_depends_on_it(default_assembly):
+    # `cdk destroy FmpTraining` removes the whole cluster stack and nothing else, and a new
+    # deploy recreates it: the data stack neither imports from it nor depends on it.
+    cluster = default_assembly.templates["FmpTraining"]
+    assert [
+        n
+        for n, r in cluster["Resources"].items()
+        if "DeletionPolicy" in r and r["DeletionPolicy"] == "Retain"
+    ] == []
+    data = json.dumps(default_assembly.templates["FmpTrainingData"])
+    assert "Fn::GetStackOutput" not in data and "Fn::ImportValue" not in data
+    manifest = json.loads((default_assembly.directory / "manifest.json").read_text())
+    assert "FmpTrainingData" in manifest["artifacts"]["FmpTraining"]["dependencies"]
+    assert "FmpTraining" not in manifest["artifacts"]["FmpTrainingData"].get("dependencies", [])
+
+
+def test_the_file_system_keeps_its_network(default_assembly):
+    resources = default_assembly.templates["FmpTrainingData"]["Resources"]
+    (fsx,) = [n for n, r in resources.items() if r["Type"] == "AWS::FSx::FileSystem"]
+    needed = _dependencies(resources, fsx)
+    kinds = {resources[n]["Type"] for n in needed}
+    assert {"AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::SecurityGroup"} <= kinds
+    assert {resources[n].get("DeletionPolicy") for n in needed} == {"Retain"}
+    # What costs money or is not needed by the retained data is deleted.
+    for kind in ("AWS::EC2::NatGateway", "AWS::EC2::EIP", "AWS::EC2::FlowLog"):
+        assert all("DeletionPolicy" not in r for r in resources.values() if r["Type"] == kind)

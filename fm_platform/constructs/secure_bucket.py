@@ -9,10 +9,17 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge
+from fm_platform.compliance import acknowledge, suppress_scanner_findings
 from fm_platform.constructs.encryption import customer_managed_key
 
 _ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
+_LOGS_ITSELF = (
+    "This bucket receives the server access logs of its companion bucket; logging it too "
+    "would need a third bucket and so on without end."
+)
+_SSE_S3_ONLY = (
+    "S3 server access log delivery supports only SSE-S3 (AES256) on the target bucket, not SSE-KMS."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,7 +42,9 @@ class SecureBucketProps:
 
 class SecureBucket(Construct):
     """A versioned, KMS-encrypted, TLS-only bucket with public access blocked and server
-    access logs written to a companion bucket.
+    access logs written to a companion bucket. Both bucket policies follow the removal
+    policy (a retained bucket stays TLS-only). The companion bucket's own findings (no
+    access log, SSE-S3) are acknowledged for cdk-nag, checkov and cfn_nag.
 
     Attributes: ``bucket``, ``encryption_key``, ``access_log_bucket``. Construct IDs
     ``Key``, ``Bucket`` and ``AccessLogs`` are stable: renaming them replaces the resources.
@@ -61,18 +70,21 @@ class SecureBucket(Construct):
         )
         acknowledge(
             self.access_log_bucket,
-            "This bucket receives the server access logs of its companion bucket; logging "
-            "it too would need a third bucket and so on without end.",
+            _LOGS_ITSELF,
             "AwsSolutions-S1",
             "HIPAA.Security-S3BucketLoggingEnabled",
             "NIST.800.53.R5-S3BucketLoggingEnabled",
         )
         acknowledge(
             self.access_log_bucket,
-            "S3 server access log delivery supports only SSE-S3 (AES256) on the target "
-            "bucket, not SSE-KMS.",
+            _SSE_S3_ONLY,
             "HIPAA.Security-S3DefaultEncryptionKMS",
             "NIST.800.53.R5-S3DefaultEncryptionKMS",
+        )
+        suppress_scanner_findings(
+            self.access_log_bucket.node.default_child,
+            checkov={"CKV_AWS_18": _LOGS_ITSELF, "CKV_AWS_145": _SSE_S3_ONLY},
+            cfn_nag={"W35": _LOGS_ITSELF},
         )
         self.bucket = s3.Bucket(
             self,
@@ -90,6 +102,8 @@ class SecureBucket(Construct):
             removal_policy=props.removal_policy,
         )
         for bucket in (self.bucket, self.access_log_bucket):
+            # The policies (TLS only, log delivery) stay with the buckets they protect.
+            bucket.policy.apply_removal_policy(props.removal_policy)
             acknowledge(
                 bucket,
                 "Single-region platform bucket: its contents are reproducible from source "

@@ -2,5 +2,12 @@
 
 from fm_platform.stacks.inference import InferenceConfig, InferenceStack
 from fm_platform.stacks.training import TrainingConfig, TrainingStack
+from fm_platform.stacks.training_data import TrainingDataStack
 
-__all__ = ["InferenceConfig", "InferenceStack", "TrainingConfig", "TrainingStack"]
+__all__ = [
+    "InferenceConfig",
+    "InferenceStack",
+    "TrainingConfig",
+    "TrainingDataStack",
+    "TrainingStack",
+]

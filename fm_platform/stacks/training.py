@@ -1,5 +1,6 @@
-"""The training stack: network, FSx for Lustre, lifecycle scripts and a HyperPod cluster
-with Slurm, configured by one :class:`TrainingConfig`."""
+"""The training stacks, configured by one :class:`TrainingConfig`: a HyperPod cluster with
+Slurm (:class:`TrainingStack`) and what it keeps (:class:`TrainingDataStack`: network, FSx
+for Lustre, lifecycle-script bucket)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 from aws_cdk import CfnOutput, Fn, Stack
 from constructs import Construct
 
-from fm_platform.constructs.training.filesystem import SharedFileSystem, SharedFileSystemProps
 from fm_platform.constructs.training.hyperpod import HyperPodCluster, HyperPodClusterProps
 from fm_platform.constructs.training.instance_groups import (
     InstanceGroup,
@@ -19,8 +19,8 @@ from fm_platform.constructs.training.instance_groups import (
     validate_instance_groups,
 )
 from fm_platform.constructs.training.lifecycle import LifecycleScripts, LifecycleScriptsProps
-from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
 from fm_platform.mapping import dataclass_values, list_of
+from fm_platform.stacks.training_data import TrainingDataStack
 from fm_platform.validation import Problems
 
 #: The training walkthrough's example: one ml.m5.12xlarge head node and four
@@ -40,9 +40,6 @@ DEFAULT_INSTANCE_GROUPS = (
         partition_name="dev",
     ),
 )
-
-#: Where nodes mount the shared file system.
-FSX_MOUNT_PATH = "/fsx"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,17 +102,24 @@ def _instance_group(problems: Problems, where: str, data: Any) -> InstanceGroup 
 
 
 class TrainingStack(Stack):
-    """A HyperPod cluster with Slurm and everything it needs.
+    """A HyperPod cluster with Slurm: the stateless half of a training deployment, which can
+    be destroyed and recreated on its own.
 
-    Composition (construct IDs are stable): ``Network`` (:class:`ClusterNetwork`) ->
-    ``FileSystem`` (:class:`SharedFileSystem`) -> ``LifecycleScripts``
-    (:class:`LifecycleScripts`, with provisioning parameters from the instance groups and
-    the file system's DNS and mount names) -> ``Cluster`` (:class:`HyperPodCluster`).
+    Its stateful half, a :class:`TrainingDataStack` (network, FSx for Lustre, lifecycle
+    bucket, keys, logs), is ``data`` when given, else one is created next to this stack in
+    the same scope, named ``<construct_id>Data`` (``<stack_name>Data`` when ``stack_name``
+    is given), with the same environment. This stack depends on it and retains nothing.
 
-    Attributes: ``config``, ``network``, ``file_system``, ``provisioning_parameters`` (the
-    provisioning_parameters.json document, with FSx tokens), ``lifecycle``, ``cluster``.
-    Outputs (read by the ``fmp`` CLI): ClusterName, ClusterArn, ControllerGroupName,
-    FsxDnsName, FsxMountName, FsxMountPath, LifecycleScriptsS3Uri, SsmLoginCommand.
+    Composition (construct IDs are stable): ``LifecycleScripts`` (:class:`LifecycleScripts`:
+    the upload of the scripts into the data stack's bucket, run in its private subnet, with
+    provisioning parameters from the instance groups and the file system's DNS and mount
+    names) -> ``Cluster`` (:class:`HyperPodCluster`).
+
+    Attributes: ``config``, ``data``, ``network`` and ``file_system`` (the data stack's),
+    ``provisioning_parameters`` (the provisioning_parameters.json document, with FSx
+    tokens), ``lifecycle``, ``cluster``. Outputs (read by the ``fmp`` CLI): ClusterName,
+    ClusterArn, ControllerGroupName, FsxDnsName, FsxMountName, FsxMountPath,
+    LifecycleScriptsS3Uri, SsmLoginCommand.
     """
 
     def __init__(
@@ -124,6 +128,7 @@ class TrainingStack(Stack):
         construct_id: str,
         *,
         config: TrainingConfig = TrainingConfig(),  # noqa: B008 - frozen, so safe to share
+        data: TrainingDataStack | None = None,
         **stack_kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **stack_kwargs)
@@ -133,39 +138,27 @@ class TrainingStack(Stack):
         validate_instance_groups(problems, config.instance_groups)
         problems.raise_if_any()
         self.config = config
-        self.network = ClusterNetwork(
-            self,
-            "Network",
-            ClusterNetworkProps(
-                availability_zone_id=config.availability_zone_id,
-                vpc_cidr=config.vpc_cidr,
-                private_subnet_cidr_mask=config.private_subnet_cidr_mask,
-            ),
-        )
-        self.file_system = SharedFileSystem(
-            self,
-            "FileSystem",
-            SharedFileSystemProps(
-                vpc=self.network.vpc,
-                subnet=self.network.subnet,
-                security_group=self.network.security_group,
-                storage_capacity_gib=config.storage_capacity_gib,
-                per_unit_storage_throughput_mbps=config.per_unit_storage_throughput_mbps,
-                mount_path=FSX_MOUNT_PATH,
-            ),
-        )
+        self.data = data or _data_stack(scope, construct_id, config, stack_kwargs)
+        self.network = self.data.network
+        self.file_system = self.data.file_system
         self.provisioning_parameters = provisioning_parameters(
             config.instance_groups,
             fsx_dns_name=self.file_system.dns_name,
             fsx_mount_name=self.file_system.mount_name,
             fsx_mount_path=self.file_system.mount_path,
         )
+        storage = self.data.lifecycle
         self.lifecycle = LifecycleScripts(
             self,
             "LifecycleScripts",
             LifecycleScriptsProps(
                 provisioning_parameters=self.provisioning_parameters,
                 assets_path=config.lifecycle_assets_path,
+                bucket=storage.bucket,
+                upload_log_group=storage.upload_log_group,
+                vpc=self.network.vpc,
+                subnet=self.network.subnet,
+                security_group=storage.upload_security_group,
             ),
         )
         self.cluster = HyperPodCluster(
@@ -215,3 +208,21 @@ class TrainingStack(Stack):
         }
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)
+
+
+def _data_stack(
+    scope: Construct, construct_id: str, config: TrainingConfig, stack_kwargs: dict[str, Any]
+) -> TrainingDataStack:
+    """The data stack created for a TrainingStack given none: same environment and
+    synthesizer, its own name and description."""
+    kwargs = {k: v for k, v in stack_kwargs.items() if k not in ("description", "stack_name")}
+    if stack_kwargs.get("stack_name"):
+        kwargs["stack_name"] = f"{stack_kwargs['stack_name']}Data"
+    return TrainingDataStack(
+        scope,
+        f"{construct_id}Data",
+        config=config,
+        description="fm_platform: what the HyperPod training cluster keeps (network, FSx "
+        "for Lustre, lifecycle-script bucket, keys, logs)",
+        **kwargs,
+    )

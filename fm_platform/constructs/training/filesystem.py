@@ -313,7 +313,7 @@ def _settle_security_group_rules(group: ec2.ISecurityGroup, file_system: fsx.Cfn
         group.node.try_remove_child(lustre_rule.node.id)
         rules.remove(lustre_rule)
     for rule in rules:
-        file_system.add_dependency(rule)
+        file_system.node.add_dependency(rule)
 
 
 def _event_policy(kind: type, events: tuple[str, ...]) -> object | None:

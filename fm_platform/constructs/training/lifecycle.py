@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import Annotations, Fn, RemovalPolicy, Stack
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -16,7 +17,12 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import acknowledge, nag_rendered
+from fm_platform.compliance import (
+    acknowledge,
+    acknowledge_wildcard_resource,
+    nag_rendered,
+    suppress_scanner_findings,
+)
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
@@ -31,6 +37,19 @@ _PREFIX_MAX_CHARS = 900
 _DEPLOYMENT_SINGLETON_ID = "Custom::CDKBucketDeployment"
 _UPLOAD_MEMORY_MIB = 512
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-lc-"
+_LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
+_NO_RESERVED_CONCURRENCY = (
+    "It runs once per deployment; reserving concurrency would take it from the account's "
+    "unreserved pool, which Lambda keeps at a minimum (accounts with a low quota cannot "
+    "reserve any, and the deployment would fail)."
+)
+_NO_DLQ = (
+    "CloudFormation is its only caller and reports a failed run as a failed stack "
+    "operation; a dead-letter queue would hold CloudFormation's request with nothing to "
+    "replay it."
+)
+_OUTSIDE_VPC = "No VPC was given, so it reaches S3 from outside any VPC."
+_RUNTIME_PINNED = "Its runtime is pinned by aws-cdk-lib and moves with library upgrades."
 
 
 def lifecycle_bucket_name(scope: Construct) -> str:
@@ -66,12 +85,25 @@ class LifecycleScriptsProps:
         ``lifecycle-scripts``.
     bucket: bucket receiving the files; by default a SecureBucket (KMS, TLS-only, versioned,
         access-logged, retained) named ``sagemaker-lc-<8 hex>-<stack GUID>`` is created.
+    upload_log_group: where the upload function logs; by default a KMS-encrypted log group
+        kept for a year (and retained) is created.
+    vpc, subnet: run the upload function in this private subnet; it reaches S3 through the
+        VPC's S3 gateway endpoint (or NAT). By default the function runs outside any VPC.
+    security_group: the upload function's group when it runs in a VPC; by default one that
+        allows only outbound HTTPS is created next to the function.
+
+    The upload function is shared by every LifecycleScripts of a stack: the first one
+    decides its role, log group and network.
     """
 
     provisioning_parameters: Mapping[str, Any]
     assets_path: str | None = None
     prefix: str = "lifecycle-scripts"
     bucket: s3.IBucket | None = None
+    upload_log_group: logs.ILogGroup | None = None
+    vpc: ec2.IVpc | None = None
+    subnet: ec2.ISubnet | None = None
+    security_group: ec2.ISecurityGroup | None = None
 
     def validate(self) -> None:
         """Raise one ValueError listing every problem in these props."""
@@ -89,6 +121,14 @@ class LifecycleScriptsProps:
                     f"must not contain {PARAMETERS_FILE}: it is written from "
                     "provisioning_parameters",
                 )
+        if (self.vpc is None) != (self.subnet is None):
+            problems.add(
+                "vpc/subnet",
+                "only " + ("vpc" if self.subnet is None else "subnet"),
+                "give both to run the upload function in the VPC, or neither",
+            )
+        if self.security_group is not None and self.vpc is None:
+            problems.add("security_group", "given", "applies only with vpc and subnet")
         if not is_unresolved(self.prefix) and (
             not _PREFIX.match(self.prefix) or len(self.prefix) > _PREFIX_MAX_CHARS
         ):
@@ -138,7 +178,7 @@ class LifecycleScripts(Construct):
         super().__init__(scope, construct_id)
         props.validate()
         self.prefix = props.prefix
-        self.bucket: s3.IBucket = props.bucket or self._secure_bucket()
+        self.bucket: s3.IBucket = props.bucket or lifecycle_bucket(self)
         name = self.bucket.bucket_name
         if not is_unresolved(name) and not name.startswith("sagemaker-"):
             Annotations.of(self).add_warning_v2(
@@ -154,8 +194,13 @@ class LifecycleScripts(Construct):
         # The upload Lambda is shared per stack: only the first LifecycleScripts creates its
         # role and log group; later ones attach their own policy to that role.
         shared = _deployment_singleton(Stack.of(self)) is not None
-        self.upload_log_group: logs.LogGroup | None = None if shared else self._upload_log_group()
-        upload_role = None if shared else self._upload_role()
+        self.upload_log_group: logs.ILogGroup | None = None
+        if not shared:
+            self.upload_log_group = props.upload_log_group or upload_log_group(self)
+        upload_role = None if shared else self._upload_role(in_vpc=props.vpc is not None)
+        security_groups = None
+        if props.vpc is not None:
+            security_groups = [props.security_group or upload_security_group(self, props.vpc)]
         self.files = s3_assets.Asset(
             self,
             "Files",
@@ -177,12 +222,15 @@ class LifecycleScripts(Construct):
             memory_limit=_UPLOAD_MEMORY_MIB,
             log_group=self.upload_log_group,
             role=upload_role,
+            vpc=props.vpc,
+            vpc_subnets=ec2.SubnetSelection(subnets=[props.subnet]) if props.subnet else None,
+            security_groups=security_groups,
         )
         # Through deployed_bucket, whatever uses the URI waits for the upload to finish.
         self.s3_uri = f"s3://{self.deployment.deployed_bucket.bucket_name}/{self.prefix}/"
         self.upload_policy = self._upload_policy()
         self.deployment.node.add_dependency(self.upload_policy)
-        self._acknowledge_upload_handler()
+        self._acknowledge_upload_handler(in_vpc=props.vpc is not None)
 
     def read_statements(self) -> list[iam.PolicyStatement]:
         """What a reader needs: get the lifecycle objects, list the bucket, decrypt them."""
@@ -203,38 +251,33 @@ class LifecycleScripts(Construct):
         for statement in self.read_statements():
             grantee.grant_principal.add_to_principal_policy(statement)
 
-    def _secure_bucket(self) -> s3.IBucket:
-        purpose = "HyperPod lifecycle scripts"
-        return SecureBucket(
-            self,
-            "Bucket",
-            SecureBucketProps(purpose=purpose, bucket_name=lifecycle_bucket_name(self)),
-        ).bucket
-
-    def _upload_role(self) -> iam.IRole:
+    def _upload_role(self, *, in_vpc: bool) -> iam.IRole:
         """The upload Lambda's role; immutable, as its grants are written exactly, once, in
-        the managed policy (BucketDeployment's own grants use wildcards)."""
+        the managed policy (BucketDeployment's own grants use wildcards). In a VPC it has
+        the AWS managed policy Lambda documents for VPC access from its creation on, as
+        Lambda checks the network-interface permissions when it creates the function."""
         role = iam.Role(
             self,
             "UploadRole",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description="Copies HyperPod lifecycle scripts into their bucket prefix",
+            managed_policies=(
+                [iam.ManagedPolicy.from_aws_managed_policy_name(_LAMBDA_VPC_ACCESS)]
+                if in_vpc
+                else None
+            ),
         )
+        if in_vpc:
+            acknowledge(
+                role,
+                "AWSLambdaVPCAccessExecutionRole is the AWS managed policy Lambda documents "
+                "for functions in a VPC (create, describe and delete their network "
+                "interfaces); Lambda checks for these permissions when it creates the "
+                "function.",
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
+                f"{_LAMBDA_VPC_ACCESS}]",
+            )
         return role.without_policy_updates()
-
-    def _upload_log_group(self) -> logs.LogGroup:
-        """A KMS-encrypted log group for the upload handler, kept for a year."""
-        key = customer_managed_key(self, "UploadLogsKey", purpose="lifecycle upload logs")
-        key.grant_encrypt_decrypt(
-            iam.ServicePrincipal(f"logs.{Stack.of(self).region}.amazonaws.com")
-        )
-        return logs.LogGroup(
-            self,
-            "UploadLogs",
-            encryption_key=key,
-            retention=logs.RetentionDays.ONE_YEAR,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
 
     def _upload_policy(self) -> iam.ManagedPolicy:
         """Exactly what the upload handler needs: read the two staged assets, write and prune
@@ -273,45 +316,115 @@ class LifecycleScripts(Construct):
             statements=statements,
             roles=[self.deployment.handler_role],
         )
-        acknowledge(
+        acknowledge_wildcard_resource(
             policy,
             "The upload writes and prunes every object under the lifecycle prefix, whose "
             "names come from the scripts folder; the grant stops at that prefix.",
-            self.read_grant_finding,
+            self.objects_arn,
         )
         return policy
 
-    def _acknowledge_upload_handler(self) -> None:
-        """Acknowledge what props cannot fix on BucketDeployment's stack-wide Lambda."""
+    def _acknowledge_upload_handler(self, *, in_vpc: bool) -> None:
+        """Acknowledge what props cannot fix on BucketDeployment's stack-wide Lambda, for
+        cdk-nag and in the template for checkov and cfn_nag."""
         handler = _deployment_singleton(Stack.of(self))
-        if handler is not None:
-            # Its DependsOn on the role repeats the function's GetAtt on that role.
-            drop_redundant_depends_on(handler.node.default_child)
-            acknowledge(
-                handler,
-                "aws-cdk-lib's BucketDeployment handler: a deploy-time custom resource invoked "
-                "synchronously by CloudFormation (no DLQ target, no steady traffic to reserve "
-                "concurrency for); it reaches only S3, outside any VPC; its runtime is pinned "
-                "by aws-cdk-lib and moves with library upgrades.",
-                "AwsSolutions-L1",
-                "HIPAA.Security-LambdaConcurrency",
-                "HIPAA.Security-LambdaDLQ",
-                "HIPAA.Security-LambdaInsideVPC",
-                "NIST.800.53.R5-LambdaConcurrency",
-                "NIST.800.53.R5-LambdaDLQ",
-                "NIST.800.53.R5-LambdaInsideVPC",
-            )
+        if handler is None:
+            return
+        function = handler.node.default_child
+        # Its DependsOn on the role repeats the function's GetAtt on that role.
+        drop_redundant_depends_on(function)
+        rules = [
+            "AwsSolutions-L1",
+            "HIPAA.Security-LambdaConcurrency",
+            "HIPAA.Security-LambdaDLQ",
+            "NIST.800.53.R5-LambdaConcurrency",
+            "NIST.800.53.R5-LambdaDLQ",
+        ]
+        checkov = {
+            "CKV_AWS_115": _NO_RESERVED_CONCURRENCY,
+            "CKV_AWS_116": _NO_DLQ,
+            "CKV_AWS_173": "Its one environment variable is the path of the CA bundle file "
+            "(AWS_CA_BUNDLE), set by aws-cdk-lib; nothing secret to encrypt.",
+        }
+        cfn_nag = {
+            "W92": _NO_RESERVED_CONCURRENCY,
+            "W58": "The role writes logs through its customer-managed policy, a separate "
+            "resource (logs:CreateLogStream and logs:PutLogEvents on its own log group).",
+        }
+        reason = f"aws-cdk-lib's BucketDeployment handler. {_NO_RESERVED_CONCURRENCY} {_NO_DLQ}"
+        if not in_vpc:
+            rules += ["HIPAA.Security-LambdaInsideVPC", "NIST.800.53.R5-LambdaInsideVPC"]
+            checkov["CKV_AWS_117"] = _OUTSIDE_VPC
+            cfn_nag["W89"] = _OUTSIDE_VPC
+            reason += f" {_OUTSIDE_VPC}"
+        acknowledge(handler, f"{reason} {_RUNTIME_PINNED}", *rules)
+        suppress_scanner_findings(function, checkov=checkov, cfn_nag=cfn_nag)
+
+
+def lifecycle_bucket(scope: Construct) -> s3.IBucket:
+    """A SecureBucket ``Bucket`` in ``scope`` for lifecycle scripts, named by
+    :func:`lifecycle_bucket_name`."""
+    props = SecureBucketProps(
+        purpose="HyperPod lifecycle scripts", bucket_name=lifecycle_bucket_name(scope)
+    )
+    return SecureBucket(scope, "Bucket", props).bucket
+
+
+def upload_log_group(scope: Construct) -> logs.LogGroup:
+    """A KMS-encrypted log group ``UploadLogs`` (key ``UploadLogsKey``) in ``scope`` for the
+    upload function, kept for a year and retained with its key."""
+    key = customer_managed_key(scope, "UploadLogsKey", purpose="lifecycle upload logs")
+    key.grant_encrypt_decrypt(iam.ServicePrincipal(f"logs.{Stack.of(scope).region}.amazonaws.com"))
+    return logs.LogGroup(
+        scope,
+        "UploadLogs",
+        encryption_key=key,
+        retention=logs.RetentionDays.ONE_YEAR,
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+
+
+def upload_security_group(scope: Construct, vpc: ec2.IVpc) -> ec2.SecurityGroup:
+    """The upload function's security group ``UploadSecurityGroup``: no inbound rule,
+    outbound HTTPS only (S3, and CloudFormation's response URL, which is in S3 too)."""
+    group = ec2.SecurityGroup(
+        scope,
+        "UploadSecurityGroup",
+        vpc=vpc,
+        description="Lifecycle script upload function: outbound HTTPS only",
+        allow_all_outbound=False,
+    )
+    group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to Amazon S3")
+    return group
+
+
+class LifecycleStorage(Construct):
+    """What the lifecycle scripts keep between deployments, for a stack of its own: the
+    bucket (as :func:`lifecycle_bucket`), the upload function's log group (as
+    :func:`upload_log_group`) and, given a VPC, the function's security group (as
+    :func:`upload_security_group`). Pass them to :class:`LifecycleScriptsProps`.
+
+    Attributes: ``bucket``, ``upload_log_group``, ``upload_security_group`` (None without a
+    VPC). Construct IDs are those :class:`LifecycleScripts` uses for the same resources, so
+    logical IDs match when this construct has the ID LifecycleScripts used.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc | None = None):
+        super().__init__(scope, construct_id)
+        self.bucket = lifecycle_bucket(self)
+        self.upload_log_group = upload_log_group(self)
+        self.upload_security_group = upload_security_group(self, vpc) if vpc else None
 
 
 def _deployment_singleton(stack: Stack) -> IConstruct | None:
-    """The BucketDeployment Lambda these uploads use: one per stack and memory size, under a
-    fixed id prefix with the size as suffix."""
+    """The BucketDeployment Lambda these uploads use: one per stack, memory size and
+    network, under a fixed id prefix with the size (and network) as suffix."""
     return next(
         (
             child
             for child in stack.node.children
             if child.node.id.startswith(_DEPLOYMENT_SINGLETON_ID)
-            and child.node.id.endswith(f"{_UPLOAD_MEMORY_MIB}MiB")
+            and f"{_UPLOAD_MEMORY_MIB}MiB" in child.node.id
         ),
         None,
     )

@@ -1,0 +1,93 @@
+"""The training cluster's stateful half: what must outlive the cluster (the FSx for Lustre
+file system, the lifecycle-script bucket, keys and logs) and the network they live in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_cdk import CfnOutput, CfnResource, RemovalPolicy, Stack
+from aws_cdk import aws_ec2 as ec2
+from constructs import Construct
+
+from fm_platform.constructs.training.filesystem import SharedFileSystem, SharedFileSystemProps
+from fm_platform.constructs.training.lifecycle import LifecycleStorage
+from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
+
+if TYPE_CHECKING:
+    from fm_platform.stacks.training import TrainingConfig
+
+#: Where nodes mount the shared file system.
+FSX_MOUNT_PATH = "/fsx"
+
+
+class TrainingDataStack(Stack):
+    """The network, file system and lifecycle storage of a training cluster, kept apart from
+    the cluster (:class:`~fm_platform.stacks.training.TrainingStack`) so that deleting the
+    cluster's stack never touches them and the cluster can be recreated on its own.
+
+    Composition (construct IDs are stable): ``Network`` (:class:`ClusterNetwork`),
+    ``FileSystem`` (:class:`SharedFileSystem`), ``LifecycleScripts``
+    (:class:`LifecycleStorage`: the scripts bucket, the upload function's log group and
+    security group).
+
+    Deleting this stack retains the file system, buckets (with their policies), keys and log
+    groups, and with them what the file system needs to exist: the VPC, the private subnet,
+    the cluster security group and its rules. Everything else (NAT gateway, public subnet,
+    routes, endpoint, flow log) is deleted.
+
+    Attributes: ``config``, ``network``, ``file_system``, ``lifecycle`` (the storage).
+    Outputs: FileSystemId, LifecycleBucketName, VpcId.
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: TrainingConfig, **stack_kwargs: Any
+    ) -> None:
+        super().__init__(scope, construct_id, **stack_kwargs)
+        self.config = config
+        self.network = ClusterNetwork(
+            self,
+            "Network",
+            ClusterNetworkProps(
+                availability_zone_id=config.availability_zone_id,
+                vpc_cidr=config.vpc_cidr,
+                private_subnet_cidr_mask=config.private_subnet_cidr_mask,
+            ),
+        )
+        self.file_system = SharedFileSystem(
+            self,
+            "FileSystem",
+            SharedFileSystemProps(
+                vpc=self.network.vpc,
+                subnet=self.network.subnet,
+                security_group=self.network.security_group,
+                storage_capacity_gib=config.storage_capacity_gib,
+                per_unit_storage_throughput_mbps=config.per_unit_storage_throughput_mbps,
+                mount_path=FSX_MOUNT_PATH,
+            ),
+        )
+        self.lifecycle = LifecycleStorage(self, "LifecycleScripts", vpc=self.network.vpc)
+        _retain_the_file_systems_network(self.network)
+        outputs = {
+            "FileSystemId": (self.file_system.file_system_id, "FSx for Lustre file system ID"),
+            "LifecycleBucketName": (self.lifecycle.bucket.bucket_name, "Lifecycle scripts bucket"),
+            "VpcId": (self.network.vpc.vpc_id, "VPC of the cluster and its file system"),
+        }
+        for key, (value, description) in outputs.items():
+            CfnOutput(self, key, value=value, description=description)
+
+
+def _retain_the_file_systems_network(network: ClusterNetwork) -> None:
+    """Retain the VPC, subnet, security group and group rules the retained file system
+    depends on: a retained file system keeps its network interfaces in them, so deleting
+    them would fail (DependencyViolation) and leave the stack in DELETE_FAILED."""
+    group = network.security_group
+    resources = [network.vpc.node.default_child, network.subnet.node.default_child]
+    resources += [group.node.default_child]
+    resources += [
+        rule
+        for rule in group.node.children
+        if isinstance(rule, ec2.CfnSecurityGroupIngress | ec2.CfnSecurityGroupEgress)
+    ]
+    for resource in resources:
+        if isinstance(resource, CfnResource):
+            resource.apply_removal_policy(RemovalPolicy.RETAIN)
