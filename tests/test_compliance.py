@@ -7,7 +7,12 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 
-from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource, nag_rendered
+from fm_platform.compliance import (
+    acknowledge,
+    acknowledge_wildcard_resource,
+    nag_rendered,
+    suppress_scanner_findings,
+)
 from tests.support import nag_findings, new_app
 
 
@@ -62,3 +67,20 @@ def test_wildcard_acknowledgement_matches_the_finding_cdk_nag_raises():
     )
     findings = nag_findings(app)
     assert not [f for f in findings if f.startswith("AwsSolutions-IAM5")]
+
+
+def test_scanner_suppressions_are_written_where_checkov_and_cfn_nag_read_them(stack):
+    bucket = s3.Bucket(stack, "Logs")
+    resource = bucket.node.default_child
+    suppress_scanner_findings(resource, checkov={"CKV_AWS_18": "first reason"})
+    suppress_scanner_findings(
+        resource, checkov={"CKV_AWS_145": "second reason"}, cfn_nag={"W35": "third reason"}
+    )
+    metadata = stack.resolve(resource.cfn_options.metadata)
+    assert metadata["checkov"] == {
+        "skip": [
+            {"id": "CKV_AWS_18", "comment": "first reason"},
+            {"id": "CKV_AWS_145", "comment": "second reason"},
+        ]
+    }
+    assert metadata["cfn_nag"] == {"rules_to_suppress": [{"id": "W35", "reason": "third reason"}]}

@@ -8,6 +8,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
@@ -353,3 +354,64 @@ def test_a_bucket_not_named_sagemaker_gets_a_warning() -> None:
     Annotations.from_stack(stack).has_warning(
         "*", Match.string_like_regexp("'team-scripts' does not start with 'sagemaker-'")
     )
+
+
+def test_upload_in_a_vpc_runs_in_the_given_subnet_with_https_out_only() -> None:
+    app = new_app()
+    stack = cdk.Stack(app, "Training")
+    vpc = ec2.Vpc(
+        stack,
+        "Vpc",
+        max_azs=1,
+        nat_gateways=0,
+        subnet_configuration=[
+            ec2.SubnetConfiguration(name="Private", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
+        ],
+        gateway_endpoints={
+            "S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3)
+        },
+    )
+    scripts, role = build(stack, vpc=vpc, subnet=vpc.isolated_subnets[0])
+    template = Template.from_stack(stack)
+    functions = template.find_resources("AWS::Lambda::Function")
+    (function,) = [f for n, f in functions.items() if "CDKBucketDeployment" in n]
+    network = function["Properties"]["VpcConfig"]
+    assert network["SubnetIds"] == [
+        {"Ref": stack.get_logical_id(vpc.isolated_subnets[0].node.default_child)}
+    ]
+    (group_id,) = [n for n in template.find_resources("AWS::EC2::SecurityGroup") if "Upload" in n]
+    assert network["SecurityGroupIds"] == [{"Fn::GetAtt": [group_id, "GroupId"]}]
+    egress = template.to_json()["Resources"][group_id]["Properties"]["SecurityGroupEgress"]
+    assert [(r["IpProtocol"], r["FromPort"], r["CidrIp"]) for r in egress] == [
+        ("tcp", 443, "0.0.0.0/0")
+    ]
+    roles = template.find_resources("AWS::IAM::Role")
+    upload_role = next(r for n, r in roles.items() if n.startswith("LifecycleUploadRole"))
+    assert "AWSLambdaVPCAccessExecutionRole" in json.dumps(upload_role["Properties"])
+    # In a VPC, cdk-nag has nothing to say about the function's network.
+    checkov = {e["id"] for e in function["Metadata"]["checkov"]["skip"]}
+    assert "CKV_AWS_117" not in checkov
+    acknowledge(
+        role,
+        "Test role standing in for the cluster role: reads every lifecycle object.",
+        scripts.read_grant_finding,
+        "HIPAA.Security-IAMNoInlinePolicy",
+        "NIST.800.53.R5-IAMNoInlinePolicy",
+    )
+    assert nag_findings(app) == []
+
+
+def test_upload_outside_a_vpc_is_acknowledged_as_such(template: Template) -> None:
+    (function,) = template.find_resources("AWS::Lambda::Function").values()
+    assert "VpcConfig" not in function["Properties"]
+    checkov = {e["id"] for e in function["Metadata"]["checkov"]["skip"]}
+    cfn_nag = {e["id"] for e in function["Metadata"]["cfn_nag"]["rules_to_suppress"]}
+    assert checkov == {"CKV_AWS_115", "CKV_AWS_116", "CKV_AWS_117", "CKV_AWS_173"}
+    assert cfn_nag == {"W58", "W89", "W92"}
+
+
+def test_vpc_without_subnet_is_rejected() -> None:
+    stack = cdk.Stack(new_app(), "S")
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=1, nat_gateways=0)
+    message = error_of(vpc=vpc)
+    assert "vpc/subnet='only vpc': give both to run the upload function in the VPC" in message

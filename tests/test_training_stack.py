@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 
+import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
 from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
-from fm_platform.stacks import TrainingConfig, TrainingStack
-from tests.support import new_app
+from fm_platform.stacks import TrainingConfig, TrainingDataStack, TrainingStack
+from tests.support import nag_findings, new_app
 
 OUTPUT_KEYS = {
     "ClusterName",
@@ -340,3 +341,23 @@ def test_groups_without_a_controller_fail_before_anything_is_built():
     assert "invalid TrainingConfig:" in str(error.value)
     assert "exactly one group must have role CONTROLLER" in str(error.value)
     assert app.node.find_child("NoController").node.children == []
+
+
+def test_on_a_bare_app_the_pair_synthesizes_nag_clean_with_imports():
+    # Without cdk.json's feature flags, references between the stacks are exports and
+    # imports; the acknowledgements follow the rendering.
+    app = cdk.App()
+    stack = TrainingStack(app, "Bare")
+    assert stack.data.node.id == "BareData"
+    assert nag_findings(app) == []
+    cluster = json.dumps(app.synth().get_stack_by_name("Bare").template)
+    assert "Fn::ImportValue" in cluster
+
+
+def test_a_given_data_stack_is_used():
+    app = new_app()
+    config = TrainingConfig(storage_capacity_gib=2400)
+    data = TrainingDataStack(app, "Shared", config=config)
+    stack = TrainingStack(app, "Cluster", config=config, data=data)
+    assert stack.data is data
+    assert [child.node.id for child in app.node.children] == ["Shared", "Cluster"]

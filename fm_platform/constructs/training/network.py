@@ -169,6 +169,8 @@ class ClusterNetwork(Construct):
             self,
             "Vpc",
             ip_addresses=ec2.IpAddresses.cidr(props.vpc_cidr),
+            # Explicit, not left to the app's feature flag: no rule on the default group.
+            restrict_default_security_group=True,
             max_azs=1,
             nat_gateways=1,
             subnet_configuration=[
