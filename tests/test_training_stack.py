@@ -361,3 +361,15 @@ def test_a_given_data_stack_is_used():
     stack = TrainingStack(app, "Cluster", config=config, data=data)
     assert stack.data is data
     assert [child.node.id for child in app.node.children] == ["Shared", "Cluster"]
+
+
+def test_the_file_system_waits_for_every_rule_of_its_security_group(data_template):
+    fsx_id, fsx = only(data_template, "AWS::FSx::FileSystem")
+    group = fsx["Properties"]["SecurityGroupIds"][0]
+    rules = [
+        name
+        for kind in ("AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress")
+        for name, rule in data_template.find_resources(kind).items()
+        if rule["Properties"]["GroupId"] == group
+    ]
+    assert rules and sorted(rules) == sorted(fsx["DependsOn"])

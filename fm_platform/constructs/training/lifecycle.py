@@ -166,10 +166,12 @@ class LifecycleScripts(Construct):
     Attributes: ``bucket``, ``prefix``, ``s3_uri`` (``s3://<bucket>/<prefix>/``, read from
     the upload, so whatever uses it is created after the files exist), ``on_create_script``,
     ``deployment`` (the BucketDeployment, to depend on explicitly), ``objects_arn``,
-    ``read_grant_finding`` (the cdk-nag finding :meth:`grant_read` raises on the grantee's
-    policy, to acknowledge there), ``files`` (the staged scripts folder), ``upload_policy``
-    and ``upload_log_group`` (None when an earlier LifecycleScripts in the stack made the
-    shared upload Lambda). Construct IDs ``Bucket``, ``Upload`` and ``UploadLogs`` are stable.
+    ``read_grant_finding`` (the cdk-nag finding :meth:`grant_read` raises on a grantee's
+    policy in this stack, to acknowledge there; for a grantee in another stack use
+    :func:`~fm_platform.compliance.acknowledge_wildcard_resource` with ``objects_arn``),
+    ``files`` (the staged scripts folder), ``upload_policy`` and ``upload_log_group`` (None
+    when an earlier LifecycleScripts in the stack made the shared upload Lambda). Construct
+    IDs ``Bucket``, ``Upload`` and ``UploadLogs`` are stable.
     """
 
     on_create_script = ON_CREATE_SCRIPT
