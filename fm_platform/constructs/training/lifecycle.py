@@ -92,8 +92,8 @@ class LifecycleScriptsProps:
     security_group: the upload function's group when it runs in a VPC; by default one that
         allows only outbound HTTPS is created next to the function.
 
-    The upload function is shared by every LifecycleScripts of a stack: the first one
-    decides its role, log group and network.
+    Give every LifecycleScripts of a stack the same network: they share one upload
+    function, whose role and log group the first one creates.
     """
 
     provisioning_parameters: Mapping[str, Any]
