@@ -13,7 +13,12 @@ import aws_cdk as cdk
 from fm_platform.compliance import apply_compliance_packs
 
 ROOT = Path(__file__).resolve().parent.parent
-CDK_CONTEXT: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
+# The feature flags of cdk.json (not its "config" entry: tests pass their own configuration).
+CDK_CONTEXT: dict[str, Any] = {
+    key: value
+    for key, value in json.loads((ROOT / "cdk.json").read_text())["context"].items()
+    if key.startswith("@")
+}
 
 _ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
 

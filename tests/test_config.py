@@ -72,7 +72,9 @@ def test_unknown_key_names_the_key_and_the_allowed_ones():
     with pytest.raises(ValueError) as error:
         AppConfig.from_mapping({"trainig": {}})
     message = str(error.value)
-    assert "trainig={}: unknown key; allowed keys: training, inference, deploy_training" in message
+    assert "trainig={}: unknown key; did you mean training?" in message
+    with pytest.raises(ValueError, match="zzz=1: unknown key; allowed keys: training, inference"):
+        AppConfig.from_mapping({"zzz": 1})
 
 
 def test_deploy_flags_must_be_booleans():

@@ -197,7 +197,7 @@ def test_from_mapping_rejects_an_unknown_key():
     with pytest.raises(ValueError) as error:
         TrainingConfig.from_mapping({"cluster_nme": "x"})
     message = str(error.value)
-    assert "cluster_nme='x': unknown key; allowed keys:" in message
+    assert "cluster_nme='x': unknown key; did you mean cluster_name?" in message
     assert "cluster_name" in message and "instance_groups" in message
 
 

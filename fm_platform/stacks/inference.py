@@ -261,10 +261,11 @@ class InferenceConfig:
         Inference Components endpoint, plus three)."""
         return _FIXED_OUTPUTS + len(self.endpoint_names) + len(self.ic_endpoints)
 
-    def validate(self) -> None:
+    def validate(self, into: Problems | None = None) -> None:
         """Raise one ``ValueError`` for bad or clashing names and too many endpoints for
-        one stack's outputs (the constructs check the rest)."""
-        problems = Problems("InferenceConfig")
+        one stack's outputs (the constructs check the rest).
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "InferenceConfig")
         for name in self.endpoint_names:
             problems.check_shape("endpoint name", name, "EndpointName")
         problems.check_unique("endpoint name", self.endpoint_names)
@@ -282,15 +283,16 @@ class InferenceConfig:
         problems.raise_if_any()
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> InferenceConfig:
+    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
         """A config from JSON-like data. Top-level keys are this class's fields (a missing
         one keeps its default; ``[]`` removes it); each holds a list of mappings with the
         field names of its spec class. ``container`` is a mapping of :class:`ContainerSpec`
         fields; ``scaling`` a mapping of :class:`ComponentScaling` fields (``min_copies``,
         ``max_copies``, ``metric``, ``target_value``) for IC models and of
         :class:`InstanceScaling` fields otherwise. Unknown keys raise ``ValueError`` naming
-        the key and the allowed keys."""
-        problems = Problems("InferenceConfig")
+        the key and the allowed keys. With ``into``, problems are recorded there and the
+        config is built from the valid entries."""
+        problems = Problems.within(into, "InferenceConfig")
         values = dataclass_values(problems, "", data, cls)
         for key, build in _TOP_LEVEL.items():
             if key in values:

@@ -74,12 +74,13 @@ class TrainingConfig:
     lifecycle_assets_path: str | None = None
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> TrainingConfig:
+    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> TrainingConfig:
         """A config from JSON-like data (a config file or ``cdk.json`` context); keys are
         the field names, missing keys keep their defaults. ``instance_groups`` is a list of
         mappings with the :class:`InstanceGroup` field names and ``role`` one of
-        ``controller``, ``login``, ``worker``."""
-        problems = Problems("TrainingConfig")
+        ``controller``, ``login``, ``worker``. With ``into``, problems are recorded there
+        and the config is built from the valid entries."""
+        problems = Problems.within(into, "TrainingConfig")
         values = dataclass_values(problems, "", data, cls)
         if "instance_groups" in values:
             values["instance_groups"] = list_of(

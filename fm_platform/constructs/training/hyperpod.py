@@ -83,9 +83,10 @@ class HyperPodClusterProps:
     file_system: FileSystemSource | None = None
     tags: Mapping[str, str] | None = None
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem with these props."""
-        problems = Problems("HyperPodClusterProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "HyperPodClusterProps")
         validate_instance_groups(problems, self.instance_groups)
         problems.check_shape("cluster_name", self.cluster_name, "ClusterName")
         problems.check_shape("node_recovery", self.node_recovery, "ClusterNodeRecovery")

@@ -58,9 +58,10 @@ class LifecycleScriptsProps:
     prefix: str = "lifecycle-scripts"
     bucket: s3.IBucket | None = None
 
-    def validate(self) -> None:
-        """Raise one ValueError listing every problem in these props."""
-        problems = Problems("LifecycleScriptsProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ValueError listing every problem in these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "LifecycleScriptsProps")
         assets = Path(self.assets_path or default_assets_path())
         if not assets.is_dir():
             problems.add("assets_path", str(assets), "must be an existing folder")

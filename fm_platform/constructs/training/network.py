@@ -77,9 +77,10 @@ class ClusterNetworkProps:
         """True when all of ``vpc``, ``subnet`` and ``security_group`` were given."""
         return all(getattr(self, name) is not None for name in _BYO_FIELDS)
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem with these props."""
-        problems = Problems("ClusterNetworkProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "ClusterNetworkProps")
         given = [name for name in _BYO_FIELDS if getattr(self, name) is not None]
         if given and len(given) < len(_BYO_FIELDS):
             missing = [name for name in _BYO_FIELDS if name not in given]
