@@ -50,5 +50,5 @@ def test_instance_specs_cover_the_seed_types_and_name_how_to_add_one():
     g5 = instance_spec("ml.g5.12xlarge")
     assert (g5.accelerator, g5.accelerator_count, g5.local_nvme) == ("nvidia-gpu", 4, True)
     assert instance_spec("ml.trn1.32xlarge").efa_interfaces == 8
-    with pytest.raises(UnknownInstanceTypeError, match="regenerate_instance_specs.py --add"):
+    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.specs.regenerate --add"):
         instance_spec("ml.banana.xlarge")

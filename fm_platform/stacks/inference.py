@@ -51,18 +51,16 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.images import (
+    LMI_IMAGE,
+    PYTORCH_CPU_IMAGE,
+    PYTORCH_GPU_IMAGE,
+    deep_learning_container_image,
+)
 from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.stacks.limits import MAX_OUTPUTS_PER_STACK, check_resource_count
 from fm_platform.validation import Problems
-
-#: The AWS account publishing Deep Learning Containers in most commercial regions.
-DLC_ACCOUNT = "763104351884"
-#: Large Model Inference (DJL Serving with vLLM), LMI v15.
-LMI_IMAGE = "djl-inference:0.33.0-lmi15.0.0-cu128"
-#: PyTorch inference with TorchServe, which supports multi-model endpoints.
-PYTORCH_CPU_IMAGE = "pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
-PYTORCH_GPU_IMAGE = "pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
 
 #: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
 ARTIFACTS_PREFIX = "models"
@@ -407,7 +405,7 @@ class InferenceStack(Stack):
 
     def dlc_image(self, repository_and_tag: str) -> str:
         """A Deep Learning Container image URI in this stack's region."""
-        return f"{DLC_ACCOUNT}.dkr.ecr.{self.region}.amazonaws.com/{repository_and_tag}"
+        return deep_learning_container_image(self, repository_and_tag)
 
     def _container(self, spec: ContainerSpec, model_name: str) -> ModelContainer:
         return ModelContainer(

@@ -26,6 +26,7 @@ from constructs import Construct
 
 from fm_platform.constructs.inference.execution_role import execution_role_for, role_policies
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.images import warn_if_image_from_another_region
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import enum_values
 from fm_platform.validation import Problems, did_you_mean, is_unresolved
@@ -177,6 +178,7 @@ def create_model(
     )
     for policy in role_policies(role):
         model.node.add_dependency(policy)
+    warn_if_image_from_another_region(model, container.image)
     return model
 
 

@@ -22,6 +22,7 @@ from fm_platform.constructs.training.instance_groups import (
     validate_instance_groups,
 )
 from fm_platform.constructs.training.network import usable_ipv4_addresses
+from fm_platform.specs.unknown_types import warn_unknown_accelerated_type
 from fm_platform.validation import Problems, is_unresolved
 
 #: Subnet addresses kept free beyond the instances' own: FSx for Lustre's network
@@ -145,6 +146,10 @@ class HyperPodCluster(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: HyperPodClusterProps) -> None:
         super().__init__(scope, construct_id)
         props.validate()
+        for index, group in enumerate(props.instance_groups):
+            warn_unknown_accelerated_type(
+                self, f"instance_groups[{index}].instance_type", group.instance_type
+            )
         self.instance_groups: tuple[InstanceGroup, ...] = tuple(props.instance_groups)
         self.controller_group_name: str = next(
             g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER

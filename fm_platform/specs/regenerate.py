@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Refresh fm_platform/specs/instance_specs.json from EC2 DescribeInstanceTypes.
 
 SageMaker's ``ml.X`` instance types run on EC2 type ``X``. This script asks EC2 (paginated)
@@ -7,10 +6,12 @@ for the types SageMaker offers (botocore enums ``ProductionVariantInstanceType``
 structure, with the source, region and date recorded. Types EC2 does not describe in the
 region keep their existing records.
 
-    scripts/regenerate_instance_specs.py --region us-east-1          # every SageMaker type
-    scripts/regenerate_instance_specs.py --add ml.g6e.2xlarge        # one type
+    python -m fm_platform.specs.regenerate --region us-east-1     # every SageMaker type
+    python -m fm_platform.specs.regenerate --add ml.g6e.2xlarge   # one type
 
-Needs credentials allowing ec2:DescribeInstanceTypes.
+Needs credentials allowing ec2:DescribeInstanceTypes. ``--output FILE`` writes elsewhere
+than the package's own data file (e.g. in an installed package); an app can also add or
+override single types with :func:`fm_platform.register_instance_type`.
 """
 
 from __future__ import annotations
@@ -25,12 +26,9 @@ from typing import Any
 
 import boto3
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
+from fm_platform.specs.sagemaker_model import enum_values
 
-from fm_platform.specs.sagemaker_model import enum_values  # noqa: E402
-
-DATA_FILE = ROOT / "fm_platform" / "specs" / "instance_specs.json"
+DATA_FILE = Path(__file__).resolve().parent / "instance_specs.json"
 SOURCE_ID = "ec2-describe-instance-types"
 _APIS = {"hosting": "ProductionVariantInstanceType", "hyperpod": "ClusterInstanceType"}
 
