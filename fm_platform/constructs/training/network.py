@@ -17,6 +17,7 @@ from constructs import Construct
 from fm_platform.compliance import acknowledge
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.specs.regions import require_region_of_az_id
 from fm_platform.validation import Problems, is_unresolved
 
 # AWS reserves the first four addresses and the last one of every subnet.
@@ -157,6 +158,7 @@ class ClusterNetwork(Construct):
             self.security_group: ec2.ISecurityGroup = props.security_group
             return
         self.availability_zone_id = props.availability_zone_id
+        require_region_of_az_id(self, props.availability_zone_id)
         vpc = self._create_vpc(props)
         self.vpc = vpc
         self.subnet = vpc.private_subnets[0]
@@ -172,6 +174,9 @@ class ClusterNetwork(Construct):
             ip_addresses=ec2.IpAddresses.cidr(props.vpc_cidr),
             max_azs=1,
             nat_gateways=1,
+            # Set here, not left to the @aws-cdk/aws-ec2:restrictDefaultSecurityGroup
+            # feature flag, so the network is the same in any app.
+            restrict_default_security_group=True,
             subnet_configuration=[
                 ec2.SubnetConfiguration(
                     name="Private",
