@@ -26,8 +26,8 @@ def run_sample(name: str) -> dict:
     return namespace
 
 
-def test_readme_has_both_samples():
-    assert set(readme_samples()) == {"training", "inference"}
+def test_readme_has_the_three_samples():
+    assert set(readme_samples()) == {"training", "inference", "config"}
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +74,12 @@ def test_sample_stacks_pass_the_compliance_packs_in_a_bare_app(sample, stack_cla
     app = cdk.App()  # no cdk.json, no feature flags: what an embedding app may have
     namespace[stack_class](app, "Checked")
     assert nag_findings(app) == []
+
+
+def test_config_sample_builds_its_one_endpoint_from_a_configuration_in_code():
+    namespace = run_sample("config")
+    assembly = namespace["app"].synth()
+    assert [stack.stack_name for stack in assembly.stacks] == ["FmpInference"]
+    template = Template.from_json(assembly.get_stack_by_name("FmpInference").template)
+    (component,) = template.find_resources("AWS::SageMaker::InferenceComponent").values()
+    assert component["Properties"]["InferenceComponentName"] == "chat-8b"
