@@ -141,6 +141,18 @@ def update(data: dict[str, Any], records: dict, region: str, today: str) -> dict
     }
 
 
+def format_data(data: dict[str, Any]) -> str:
+    """The data file's text: indented, with one line per instance type (sorted), so that a
+    regeneration's diff shows one line per changed type."""
+    head = {key: value for key, value in data.items() if key != "instance_types"}
+    text = json.dumps({**head, "instance_types": {}}, indent=2)
+    records = ",\n".join(
+        f"    {json.dumps(name)}: {json.dumps(record)}"
+        for name, record in sorted(data["instance_types"].items())
+    )
+    return text[: -len("{}\n}")] + "{\n" + records + "\n  }\n}\n"
+
+
 def main(argv: Sequence[str] | None = None, client: Any = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--region", default="us-east-1", help="EC2 region to ask")
@@ -163,7 +175,7 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> int:
         print(f"EC2 in {args.region} does not describe: {', '.join(missing)}", file=sys.stderr)
     data = json.loads(args.output.read_text()) if args.output.exists() else {}
     today = datetime.date.today().isoformat()
-    args.output.write_text(json.dumps(update(data, records, args.region, today), indent=2) + "\n")
+    args.output.write_text(format_data(update(data, records, args.region, today)))
     print(f"wrote {len(records)} instance types to {args.output}")
     return 1 if missing else 0
 
