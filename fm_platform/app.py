@@ -1,16 +1,18 @@
 """Builds the default app: the training and inference stacks from an :class:`AppConfig`,
-with the cdk-nag packs applied."""
+with the cdk-nag packs applied. :func:`main` is the entry point ``app.py`` runs."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import aws_cdk as cdk
 
 from fm_platform.compliance import apply_compliance_packs
-from fm_platform.config import AppConfig
+from fm_platform.config import AppConfig, config_source, load_config
 from fm_platform.stacks.inference import InferenceStack
 from fm_platform.stacks.training import TrainingStack
+from fm_platform.validation import ValidationError
 
 
 @dataclass(frozen=True)
@@ -54,3 +56,20 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
     )
     apply_compliance_packs(app)
     return DefaultStacks(training=training, inference=inference)
+
+
+def main() -> int:
+    """Synthesize the app from the configuration its context names, saying on stderr which
+    one (so every ``cdk`` command shows it). A bad configuration prints
+    ``fm_platform: invalid configuration:`` and one line per problem, and returns 1."""
+    app = cdk.App()
+    try:
+        source = config_source(app)
+        print(f"fm_platform: using {source.description}", file=sys.stderr)
+        config = AppConfig() if source.data is None else load_config(source.data)
+        build_app(app, config)
+    except ValidationError as error:
+        print(f"fm_platform: {error}", file=sys.stderr)
+        return 1
+    app.synth()
+    return 0

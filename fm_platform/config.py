@@ -2,24 +2,29 @@
 
 Sources, first match wins:
 
-1. ``cdk synth -c config=path/to/config.json``: a JSON file;
+1. the context value ``config``: the path of a JSON file. The project's ``cdk.json`` names
+   ``fm_platform.json`` there, so every ``cdk`` command (synth, diff, deploy) reads the
+   same file; ``cdk <command> -c config=other.json`` overrides it for one command;
 2. a ``fm_platform`` object in ``cdk.json``'s ``context``;
 3. the defaults: the seed examples of both stacks.
 
 The file or object has the keys of :class:`AppConfig`; ``training`` and ``inference`` hold
 what :meth:`TrainingConfig.from_mapping` and :meth:`InferenceConfig.from_mapping` accept.
+:func:`load_config` reports every problem of a configuration at once, named by its keys:
+the mapping's (unknown keys, wrong types) and everything the constructs would check.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from constructs import Construct
 
+from fm_platform.config_check import check_config
 from fm_platform.mapping import dataclass_values
 from fm_platform.stacks.inference import InferenceConfig
 from fm_platform.stacks.training import TrainingConfig
@@ -27,6 +32,14 @@ from fm_platform.validation import Problems
 
 CONFIG_FILE_CONTEXT_KEY = "config"
 CONFIG_OBJECT_CONTEXT_KEY = "fm_platform"
+
+# The lists whose items carry their own checks: an item lost to a mapping error shifts the
+# positions after it, so their construct checks are skipped (see check_config).
+_CHECKED_LISTS = {
+    "training": ("instance_groups",),
+    "inference": ("ic_endpoints", "single_model_endpoints", "multi_model_endpoints"),
+}
+_SIDES = {"training": TrainingConfig, "inference": InferenceConfig}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,38 +60,123 @@ class AppConfig:
     inference_stack_name: str = "FmpInference"
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> AppConfig:
+    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> AppConfig:
         """Build from a JSON-like mapping; unknown keys and values of the wrong type are
-        one error naming them."""
-        problems = Problems("app configuration")
+        one error naming them by key (``training.storage_capacity_gib``). With ``into``,
+        problems are recorded there and the config is built from the valid entries."""
+        problems = Problems.within(into, "configuration")
+        if not isinstance(data, Mapping):
+            problems.add("configuration", data, "must be a JSON object with the keys of AppConfig")
+            data = {}
         values = dataclass_values(problems, "", data, cls)
+        for key, side in _SIDES.items():
+            if key not in values:
+                continue
+            if isinstance(values[key], Mapping):
+                values[key] = side.from_mapping(values[key], problems.scoped(f"{key}."))
+            else:
+                problems.add(key, values[key], f"must be a mapping of {side.__name__} keys")
+                del values[key]
         problems.raise_if_any()
-        if "training" in values:
-            values["training"] = TrainingConfig.from_mapping(values["training"])
-        if "inference" in values:
-            values["inference"] = InferenceConfig.from_mapping(values["inference"])
         return cls(**values)
+
+    def check(self, into: Problems | None = None, *, incomplete: Collection[str] = ()) -> None:
+        """Raise one ``ValueError`` listing every problem the stacks' constructs would
+        report for the stacks deployed, named by configuration key; with ``into``, record
+        them there instead. ``incomplete``: see :func:`check_config`."""
+        problems = Problems.within(into, "configuration")
+        check_config(
+            self.training if self.deploy_training else None,
+            self.inference if self.deploy_inference else None,
+            problems,
+            incomplete=incomplete,
+        )
+        problems.raise_if_any()
 
     @classmethod
     def from_context(cls, scope: Construct) -> AppConfig:
-        """Read the configuration from ``scope``'s context (see the module docstring)."""
-        path = scope.node.try_get_context(CONFIG_FILE_CONTEXT_KEY)
-        if path:
-            config_file = Path(path)
-            if not config_file.is_file():
-                raise ValueError(
-                    f"invalid app configuration: config={path!r}: no such file; "
-                    "pass the path of a JSON file"
-                )
-            try:
-                data = json.loads(config_file.read_text())
-            except ValueError as error:
-                raise ValueError(
-                    f"invalid app configuration: config={path!r}: not valid JSON ({error}); "
-                    "pass a JSON file holding one object"
-                ) from None
-            return cls.from_mapping(data)
-        data = scope.node.try_get_context(CONFIG_OBJECT_CONTEXT_KEY)
-        if data:
-            return cls.from_mapping(data)
-        return cls()
+        """The configuration ``scope``'s context names (see the module docstring), checked
+        as a whole by :func:`load_config`; the defaults when it names none."""
+        source = config_source(scope)
+        return cls() if source.data is None else load_config(source.data)
+
+
+def load_config(data: Any) -> AppConfig:
+    """The configuration in ``data`` (a config file's content), checked as a whole: raises
+    one :class:`~fm_platform.validation.ValidationError` listing every problem of the
+    mapping and of the constructs it describes, each named by configuration key."""
+    problems = Problems("configuration")
+    config = AppConfig.from_mapping(data, problems)
+    config.check(problems, incomplete=_incomplete_lists(data, config))
+    problems.raise_if_any()
+    return config
+
+
+def _incomplete_lists(data: Any, config: AppConfig) -> set[str]:
+    """The checked lists (``inference.ic_endpoints``) that lost items to mapping errors."""
+    incomplete = set()
+    for side, keys in _CHECKED_LISTS.items():
+        raw = data.get(side) if isinstance(data, Mapping) else None
+        if not isinstance(raw, Mapping):
+            continue
+        for key in keys:
+            items = raw.get(key)
+            if isinstance(items, list) and len(items) != len(getattr(getattr(config, side), key)):
+                incomplete.add(f"{side}.{key}")
+    return incomplete
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """Where a configuration came from: ``data`` (None for the defaults) and a sentence
+    for the user."""
+
+    data: Any
+    description: str
+
+
+def config_source(scope: Construct) -> ConfigSource:
+    """Find the configuration in ``scope``'s context (see the module docstring); raises a
+    :class:`~fm_platform.validation.ValidationError` for a missing or unreadable file and
+    for a ``fm_platform`` value given as a string."""
+    path = scope.node.try_get_context(CONFIG_FILE_CONTEXT_KEY)
+    if path:
+        return ConfigSource(_read_file(str(path)), f"configuration file {path}")
+    data = scope.node.try_get_context(CONFIG_OBJECT_CONTEXT_KEY)
+    if isinstance(data, str):
+        problems = Problems("configuration")
+        problems.add(
+            CONFIG_OBJECT_CONTEXT_KEY,
+            data if len(data) <= 60 else data[:57] + "...",
+            "a `-c fm_platform=...` value reaches the app as a string, not a JSON object; "
+            "either write the JSON to a file and pass `-c config=FILE` (or name the file "
+            'under "config" in cdk.json\'s "context"), or put the object itself under '
+            '"fm_platform" in cdk.json\'s "context"',
+        )
+        raise problems.error()
+    if data:
+        return ConfigSource(data, "the fm_platform object in cdk.json's context")
+    return ConfigSource(
+        None, "the built-in defaults (no config file in cdk.json's context or -c config=FILE)"
+    )
+
+
+def _read_file(path: str) -> Any:
+    problems = Problems("configuration")
+    config_file = Path(path)
+    if not config_file.is_file():
+        problems.add(
+            CONFIG_FILE_CONTEXT_KEY,
+            path,
+            f"no such file (looked in {Path.cwd()}); pass the path of a JSON file",
+        )
+        raise problems.error()
+    try:
+        return json.loads(config_file.read_text())
+    except ValueError as error:
+        problems.add(
+            CONFIG_FILE_CONTEXT_KEY,
+            path,
+            f"not valid JSON ({error}); the file must hold one JSON object",
+        )
+        raise problems.error() from None

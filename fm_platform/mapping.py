@@ -13,7 +13,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from fm_platform.validation import Problems
+from fm_platform.validation import Problems, did_you_mean
 
 T = TypeVar("T")
 
@@ -43,21 +43,27 @@ def dataclass_values(
     """The entries of ``data`` that are fields of dataclass ``cls`` (or of ``allowed``).
 
     Records in ``problems``, each under ``<where><key>``: ``data`` not being a mapping,
-    unknown keys, missing required fields, and values whose JSON type does not match the
-    field's annotation (checked for scalars, lists and mappings; nested specs are left to
-    the caller, who builds them).
+    unknown keys (with the closest allowed key), missing required fields, and values whose
+    JSON type does not match the field's annotation (checked for scalars, lists and
+    mappings; nested specs are left to the caller, who builds them). Unknown keys and
+    wrongly typed values are left out of the result.
     """
     if not isinstance(data, Mapping):
         problems.add(
-            where.rstrip(".") or cls.__name__, data, f"must be a mapping of {cls.__name__} fields"
+            where.rstrip(".") or cls.__name__,
+            data,
+            "must be a mapping (a JSON object) of " + ", ".join(_names(cls, allowed)),
         )
         return {}
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    names = tuple(allowed or fields)
+    names = _names(cls, allowed)
     for key in data:
         if key not in names:
+            hint = did_you_mean(key, names)
             problems.add(
-                f"{where}{key}", data[key], "unknown key; allowed keys: " + ", ".join(names)
+                f"{where}{key}",
+                data[key],
+                "unknown key; " + (hint or "allowed keys: " + ", ".join(names)),
             )
     missing = [
         name
@@ -71,12 +77,20 @@ def dataclass_values(
             where.rstrip(".") or cls.__name__, dict(data), "missing keys: " + ", ".join(missing)
         )
     hints = typing.get_type_hints(cls)
-    values = {key: value for key, value in data.items() if key in names}
-    for key, value in values.items():
+    values = {}
+    for key, value in data.items():
+        if key not in names:
+            continue
         accepted = _accepted(hints[key])
         if accepted is not None and not _matches(value, accepted[0]):
             problems.add(f"{where}{key}", value, f"must be {accepted[1]}")
+        else:
+            values[key] = value
     return values
+
+
+def _names(cls: type, allowed: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(allowed or (f.name for f in dataclasses.fields(cls)))
 
 
 def list_of(
@@ -85,12 +99,15 @@ def list_of(
     items: Any,
     build: Callable[[Problems, str, Any], T | None],
 ) -> tuple[T, ...]:
-    """``items`` (a JSON list) built one by one with ``build(problems, "<where>[i].", item)``;
+    """``items`` (a JSON list) built one by one with ``build(view, "<where>[i].", item)``,
+    where ``view`` records into ``problems`` and is true only for that item's problems;
     items that ``build`` rejects (returns None) are left out."""
     if not isinstance(items, (list, tuple)):
         problems.add(where, items, "must be a list")
         return ()
-    built = (build(problems, f"{where}[{index}].", item) for index, item in enumerate(items))
+    built = (
+        build(problems.scoped(""), f"{where}[{index}].", item) for index, item in enumerate(items)
+    )
     return tuple(item for item in built if item is not None)
 
 

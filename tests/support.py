@@ -13,7 +13,12 @@ import aws_cdk as cdk
 from fm_platform.compliance import apply_compliance_packs
 
 ROOT = Path(__file__).resolve().parent.parent
-CDK_CONTEXT: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
+# The feature flags of cdk.json (not its "config" entry: tests pass their own configuration).
+CDK_CONTEXT: dict[str, Any] = {
+    key: value
+    for key, value in json.loads((ROOT / "cdk.json").read_text())["context"].items()
+    if key.startswith("@")
+}
 
 _ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
 
@@ -52,3 +57,37 @@ def normalized(template: dict[str, Any]) -> dict[str, Any]:
     change does not churn snapshot lines."""
     text = _ASSET_HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True))
     return json.loads(text)
+
+
+def stateful_changes(
+    pinned: dict[str, str], resources: dict[str, Any], types: set[str]
+) -> list[str]:
+    """In words, how ``resources`` (a template's) differ from the ``pinned`` stateful
+    logical IDs (logical ID to type): which retained resource CloudFormation would REPLACE,
+    which is new, and which is not retained."""
+    current = {lid: r for lid, r in resources.items() if r["Type"] in types}
+    changes = []
+    for logical_id, kind in pinned.items():
+        if logical_id in current:
+            continue
+        same_type = [lid for lid, r in current.items() if r["Type"] == kind and lid not in pinned]
+        now = f"; now there is {', '.join(same_type)}" if same_type else ""
+        changes.append(
+            f"{logical_id} ({kind}) would be REPLACED: its logical ID is gone, so "
+            f"CloudFormation would create a new one and orphan the retained original{now}"
+        )
+    for logical_id, resource in current.items():
+        path = resource.get("Metadata", {}).get("aws:cdk:path", "?")
+        if logical_id not in pinned:
+            changes.append(
+                f"{logical_id} ({resource['Type']} at {path}) is new: pin it if intended"
+            )
+        elif (
+            resource.get("DeletionPolicy") != "Retain"
+            or resource.get("UpdateReplacePolicy") != "Retain"
+        ):
+            changes.append(
+                f"{logical_id} ({resource['Type']}) is not retained: deleting or replacing "
+                "the stack would delete its data"
+            )
+    return changes

@@ -10,7 +10,7 @@ import pytest
 from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from tests.support import normalized
+from tests.support import normalized, stateful_changes
 
 STACKS = ("FmpTrainingData", "FmpTraining", "FmpInference")
 
@@ -94,19 +94,27 @@ STATEFUL_TYPES = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::FSx::FileSystem", "A
 @pytest.mark.parametrize("stack", sorted(PINNED_STATEFUL_RESOURCES))
 def test_stateful_resources_keep_their_logical_ids_and_are_retained(default_assembly, stack):
     resources = default_assembly.templates[stack]["Resources"]
-    stateful = {
-        logical_id: resource["Type"]
-        for logical_id, resource in resources.items()
-        if resource["Type"] in STATEFUL_TYPES
+    changes = stateful_changes(PINNED_STATEFUL_RESOURCES[stack], resources, STATEFUL_TYPES)
+    assert changes == [], "\n".join(changes)
+
+
+def test_a_renamed_stateful_resource_is_described_as_replaced():
+    pinned = {"FileSystem0A147049": "AWS::FSx::FileSystem"}
+    resources = {
+        "SharedFs1234ABCD": {
+            "Type": "AWS::FSx::FileSystem",
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Metadata": {"aws:cdk:path": "FmpTraining/SharedFs/Resource"},
+        }
     }
-    assert stateful == PINNED_STATEFUL_RESOURCES[stack]
-    not_retained = [
-        logical_id
-        for logical_id in stateful
-        if resources[logical_id].get("DeletionPolicy") != "Retain"
-        or resources[logical_id].get("UpdateReplacePolicy") != "Retain"
+    assert stateful_changes(pinned, resources, STATEFUL_TYPES) == [
+        "FileSystem0A147049 (AWS::FSx::FileSystem) would be REPLACED: its logical ID is gone, "
+        "so CloudFormation would create a new one and orphan the retained original; now there "
+        "is SharedFs1234ABCD",
+        "SharedFs1234ABCD (AWS::FSx::FileSystem at FmpTraining/SharedFs/Resource) is new: pin "
+        "it if intended",
     ]
-    assert not_retained == []
 
 
 def _references(node: Any) -> set[str]:

@@ -157,7 +157,7 @@ def test_nodes_follows_pagination_and_groups_tables(capsys: Any) -> None:
 def test_nodes_json_lists_every_page(capsys: Any) -> None:
     clients = StubbedClients()
     stub_two_pages(clients)
-    code, out, _ = run(["--json", "cluster", "nodes", "--cluster", "fmp-train"], clients, capsys)
+    code, out, _ = run(["cluster", "nodes", "--cluster", "fmp-train", "--json"], clients, capsys)
     assert code == 0
     assert [n["InstanceId"] for n in json.loads(out)] == ["i-0ctl", "i-0w1", "i-0w2"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib import metadata
 from typing import Any
 
 import pytest
@@ -88,11 +89,61 @@ def test_stack_option_overrides_the_default_stack(capsys: Any) -> None:
 
 def test_global_options_work_before_and_after_the_command() -> None:
     parser = build_parser()
-    before = parser.parse_args(["--region", "eu-west-1", "--json", "cluster", "nodes"])
+    before = parser.parse_args(["--region", "eu-west-1", "cluster", "nodes", "--json"])
     after = parser.parse_args(["cluster", "nodes", "--region", "eu-west-1", "--json"])
     for args in (before, after):
         assert (args.region, args.json, args.profile) == ("eu-west-1", True, None)
     assert build_parser().parse_args(["cluster", "nodes"]).json is False
+
+
+# Every command and action, and whether its output is data (so --json means something).
+COMMANDS = {
+    ("cluster", "status"): True,
+    ("cluster", "nodes"): True,
+    ("cluster", "connect"): False,
+    ("endpoint", "status"): True,
+    ("endpoint", "invoke"): False,
+    ("job", "script"): False,
+}
+
+
+def help_text(argv: list[str], capsys: Any) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--help"])
+    assert exit_info.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS), ids=" ".join)
+def test_every_action_has_a_one_line_description_an_example_and_json_only_for_data(
+    command: tuple[str, str], capsys: Any
+) -> None:
+    text = help_text(list(command), capsys)
+    description = text.split("\n\n")[1]
+    assert description.endswith(".") and description[0].isupper()
+    assert f"example:\n  fmp {' '.join(command)}" in text
+    assert ("--json" in text) is COMMANDS[command]
+
+
+@pytest.mark.parametrize("group", ["cluster", "endpoint", "job"])
+def test_every_command_group_has_a_description_and_an_example(group: str, capsys: Any) -> None:
+    text = help_text([group], capsys)
+    assert f"example:\n  fmp {group} " in text
+    assert text.split("\n\n")[1].endswith(".")
+
+
+def test_json_is_refused_where_the_output_is_not_data(capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["cluster", "connect", "--json"])
+    assert exit_info.value.code == 2
+    assert "unrecognized arguments: --json" in capsys.readouterr().err
+
+
+def test_version(capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"fmp {metadata.version('fm-platform')}"
 
 
 def test_help_runs_as_a_module() -> None:

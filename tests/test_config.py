@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fm_platform.app import build_app
-from fm_platform.config import AppConfig
+from fm_platform.config import AppConfig, ConfigSource, config_source, load_config
 from fm_platform.stacks.training import TrainingConfig
 from tests.support import new_app
 
@@ -72,7 +72,9 @@ def test_unknown_key_names_the_key_and_the_allowed_ones():
     with pytest.raises(ValueError) as error:
         AppConfig.from_mapping({"trainig": {}})
     message = str(error.value)
-    assert "trainig={}: unknown key; allowed keys: training, inference, deploy_training" in message
+    assert "trainig={}: unknown key; did you mean training?" in message
+    with pytest.raises(ValueError, match="zzz=1: unknown key; allowed keys: training, inference"):
+        AppConfig.from_mapping({"zzz": 1})
 
 
 def test_deploy_flags_must_be_booleans():
@@ -83,3 +85,23 @@ def test_deploy_flags_must_be_booleans():
 def test_json_true_is_not_taken_for_a_number():
     with pytest.raises(ValueError, match="private_subnet_cidr_mask=True: must be an integer"):
         AppConfig.from_mapping({"training": {"private_subnet_cidr_mask": True}})
+
+
+def test_the_source_of_the_configuration_is_named(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text("{}")
+    assert config_source(new_app(context={"config": str(path)})).description == (
+        f"configuration file {path}"
+    )
+    assert config_source(new_app(context={"fm_platform": {"deploy_training": False}})) == (
+        ConfigSource({"deploy_training": False}, "the fm_platform object in cdk.json's context")
+    )
+    assert config_source(new_app()).data is None
+    assert "built-in defaults" in config_source(new_app()).description
+
+
+def test_a_file_that_is_not_a_json_object_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"configuration=\[1, 2\]: must be a JSON object"):
+        load_config([1, 2])
+    with pytest.raises(ValueError, match="training=3: must be a mapping of TrainingConfig keys"):
+        load_config({"training": 3})

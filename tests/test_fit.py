@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import boto3
@@ -48,7 +47,7 @@ def test_too_much_memory():
 def test_unknown_type_names_how_to_add_it():
     [message] = _problems("ml.t2.medium")
     assert message.startswith("model.instance_type='ml.t2.medium'")
-    assert "regenerate_instance_specs.py --add ml.t2.medium" in message
+    assert "fm_platform.specs.regenerate --add ml.t2.medium" in message
 
 
 def test_bare_field_names_without_prefix():
@@ -57,7 +56,7 @@ def test_bare_field_names_without_prefix():
     assert problems.messages[0].startswith("cpu_cores=8")
 
 
-# --- scripts/regenerate_instance_specs.py -------------------------------------------------
+# --- python -m fm_platform.specs.regenerate -------------------------------------------------
 
 G5_12XLARGE = {
     "InstanceType": "g5.12xlarge",
@@ -108,11 +107,9 @@ NOT_SAGEMAKER = {
 
 @pytest.fixture(scope="module")
 def script():
-    path = ROOT / "scripts" / "regenerate_instance_specs.py"
-    spec = importlib.util.spec_from_file_location("regenerate_instance_specs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from fm_platform.specs import regenerate
+
+    return regenerate
 
 
 def _client():

@@ -353,10 +353,12 @@ def test_from_mapping_keeps_defaults_for_missing_keys():
 
 def test_from_mapping_rejects_unknown_top_level_key():
     with pytest.raises(ValueError) as error:
-        InferenceConfig.from_mapping({"endpoints": []})
+        InferenceConfig.from_mapping({"endpoints": [], "zzz": 1})
+    message = str(error.value)
+    assert "endpoints=[]: unknown key; did you mean ic_endpoints?" in message
     assert (
-        "endpoints=[]: unknown key; allowed keys: ic_endpoints, single_model_endpoints, "
-        "multi_model_endpoints" in str(error.value)
+        "zzz=1: unknown key; allowed keys: ic_endpoints, single_model_endpoints, "
+        "multi_model_endpoints" in message
     )
 
 

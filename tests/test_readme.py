@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
+import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from tests.support import ROOT, nag_findings, new_app
+from tests.support import ROOT, nag_findings
 
 SAMPLE = re.compile(r"<!-- sample: (?P<name>[a-z-]+) -->\n```python\n(?P<code>.*?)```", re.S)
 
@@ -25,8 +26,8 @@ def run_sample(name: str) -> dict:
     return namespace
 
 
-def test_readme_has_both_samples():
-    assert set(readme_samples()) == {"training", "inference"}
+def test_readme_has_the_three_samples():
+    assert set(readme_samples()) == {"training", "inference", "config"}
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +69,17 @@ def test_inference_sample_builds_an_endpoint_with_two_scaled_models(inference_sa
 @pytest.mark.parametrize(
     ("sample", "stack_class"), [("training", "MyTrainingStack"), ("inference", "MyModelsStack")]
 )
-def test_sample_stacks_pass_the_compliance_packs(sample, stack_class, request):
+def test_sample_stacks_pass_the_compliance_packs_in_a_bare_app(sample, stack_class, request):
     namespace = request.getfixturevalue(f"{sample}_sample")
-    app = new_app()
+    app = cdk.App()  # no cdk.json, no feature flags: what an embedding app may have
     namespace[stack_class](app, "Checked")
     assert nag_findings(app) == []
+
+
+def test_config_sample_builds_its_one_endpoint_from_a_configuration_in_code():
+    namespace = run_sample("config")
+    assembly = namespace["app"].synth()
+    assert [stack.stack_name for stack in assembly.stacks] == ["FmpInference"]
+    template = Template.from_json(assembly.get_stack_by_name("FmpInference").template)
+    (component,) = template.find_resources("AWS::SageMaker::InferenceComponent").values()
+    assert component["Properties"]["InferenceComponentName"] == "chat-8b"

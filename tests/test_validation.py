@@ -7,7 +7,7 @@ import pytest
 
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import enum_values, shape_rule
-from fm_platform.validation import Problems
+from fm_platform.validation import Problems, ValidationError, did_you_mean
 
 
 def test_problems_are_raised_together_naming_field_value_and_what_is_allowed():
@@ -50,5 +50,60 @@ def test_instance_specs_cover_the_seed_types_and_name_how_to_add_one():
     g5 = instance_spec("ml.g5.12xlarge")
     assert (g5.accelerator, g5.accelerator_count, g5.local_nvme) == ("nvidia-gpu", 4, True)
     assert instance_spec("ml.trn1.32xlarge").efa_interfaces == 8
-    with pytest.raises(UnknownInstanceTypeError, match="regenerate_instance_specs.py --add"):
+    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.specs.regenerate --add"):
         instance_spec("ml.banana.xlarge")
+
+
+def test_a_scoped_view_renames_fields_and_leaves_raising_to_the_owner():
+    problems = Problems("configuration")
+    view = problems.scoped(
+        "inference.ic_endpoints[1].",
+        fields={"subnet": "training.private_subnet_cidr_mask", "variant": "inference.x[0]"},
+        about="endpoint 'e'",
+    )
+    view.add("instance_type", "ml.bad", "not offered")
+    view.add("subnet", "10.0.0.0/26", "too small")
+    view.add("variant.instance_type", "ml.bad", "not offered")
+    view.raise_if_any()  # a view does not raise
+    assert view and len(view) == 3
+    assert problems.messages == (
+        "inference.ic_endpoints[1].instance_type='ml.bad' (endpoint 'e'): not offered",
+        "training.private_subnet_cidr_mask='10.0.0.0/26' (endpoint 'e'): too small",
+        "inference.x[0].instance_type='ml.bad' (endpoint 'e'): not offered",
+    )
+    with pytest.raises(ValidationError) as error:
+        problems.raise_if_any()
+    assert error.value.problems == problems.messages
+
+
+def test_views_count_only_their_own_problems_and_one_key_is_reported_once():
+    problems = Problems("configuration")
+    first, second = problems.scoped("a."), problems.scoped("a.")
+    first.add("x", 1, "bad")
+    second.add("x", 1, "bad in another way")  # the same key and value: one line
+    assert (bool(first), bool(second), bool(Problems.within(problems, "X"))) == (
+        True,
+        True,
+        False,
+    )
+    assert problems.messages == ("a.x=1: bad",)
+
+
+def test_within_without_a_collection_raises_for_its_subject():
+    problems = Problems.within(None, "ThingProps")
+    problems.add("count", 0, "must be positive")
+    with pytest.raises(ValueError, match="invalid ThingProps:\n  - count=0: must be positive"):
+        problems.raise_if_any()
+
+
+def test_long_enums_get_the_closest_values_not_the_whole_list():
+    problems = Problems("X")
+    problems.check_shape("instance_type", "ml.trn1.32xl", "ClusterInstanceType")
+    problems.check_choice("colour", "bleu", [f"c{n}" for n in range(20)] + ["blue"])
+    (shape, choice) = problems.messages
+    assert shape.endswith(
+        "not among the 209 values of botocore's ClusterInstanceType; did you mean "
+        "ml.trn1.32xlarge or ml.trn1n.32xlarge?"
+    )
+    assert choice == "colour='bleu': not one of the 21 allowed values; did you mean blue?"
+    assert did_you_mean("zzzz", ["alpha", "beta"]) == ""

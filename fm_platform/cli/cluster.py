@@ -11,6 +11,7 @@ from typing import Any
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
 from fm_platform.cli.outputs import TRAINING_STACK, ClusterRef, resolve_cluster
+from fm_platform.cli.parsing import add_command
 from fm_platform.cli.tables import render_fields, render_table
 
 
@@ -190,7 +191,9 @@ def connect(ctx: Context, args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     """Register `fmp cluster ...`."""
-    parser = subparsers.add_parser("cluster", help="the HyperPod cluster")
+    parser = add_command(
+        subparsers, "cluster", summary="the HyperPod cluster", example="fmp cluster status"
+    )
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     target = argparse.ArgumentParser(add_help=False)
     target.add_argument(
@@ -200,14 +203,28 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--stack", default=TRAINING_STACK, help="training stack name (default: %(default)s)"
     )
     parents = [common, target]
-    commands.add_parser("status", parents=parents, help="state and instance groups").set_defaults(
-        handler=status
-    )
-    commands.add_parser("nodes", parents=parents, help="every node, by group").set_defaults(
-        handler=nodes
-    )
-    conn = commands.add_parser(
-        "connect", parents=parents, help="open a shell on a node (aws ssm start-session)"
+    add_command(
+        commands,
+        "status",
+        summary="state and instance groups of the cluster",
+        example="fmp cluster status --stack FmpTraining",
+        parents=parents,
+        json_output=True,
+    ).set_defaults(handler=status)
+    add_command(
+        commands,
+        "nodes",
+        summary="every node of the cluster, by instance group",
+        example="fmp cluster nodes --json",
+        parents=parents,
+        json_output=True,
+    ).set_defaults(handler=nodes)
+    conn = add_command(
+        commands,
+        "connect",
+        summary="open a shell on a node (aws ssm start-session)",
+        example="fmp cluster connect --group workers --print",
+        parents=parents,
     )
     conn.add_argument("--group", help="instance group (default: the Slurm controller group)")
     conn.add_argument("--node", help="instance id (default: the first running node of the group)")

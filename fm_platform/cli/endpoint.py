@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
 from fm_platform.cli.outputs import INFERENCE_STACK, resolve_endpoint
+from fm_platform.cli.parsing import add_command
 from fm_platform.cli.tables import render_fields, render_table
 
 
@@ -152,7 +153,9 @@ def invoke(ctx: Context, args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     """Register `fmp endpoint ...`."""
-    parser = subparsers.add_parser("endpoint", help="inference endpoints")
+    parser = add_command(
+        subparsers, "endpoint", summary="inference endpoints", example="fmp endpoint status"
+    )
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     target = argparse.ArgumentParser(add_help=False)
     target.add_argument(
@@ -162,11 +165,21 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--stack", default=INFERENCE_STACK, help="inference stack name (default: %(default)s)"
     )
     parents = [common, target]
-    commands.add_parser(
-        "status", parents=parents, help="endpoint and inference components"
+    add_command(
+        commands,
+        "status",
+        summary="an endpoint and its inference components",
+        example="fmp endpoint status --endpoint NAME --json",
+        parents=parents,
+        json_output=True,
     ).set_defaults(handler=status)
-    inv = commands.add_parser(
-        "invoke", parents=parents, help="send one request to an inference component"
+    inv = add_command(
+        commands,
+        "invoke",
+        summary="send one request to an inference component",
+        example="fmp endpoint invoke --endpoint NAME --component llama-7b-chat "
+        "--body request.json --stream",
+        parents=parents,
     )
     inv.add_argument("--component", required=True, help="inference component name")
     inv.add_argument("--body", help="file holding the request body (default: stdin)")

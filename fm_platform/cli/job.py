@@ -12,6 +12,7 @@ from typing import Any
 
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
+from fm_platform.cli.parsing import add_command
 
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _PARTITION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -155,16 +156,22 @@ def script(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    """Register `fmp job ...`."""
-    parser = subparsers.add_parser("job", help="Slurm training jobs")
+    """Register `fmp job ...` (writes files only: no AWS options)."""
+    parser = add_command(
+        subparsers,
+        "job",
+        summary="Slurm training jobs",
+        example="fmp job script --nodes 4 -- python train.py",
+    )
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    gen = commands.add_parser(
+    gen = add_command(
+        commands,
         "script",
-        parents=[common],
-        help="write an sbatch script for a distributed training job",
-        description="Write an sbatch script that runs the training command given after `--` "
-        "on every node with srun (auto-resume on HyperPod). $VARS in the command expand "
-        "when the job runs, e.g. -- python train.py --ckpt '$CHECKPOINT_DIR'.",
+        summary="write an sbatch script for a distributed training job",
+        example="fmp job script --nodes 4 --tasks-per-node 8 -o train.sbatch -- "
+        "python train.py --ckpt '$CHECKPOINT_DIR'",
+        description="Runs the training command given after `--` on every node with srun "
+        "(auto-resume on HyperPod). $VARS in the command expand when the job runs.",
     )
     gen.add_argument("--nodes", type=int, default=1, help="nodes (default: %(default)s)")
     gen.add_argument(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from fm_platform.cli import cluster, endpoint, job
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
@@ -17,12 +18,17 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     # On sub-commands the defaults are suppressed so a value given before the sub-command
     # is not overwritten by the sub-command's default.
     default = {"default": argparse.SUPPRESS} if suppress else {}
-    no_flag = {"default": argparse.SUPPRESS} if suppress else {"default": False}
     parser.add_argument(
         "--region", help="AWS region (default: from environment/profile)", **default
     )
     parser.add_argument("--profile", help="AWS profile (default: from environment)", **default)
-    parser.add_argument("--json", action="store_true", help="machine-readable output", **no_flag)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("fm-platform")
+    except metadata.PackageNotFoundError:  # run from a checkout without installing
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Operate the fm_platform training cluster and inference endpoints.",
+        epilog="examples:\n  fmp cluster status\n  fmp endpoint status --endpoint NAME --json\n"
+        "  fmp COMMAND ACTION --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     _global_options(parser, suppress=False)
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, suppress=True)
@@ -49,7 +59,7 @@ def main(argv: Sequence[str] | None = None, *, clients: ClientFactory | None = N
     args = build_parser().parse_args(argv)
     if clients is None:
         clients = SessionClients(region=args.region, profile=args.profile)
-    ctx = Context(clients=clients, as_json=args.json)
+    ctx = Context(clients=clients, as_json=getattr(args, "json", False))
     try:
         return args.handler(ctx, args)
     except KeyboardInterrupt:

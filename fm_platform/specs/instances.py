@@ -3,13 +3,15 @@
 botocore knows which instance types each SageMaker API accepts but not what they contain.
 The figures here (vCPUs, memory, accelerators and their memory, local NVMe, EFA interfaces)
 come from ``instance_specs.json`` shipped in this package; the file records its sources,
-its date and where sources disagree. ``scripts/regenerate_instance_specs.py`` rebuilds it
-from EC2 ``DescribeInstanceTypes``.
+its date and where sources disagree. ``python -m fm_platform.specs.regenerate`` rebuilds it
+from EC2 ``DescribeInstanceTypes``. An app can add or override a type with
+:func:`register_instance_type` (e.g. a type newer than the package).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -20,7 +22,8 @@ DATA_FILE = "instance_specs.json"
 @dataclass(frozen=True)
 class InstanceSpec:
     """What one instance type offers. Memory in MiB; ``accelerator`` is
-    ``nvidia-gpu``, ``inferentia``, ``trainium`` or ``none``."""
+    ``nvidia-gpu``, ``inferentia``, ``trainium`` or ``none``; ``efa_interfaces`` 0 when the
+    type has no EFA."""
 
     instance_type: str
     vcpus: int
@@ -40,6 +43,29 @@ class UnknownInstanceTypeError(KeyError):
     """An instance type the package data file has no figures for."""
 
 
+# Types added or overridden by the app (register_instance_type), by name.
+_REGISTERED: dict[str, InstanceSpec] = {}
+# Families whose types carry accelerators (NVIDIA GPUs, Inferentia, Trainium).
+_ACCELERATED_FAMILY = re.compile(r"^ml\.(p|g|gr|inf|trn)[0-9]")
+
+
+def register_instance_type(spec: InstanceSpec) -> None:
+    """Add ``spec``'s figures for its type, or replace the package's, for every check in
+    this process (instance fits, EFA subnet sizing, deep health checks)."""
+    _REGISTERED[spec.instance_type] = spec
+    instance_spec.cache_clear()
+
+
+def known_instance_types() -> tuple[str, ...]:
+    """Every type with figures: the package data file's and the registered ones."""
+    return tuple(sorted(set(_records()) | set(_REGISTERED)))
+
+
+def looks_accelerated(instance_type: str) -> bool:
+    """True for names of accelerated families (p, g, gr, inf, trn), known or not."""
+    return bool(_ACCELERATED_FAMILY.match(instance_type))
+
+
 @cache
 def _records() -> dict[str, dict]:
     text = resources.files("fm_platform.specs").joinpath(DATA_FILE).read_text()
@@ -53,12 +79,15 @@ def instance_spec(instance_type: str) -> InstanceSpec:
     Raises :class:`UnknownInstanceTypeError`, naming how to add the type, when the data
     file does not describe it.
     """
+    if instance_type in _REGISTERED:
+        return _REGISTERED[instance_type]
     record = _records().get(instance_type)
     if record is None:
         raise UnknownInstanceTypeError(
-            f"instance type {instance_type!r} is not in fm_platform/specs/{DATA_FILE}; "
-            "add it with scripts/regenerate_instance_specs.py --add "
-            f"{instance_type} (needs EC2 DescribeInstanceTypes access)"
+            f"instance type {instance_type!r} has no figures in fm_platform/specs/{DATA_FILE}; "
+            "add them with fm_platform.register_instance_type(InstanceSpec(...)), or "
+            f"regenerate the file: python -m fm_platform.specs.regenerate --add {instance_type} "
+            "(needs EC2 DescribeInstanceTypes access)"
         )
     return InstanceSpec(
         instance_type=instance_type,

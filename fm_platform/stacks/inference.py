@@ -51,18 +51,16 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.images import (
+    LMI_IMAGE,
+    PYTORCH_CPU_IMAGE,
+    PYTORCH_GPU_IMAGE,
+    deep_learning_container_image,
+)
 from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.stacks.limits import MAX_OUTPUTS_PER_STACK, check_resource_count
 from fm_platform.validation import Problems
-
-#: The AWS account publishing Deep Learning Containers in most commercial regions.
-DLC_ACCOUNT = "763104351884"
-#: Large Model Inference (DJL Serving with vLLM), LMI v15.
-LMI_IMAGE = "djl-inference:0.33.0-lmi15.0.0-cu128"
-#: PyTorch inference with TorchServe, which supports multi-model endpoints.
-PYTORCH_CPU_IMAGE = "pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
-PYTORCH_GPU_IMAGE = "pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
 
 #: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
 ARTIFACTS_PREFIX = "models"
@@ -261,10 +259,11 @@ class InferenceConfig:
         Inference Components endpoint, plus three)."""
         return _FIXED_OUTPUTS + len(self.endpoint_names) + len(self.ic_endpoints)
 
-    def validate(self) -> None:
+    def validate(self, into: Problems | None = None) -> None:
         """Raise one ``ValueError`` for bad or clashing names and too many endpoints for
-        one stack's outputs (the constructs check the rest)."""
-        problems = Problems("InferenceConfig")
+        one stack's outputs (the constructs check the rest).
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "InferenceConfig")
         for name in self.endpoint_names:
             problems.check_shape("endpoint name", name, "EndpointName")
         problems.check_unique("endpoint name", self.endpoint_names)
@@ -282,15 +281,16 @@ class InferenceConfig:
         problems.raise_if_any()
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> InferenceConfig:
+    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
         """A config from JSON-like data. Top-level keys are this class's fields (a missing
         one keeps its default; ``[]`` removes it); each holds a list of mappings with the
         field names of its spec class. ``container`` is a mapping of :class:`ContainerSpec`
         fields; ``scaling`` a mapping of :class:`ComponentScaling` fields (``min_copies``,
         ``max_copies``, ``metric``, ``target_value``) for IC models and of
         :class:`InstanceScaling` fields otherwise. Unknown keys raise ``ValueError`` naming
-        the key and the allowed keys."""
-        problems = Problems("InferenceConfig")
+        the key and the allowed keys. With ``into``, problems are recorded there and the
+        config is built from the valid entries."""
+        problems = Problems.within(into, "InferenceConfig")
         values = dataclass_values(problems, "", data, cls)
         for key, build in _TOP_LEVEL.items():
             if key in values:
@@ -405,7 +405,7 @@ class InferenceStack(Stack):
 
     def dlc_image(self, repository_and_tag: str) -> str:
         """A Deep Learning Container image URI in this stack's region."""
-        return f"{DLC_ACCOUNT}.dkr.ecr.{self.region}.amazonaws.com/{repository_and_tag}"
+        return deep_learning_container_image(self, repository_and_tag)
 
     def _container(self, spec: ContainerSpec, model_name: str) -> ModelContainer:
         return ModelContainer(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import CfnOutput, Fn, Stack
+from aws_cdk import CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stack
 from constructs import Construct
 
 from fm_platform.constructs.training.hyperpod import HyperPodCluster, HyperPodClusterProps
@@ -71,12 +71,13 @@ class TrainingConfig:
     lifecycle_assets_path: str | None = None
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> TrainingConfig:
+    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> TrainingConfig:
         """A config from JSON-like data (a config file or ``cdk.json`` context); keys are
         the field names, missing keys keep their defaults. ``instance_groups`` is a list of
         mappings with the :class:`InstanceGroup` field names and ``role`` one of
-        ``controller``, ``login``, ``worker``."""
-        problems = Problems("TrainingConfig")
+        ``controller``, ``login``, ``worker``. With ``into``, problems are recorded there
+        and the config is built from the valid entries."""
+        problems = Problems.within(into, "TrainingConfig")
         values = dataclass_values(problems, "", data, cls)
         if "instance_groups" in values:
             values["instance_groups"] = list_of(
@@ -132,6 +133,10 @@ class TrainingStack(Stack):
         **stack_kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **stack_kwargs)
+        # Set here, not left to the app's @aws-cdk/core:defaultCrossStackReferences: the
+        # cluster reads the data stack's values with Fn::GetStackOutput, so no export locks
+        # the data stack while the cluster is destroyed, recreated or changed.
+        CrossStackReferences.of(self).consume(ReferenceStrength.WEAK)
         # The groups shape everything below (provisioning parameters, the cluster): check
         # them before building anything.
         problems = Problems("TrainingConfig")

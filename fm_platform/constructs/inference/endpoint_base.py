@@ -26,9 +26,10 @@ from constructs import Construct
 
 from fm_platform.constructs.inference.execution_role import execution_role_for, role_policies
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.images import warn_if_image_from_another_region
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import enum_values
-from fm_platform.validation import Problems, is_unresolved
+from fm_platform.validation import Problems, did_you_mean, is_unresolved
 
 INVOKE_ACTIONS = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
 _SELECTION_FIELDS = (
@@ -45,12 +46,14 @@ def check_instance_type(problems: Problems, field: str, instance_type: str) -> N
     """Check ``instance_type`` is a SageMaker hosting type this package has figures for."""
     if is_unresolved(instance_type):
         return
-    if instance_type not in enum_values("ProductionVariantInstanceType"):
+    offered = enum_values("ProductionVariantInstanceType")
+    if instance_type not in offered:
         problems.add(
             field,
             instance_type,
             "not an instance type SageMaker hosting offers (botocore enum "
-            "ProductionVariantInstanceType), e.g. ml.m5.xlarge, ml.g5.xlarge, ml.g5.12xlarge",
+            "ProductionVariantInstanceType); "
+            + (did_you_mean(instance_type, offered) or "e.g. ml.m5.xlarge, ml.g5.12xlarge"),
         )
         return
     try:
@@ -175,6 +178,7 @@ def create_model(
     )
     for policy in role_policies(role):
         model.node.add_dependency(policy)
+    warn_if_image_from_another_region(model, container.image)
     return model
 
 

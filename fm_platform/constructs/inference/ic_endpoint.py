@@ -115,9 +115,10 @@ class InferenceEndpointProps:
     variant_name: str = "AllTraffic"
     endpoint_name: str | None = None
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem in these props."""
-        problems = Problems("InferenceEndpointProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem in these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "InferenceEndpointProps")
         check_instance_type(problems, "instance_type", self.instance_type)
         problems.check_shape(
             "initial_instance_count",

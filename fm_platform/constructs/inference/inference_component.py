@@ -146,9 +146,10 @@ class InferenceComponentModelProps:
     def resolved_component_name(self) -> str:
         return self.component_name or self.model_name
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem in these props."""
-        problems = Problems(f"InferenceComponentModelProps {self.model_name!r}")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem in these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, f"InferenceComponentModelProps {self.model_name!r}")
         reference = self.reference
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")

@@ -56,9 +56,10 @@ class MultiModelEndpointProps(VariantEndpointProps):
     initial_instance_count: int = 1
     scaling: InstanceScaling | None = None
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem with these props."""
-        problems = Problems("MultiModelEndpointProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "MultiModelEndpointProps")
         prefix = self.models_s3_prefix
         if not is_unresolved(prefix) and not (
             prefix.startswith("s3://") and prefix.endswith("/") and len(prefix) > len("s3://x/")

@@ -148,9 +148,10 @@ class SingleModelEndpointProps(VariantEndpointProps):
         shadow = (self.shadow_variant,) if self.shadow_variant else ()
         return (self.primary_variant, *self.variants, *shadow)
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem with these props."""
-        problems = Problems("SingleModelEndpointProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "SingleModelEndpointProps")
         problems.check_shape("model_name", self.model_name, "ModelName")
         for index, variant in enumerate(self.all_variants):
             field = "variant" if index == 0 else f"variants[{variant.variant_name}]"

@@ -116,9 +116,10 @@ class SharedFileSystemProps:
     mount_path: str = "/fsx"
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem with these props."""
-        problems = Problems("SharedFileSystemProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "SharedFileSystemProps")
         capacity = self.storage_capacity_gib
         if not is_unresolved(capacity) and (
             capacity not in PERSISTENT_2_SMALL_CAPACITIES_GIB

@@ -27,6 +27,7 @@ from fm_platform.constructs.training.instance_groups import (
     validate_instance_groups,
 )
 from fm_platform.constructs.training.network import usable_ipv4_addresses
+from fm_platform.specs.unknown_types import warn_unknown_accelerated_type
 from fm_platform.validation import Problems, is_unresolved
 
 #: Subnet addresses kept free beyond the instances' own: FSx for Lustre's network
@@ -90,9 +91,10 @@ class HyperPodClusterProps:
     file_system: FileSystemSource | None = None
     tags: Mapping[str, str] | None = None
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem with these props."""
-        problems = Problems("HyperPodClusterProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "HyperPodClusterProps")
         validate_instance_groups(problems, self.instance_groups)
         problems.check_shape("cluster_name", self.cluster_name, "ClusterName")
         problems.check_shape("node_recovery", self.node_recovery, "ClusterNodeRecovery")
@@ -151,6 +153,10 @@ class HyperPodCluster(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: HyperPodClusterProps) -> None:
         super().__init__(scope, construct_id)
         props.validate()
+        for index, group in enumerate(props.instance_groups):
+            warn_unknown_accelerated_type(
+                self, f"instance_groups[{index}].instance_type", group.instance_type
+            )
         self.instance_groups: tuple[InstanceGroup, ...] = tuple(props.instance_groups)
         self.controller_group_name: str = next(
             g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER

@@ -105,9 +105,10 @@ class LifecycleScriptsProps:
     subnet: ec2.ISubnet | None = None
     security_group: ec2.ISecurityGroup | None = None
 
-    def validate(self) -> None:
-        """Raise one ValueError listing every problem in these props."""
-        problems = Problems("LifecycleScriptsProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ValueError listing every problem in these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "LifecycleScriptsProps")
         assets = Path(self.assets_path or default_assets_path())
         if not assets.is_dir():
             problems.add("assets_path", str(assets), "must be an existing folder")

@@ -17,6 +17,7 @@ from constructs import Construct
 from fm_platform.compliance import acknowledge, suppress_scanner_findings
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.specs.regions import require_region_of_az_id
 from fm_platform.validation import Problems, is_unresolved
 
 # AWS reserves the first four addresses and the last one of every subnet.
@@ -77,9 +78,10 @@ class ClusterNetworkProps:
         """True when all of ``vpc``, ``subnet`` and ``security_group`` were given."""
         return all(getattr(self, name) is not None for name in _BYO_FIELDS)
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem with these props."""
-        problems = Problems("ClusterNetworkProps")
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "ClusterNetworkProps")
         given = [name for name in _BYO_FIELDS if getattr(self, name) is not None]
         if given and len(given) < len(_BYO_FIELDS):
             missing = [name for name in _BYO_FIELDS if name not in given]
@@ -156,6 +158,7 @@ class ClusterNetwork(Construct):
             self.security_group: ec2.ISecurityGroup = props.security_group
             return
         self.availability_zone_id = props.availability_zone_id
+        require_region_of_az_id(self, props.availability_zone_id)
         vpc = self._create_vpc(props)
         self.vpc = vpc
         self.subnet = vpc.private_subnets[0]
@@ -169,10 +172,11 @@ class ClusterNetwork(Construct):
             self,
             "Vpc",
             ip_addresses=ec2.IpAddresses.cidr(props.vpc_cidr),
-            # Explicit, not left to the app's feature flag: no rule on the default group.
-            restrict_default_security_group=True,
             max_azs=1,
             nat_gateways=1,
+            # Set here, not left to the @aws-cdk/aws-ec2:restrictDefaultSecurityGroup
+            # feature flag, so the network is the same in any app.
+            restrict_default_security_group=True,
             subnet_configuration=[
                 ec2.SubnetConfiguration(
                     name="Private",

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Refresh fm_platform/specs/instance_specs.json from EC2 DescribeInstanceTypes.
 
 SageMaker's ``ml.X`` instance types run on EC2 type ``X``. This script asks EC2 (paginated)
@@ -7,10 +6,12 @@ for the types SageMaker offers (botocore enums ``ProductionVariantInstanceType``
 structure, with the source, region and date recorded. Types EC2 does not describe in the
 region keep their existing records.
 
-    scripts/regenerate_instance_specs.py --region us-east-1          # every SageMaker type
-    scripts/regenerate_instance_specs.py --add ml.g6e.2xlarge        # one type
+    python -m fm_platform.specs.regenerate --region us-east-1     # every SageMaker type
+    python -m fm_platform.specs.regenerate --add ml.g6e.2xlarge   # one type
 
-Needs credentials allowing ec2:DescribeInstanceTypes.
+Needs credentials allowing ec2:DescribeInstanceTypes. ``--output FILE`` writes elsewhere
+than the package's own data file (e.g. in an installed package); an app can also add or
+override single types with :func:`fm_platform.register_instance_type`.
 """
 
 from __future__ import annotations
@@ -25,12 +26,9 @@ from typing import Any
 
 import boto3
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
+from fm_platform.specs.sagemaker_model import enum_values
 
-from fm_platform.specs.sagemaker_model import enum_values  # noqa: E402
-
-DATA_FILE = ROOT / "fm_platform" / "specs" / "instance_specs.json"
+DATA_FILE = Path(__file__).resolve().parent / "instance_specs.json"
 SOURCE_ID = "ec2-describe-instance-types"
 _APIS = {"hosting": "ProductionVariantInstanceType", "hyperpod": "ClusterInstanceType"}
 
@@ -143,6 +141,18 @@ def update(data: dict[str, Any], records: dict, region: str, today: str) -> dict
     }
 
 
+def format_data(data: dict[str, Any]) -> str:
+    """The data file's text: indented, with one line per instance type (sorted), so that a
+    regeneration's diff shows one line per changed type."""
+    head = {key: value for key, value in data.items() if key != "instance_types"}
+    text = json.dumps({**head, "instance_types": {}}, indent=2)
+    records = ",\n".join(
+        f"    {json.dumps(name)}: {json.dumps(record)}"
+        for name, record in sorted(data["instance_types"].items())
+    )
+    return text[: -len("{}\n}")] + "{\n" + records + "\n  }\n}\n"
+
+
 def main(argv: Sequence[str] | None = None, client: Any = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--region", default="us-east-1", help="EC2 region to ask")
@@ -165,7 +175,7 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> int:
         print(f"EC2 in {args.region} does not describe: {', '.join(missing)}", file=sys.stderr)
     data = json.loads(args.output.read_text()) if args.output.exists() else {}
     today = datetime.date.today().isoformat()
-    args.output.write_text(json.dumps(update(data, records, args.region, today), indent=2) + "\n")
+    args.output.write_text(format_data(update(data, records, args.region, today)))
     print(f"wrote {len(records)} instance types to {args.output}")
     return 1 if missing else 0
 

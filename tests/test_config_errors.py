@@ -1,0 +1,186 @@
+"""A whole configuration checked at once: every problem of the mapping and of the
+constructs it describes, named by configuration key, in one message and without a
+traceback from the CDK CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from fm_platform.config import AppConfig, load_config
+from fm_platform.stacks.inference import IcEndpointSpec, IcModelSpec, InferenceConfig
+from fm_platform.validation import ValidationError
+from tests.conftest import CDK_CLI, synth_env
+from tests.support import ROOT, new_app
+
+CONTROLLER = {
+    "name": "controller",
+    "role": "controller",
+    "instance_type": "ml.m5.12xlarge",
+    "instance_count": 1,
+}
+
+#: Eight mistakes across training and inference.
+BAD_CONFIG = {
+    "training": {
+        "availabilty_zone_id": "use1-az4",
+        "storage_capacity_gib": 1000,
+        "private_subnet_cidr_mask": 26,
+        "instance_groups": [
+            CONTROLLER,
+            {
+                "name": "workers",
+                "role": "worker",
+                "instance_type": "ml.p5.48xl",
+                "instance_count": 4,
+                "partition_name": "dev",
+            },
+            {
+                "name": "gpus",
+                "role": "worker",
+                "instance_type": "ml.p5.48xlarge",
+                "instance_count": 4,
+                "partition_name": "gpu",
+            },
+        ],
+    },
+    "inference": {
+        "ic_endpoints": [
+            {
+                "name": "shared",
+                "instance_type": "ml.g5.12xlarge",
+                "models": [{"model_name": "big", "accelerators": 8, "min_memory_mib": 1024}],
+            },
+            {
+                "name": "other",
+                "instance_type": "ml.g5.13xlarge",
+                "min_instance_count": 3,
+                "models": [{"model_name": "small", "accelerators": 1, "min_memory_mib": 1024}],
+            },
+        ],
+        "single_model_endpoints": [
+            {
+                "name": "summarizer",
+                "instance_type": "ml.g5.2xlarge",
+                "data_capture_percentage": 150,
+            }
+        ],
+        "multi_model_endpoints": [],
+    },
+}
+
+
+def problem_lines(data) -> list[str]:
+    with pytest.raises(ValidationError) as error:
+        load_config(data)
+    return list(error.value.problems)
+
+
+def test_every_mistake_of_a_configuration_is_reported_at_once_by_config_key():
+    lines = problem_lines(BAD_CONFIG)
+    assert lines == [
+        "training.availabilty_zone_id='use1-az4': unknown key; did you mean availability_zone_id?",
+        "training.storage_capacity_gib=1000: PERSISTENT_2 SSD storage must be 1200, 2400, or "
+        "a multiple of 2400 GiB",
+        "training.instance_groups[1].instance_type='ml.p5.48xl': not supported: not among the "
+        "209 values of botocore's ClusterInstanceType; did you mean ml.p5.48xlarge or "
+        "ml.p5e.48xlarge?",
+        "training.private_subnet_cidr_mask='10.0.0.0/26': 59 usable addresses, but the "
+        "instance groups need 149 (one per instance and per EFA interface, plus 16 spare); use "
+        "a larger subnet, e.g. a smaller mask such as /20 or /17",
+        "inference.ic_endpoints[0].models[0].accelerators=8 (model 'big' on endpoint "
+        "'shared'): at most 4 (nvidia-gpu devices on one ml.g5.12xlarge)",
+        "inference.ic_endpoints[1].instance_type='ml.g5.13xlarge' (endpoint 'other'): not an "
+        "instance type SageMaker hosting offers (botocore enum ProductionVariantInstanceType); "
+        "did you mean ml.g5.12xlarge, ml.g5.16xlarge or ml.g5.xlarge?",
+        "inference.ic_endpoints[1].min_instance_count=3 (endpoint 'other'): must not exceed "
+        "max_instance_count (2)",
+        "inference.single_model_endpoints[0].data_capture_percentage=150 (endpoint "
+        "'summarizer'): must be between 0 and 100",
+    ]
+    assert not any("Props" in line for line in lines)  # no internal class names
+
+
+def test_an_item_lost_to_a_mapping_error_does_not_shift_the_names_of_the_others():
+    data = {
+        "inference": {
+            "ic_endpoints": [
+                {"name": "broken", "instance_type": 5, "models": []},
+                {
+                    "name": "ok",
+                    "instance_type": "ml.g5.xlarge",
+                    "models": [{"model_name": "m", "accelerators": 2, "min_memory_mib": 1024}],
+                },
+            ],
+            "single_model_endpoints": [{"name": "s", "instance_type": "ml.m5.large", "x": 1}],
+        },
+        "deploy_training": False,
+    }
+    assert problem_lines(data) == [
+        "inference.ic_endpoints[0].instance_type=5: must be a string",
+        "inference.single_model_endpoints[0].x=1: unknown key; allowed keys: name, "
+        "instance_type, container, initial_instance_count, scaling, network_isolation, "
+        "data_capture_percentage",
+    ]
+
+
+def test_a_stack_not_deployed_is_not_checked():
+    data = {"deploy_training": False, "training": {"storage_capacity_gib": 1000}}
+    assert load_config(data).deploy_training is False
+
+
+def test_a_configuration_built_in_code_is_checked_the_same_way():
+    model = IcModelSpec(model_name="m", accelerators=5, min_memory_mib=1024)
+    config = AppConfig(
+        deploy_training=False,
+        inference=InferenceConfig(
+            ic_endpoints=(
+                IcEndpointSpec(name="e", instance_type="ml.g5.12xlarge", models=(model,)),
+            ),
+            single_model_endpoints=(),
+            multi_model_endpoints=(),
+        ),
+    )
+    with pytest.raises(ValidationError) as error:
+        config.check()
+    assert error.value.problems == (
+        "inference.ic_endpoints[0].models[0].accelerators=5 (model 'm' on endpoint 'e'): "
+        "at most 4 (nvidia-gpu devices on one ml.g5.12xlarge)",
+    )
+
+
+def test_a_string_given_for_the_context_object_explains_the_two_ways_that_work():
+    app = new_app(context={"fm_platform": '{"deploy_training": false}'})
+    with pytest.raises(ValidationError) as error:
+        AppConfig.from_context(app)
+    (line,) = error.value.problems
+    assert line.startswith("""fm_platform='{"deploy_training": false}': a `-c fm_platform""")
+    assert "pass `-c config=FILE`" in line
+    assert 'put the object itself under "fm_platform" in cdk.json\'s "context"' in line
+
+
+def test_cdk_synth_with_a_bad_configuration_prints_the_problems_without_a_traceback(tmp_path):
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps(BAD_CONFIG))
+    result = subprocess.run(
+        [str(CDK_CLI), "synth", "--quiet", "--no-notices", "-c", f"config={config}"],
+        cwd=ROOT,
+        env=synth_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    assert f"fm_platform: using configuration file {config}" in output
+    assert "fm_platform: invalid configuration:" in output
+    for key in (
+        "training.storage_capacity_gib=1000",
+        "training.instance_groups[1].instance_type='ml.p5.48xl'",
+        "inference.ic_endpoints[1].instance_type='ml.g5.13xlarge'",
+        "inference.single_model_endpoints[0].data_capture_percentage=150",
+    ):
+        assert f"  - {key}" in output

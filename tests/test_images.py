@@ -1,0 +1,58 @@
+"""Deep Learning Container images in the stack's region, and the warning for an image from
+another region."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk.assertions import Annotations, Match
+
+from fm_platform import (
+    InferenceConfig,
+    InferenceStack,
+    MultiModelEndpointSpec,
+    deep_learning_container_image,
+)
+from fm_platform.images import LMI_IMAGE, image_region
+
+US_EAST_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-cpu"
+
+
+def test_the_image_follows_the_stack_region():
+    stack = cdk.Stack(cdk.App(), "S", env=cdk.Environment(region="eu-west-1"))
+    assert deep_learning_container_image(stack) == (
+        f"763104351884.dkr.ecr.eu-west-1.amazonaws.com/{LMI_IMAGE}"
+    )
+    agnostic = cdk.Stack(cdk.App(), "A")
+    assert cdk.Token.is_unresolved(deep_learning_container_image(agnostic, "x:1"))
+
+
+def test_image_region_reads_ecr_uris_only():
+    assert image_region(US_EAST_IMAGE) == "us-east-1"
+    assert image_region("ghcr.io/org/image:1") is None
+
+
+def warnings(region: str | None, image: str) -> list:
+    config = InferenceConfig(
+        ic_endpoints=(),
+        single_model_endpoints=(),
+        multi_model_endpoints=(
+            MultiModelEndpointSpec(name="small", instance_type="ml.m5.xlarge", image=image),
+        ),
+    )
+    env = cdk.Environment(region=region) if region else None
+    stack = InferenceStack(cdk.App(), "Inference", config=config, env=env)
+    return Annotations.from_stack(stack).find_warning(
+        "*", Match.string_like_regexp("fm_platform:imageFromAnotherRegion")
+    )
+
+
+def test_an_image_from_another_region_gets_a_warning():
+    (warning,) = warnings("eu-west-1", US_EAST_IMAGE)
+    assert f"image {US_EAST_IMAGE} is in us-east-1, but the stack deploys to eu-west-1" in (
+        warning.entry.data
+    )
+
+
+def test_no_warning_in_the_same_region_or_when_the_region_is_unknown():
+    assert warnings("us-east-1", US_EAST_IMAGE) == []
+    assert warnings(None, US_EAST_IMAGE) == []
