@@ -136,7 +136,7 @@ def check_parameters(params: dict) -> None:
         )
 
 
-def probe_ip():
+def probe_ip() -> str | None:
     """The address this host uses for outbound traffic (no packet is sent), or None while
     the network is not up."""
     try:
@@ -192,7 +192,7 @@ def wait_for_node_ip(resource_config: dict, timeout_s: float, delay_s: float) ->
         ip for group in resource_config.get("InstanceGroups") or [] for ip in instance_ips(group)
     }
 
-    def attempt():
+    def attempt() -> str | None:
         address = probe_ip()
         if address is not None and address not in listed:
             log(f"address {address} is not in the resource config (yet)")
@@ -327,7 +327,7 @@ def prepare_shared_dirs(fsx: Path) -> None:
         log(f"shared directory ready: {directory}")
 
 
-def slurm_conf_controller(text: str, controller_ip: str):
+def slurm_conf_controller(text: str, controller_ip: str) -> str | None:
     """The controller slurm.conf names (``SlurmctldHost`` / ``ControlMachine``, or the
     controller's address anywhere, as AWS's reference checks), else None."""
     match = CONTROLLER_KEY.search(text)
@@ -344,7 +344,7 @@ def wait_for_slurm_conf(
     """Wait until the HyperPod agent's slurm.conf names the controller; return its name."""
     conf = system.path(SLURM_CONF)
 
-    def attempt():
+    def attempt() -> str | None:
         if not conf.exists():
             log(f"{conf} not written yet")
             return None
