@@ -53,6 +53,7 @@ _EXPORTS = {
     "Problems": "fm_platform.validation",
     "provisioning_parameters": "fm_platform.constructs.training.instance_groups",
     "register_instance_type": "fm_platform.specs.instances",
+    "register_instance_types_from_file": "fm_platform.specs.instances",
     "RollingUpdate": "fm_platform.constructs.inference.inference_component",
     "SecureBucket": "fm_platform.constructs.secure_bucket",
     "SecureBucketProps": "fm_platform.constructs.secure_bucket",
@@ -131,7 +132,12 @@ if TYPE_CHECKING:
     )
     from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
     from fm_platform.images import deep_learning_container_image
-    from fm_platform.specs.instances import InstanceSpec, instance_spec, register_instance_type
+    from fm_platform.specs.instances import (
+        InstanceSpec,
+        instance_spec,
+        register_instance_type,
+        register_instance_types_from_file,
+    )
     from fm_platform.stacks.inference import (
         ContainerSpec,
         IcEndpointSpec,

@@ -1,12 +1,12 @@
 """The app's configuration: defaults in code, overridable from a JSON file or cdk.json.
 
-Sources, first match wins:
+Sources, one at a time:
 
 1. the context value ``config``: the path of a JSON file. The project's ``cdk.json`` names
-   ``fm_platform.json`` there, so every ``cdk`` command (synth, diff, deploy) reads the
+   ``fmp-config.json`` there, so every ``cdk`` command (synth, diff, deploy) reads the
    same file; ``cdk <command> -c config=other.json`` overrides it for one command;
-2. a ``fm_platform`` object in ``cdk.json``'s ``context``;
-3. the defaults: the seed examples of both stacks.
+2. or a ``fm_platform`` object in ``cdk.json``'s ``context`` (without ``config``);
+3. else the defaults: the seed examples of both stacks.
 
 The file or object has the keys of :class:`AppConfig`; ``training`` and ``inference`` hold
 what :meth:`TrainingConfig.from_mapping` and :meth:`InferenceConfig.from_mapping` accept.
@@ -137,11 +137,10 @@ class ConfigSource:
 
 def config_source(scope: Construct) -> ConfigSource:
     """Find the configuration in ``scope``'s context (see the module docstring); raises a
-    :class:`~fm_platform.validation.ValidationError` for a missing or unreadable file and
-    for a ``fm_platform`` value given as a string."""
+    :class:`~fm_platform.validation.ValidationError` for a missing or unreadable file, for
+    a ``fm_platform`` value given as a string, and when both a file and an object are
+    given (one would silently win)."""
     path = scope.node.try_get_context(CONFIG_FILE_CONTEXT_KEY)
-    if path:
-        return ConfigSource(_read_file(str(path)), f"configuration file {path}")
     data = scope.node.try_get_context(CONFIG_OBJECT_CONTEXT_KEY)
     if isinstance(data, str):
         problems = Problems("configuration")
@@ -154,6 +153,18 @@ def config_source(scope: Construct) -> ConfigSource:
             '"fm_platform" in cdk.json\'s "context"',
         )
         raise problems.error()
+    if path and data:
+        problems = Problems("configuration")
+        problems.add(
+            CONFIG_FILE_CONTEXT_KEY,
+            path,
+            f"and a {CONFIG_OBJECT_CONTEXT_KEY!r} object are both in the context; keep one: "
+            f'remove "{CONFIG_FILE_CONTEXT_KEY}" from cdk.json to use the object, or move the '
+            "object into the file",
+        )
+        raise problems.error()
+    if path:
+        return ConfigSource(_read_file(str(path)), f"configuration file {path}")
     if data:
         return ConfigSource(data, "the fm_platform object in cdk.json's context")
     return ConfigSource(

@@ -235,8 +235,8 @@ def _check_ic_endpoint(
         ).validate(
             problems.scoped(
                 f"{where}models[{index}].",
-                # The fit check names the endpoint's instance type.
-                fields={"instance_type": f"{where}instance_type"},
+                # The fit check's instance_type problems are the endpoint's, reported above.
+                fields={"instance_type": None},
                 about=f"model {model.model_name!r} on endpoint {spec.name!r}",
             )
         )

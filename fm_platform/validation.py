@@ -91,10 +91,9 @@ class Problems:
     def __init__(self, subject: str) -> None:
         self.subject = subject
         self._messages: list[str] = []
-        self._keys: set[tuple[str, str]] = set()
         self._parent: Problems | None = None
         self._prefix = ""
-        self._fields: Mapping[str, str] = {}
+        self._fields: Mapping[str, str | None] = {}
         self._about = ""
         self._count = 0
 
@@ -105,12 +104,13 @@ class Problems:
         return cls(subject) if into is None else into.scoped("")
 
     def scoped(
-        self, prefix: str, *, fields: Mapping[str, str] | None = None, about: str = ""
+        self, prefix: str, *, fields: Mapping[str, str | None] | None = None, about: str = ""
     ) -> Problems:
         """A view recording into this collection. A field is renamed by ``fields``: an entry
         for the whole field name, else for its first part (the name before the first ``.``
-        or ``[``, the rest kept), else it gets ``prefix`` in front. ``about`` (e.g. "endpoint
-        'shared-g5'") is written after the value."""
+        or ``[``, the rest kept), else it gets ``prefix`` in front. A field mapped to None is
+        not recorded (the collection checks that setting elsewhere). ``about`` (e.g.
+        "endpoint 'shared-g5'") is written after the value."""
         view = Problems(self.subject)
         view._parent = self
         view._prefix = prefix
@@ -118,12 +118,13 @@ class Problems:
         view._about = about
         return view
 
-    def _rename(self, field: str) -> str:
+    def _rename(self, field: str) -> str | None:
         if field in self._fields:
             return self._fields[field]
         head = _HEAD.match(field)
         if head and head.group(0) in self._fields:
-            return self._fields[head.group(0)] + field[head.end() :]
+            renamed = self._fields[head.group(0)]
+            return None if renamed is None else renamed + field[head.end() :]
         return self._prefix + field
 
     def add(self, field: str, value: object, allowed: str) -> None:
@@ -134,16 +135,15 @@ class Problems:
         self._count += 1
         about = about or self._about
         if self._parent is not None:
-            self._parent._record(self._rename(field), value, allowed, about)
+            renamed = self._rename(field)
+            if renamed is not None:
+                self._parent._record(renamed, value, allowed, about)
             return
-        # The same key and value reported twice (two constructs checking one setting) is
-        # one problem.
-        key = (field, repr(value))
-        if key in self._keys:
-            return
-        self._keys.add(key)
         where = f" ({about})" if about else ""
-        self._messages.append(f"{field}={value!r}{where}: {allowed}")
+        message = f"{field}={value!r}{where}: {allowed}"
+        # Two constructs checking one setting report it once.
+        if message not in self._messages:
+            self._messages.append(message)
 
     def check_shape(self, field: str, value: object, shape_name: str) -> None:
         """Check ``value`` against the botocore SageMaker shape ``shape_name``."""

@@ -105,3 +105,11 @@ def test_a_file_that_is_not_a_json_object_is_a_clear_error():
         load_config([1, 2])
     with pytest.raises(ValueError, match="training=3: must be a mapping of TrainingConfig keys"):
         load_config({"training": 3})
+
+
+def test_a_file_and_an_object_together_are_refused_rather_than_one_silently_winning(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text("{}")
+    app = new_app(context={"config": str(path), "fm_platform": {"deploy_training": False}})
+    with pytest.raises(ValueError, match="and a 'fm_platform' object are both in the context"):
+        config_source(app)

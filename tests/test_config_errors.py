@@ -184,3 +184,26 @@ def test_cdk_synth_with_a_bad_configuration_prints_the_problems_without_a_traceb
         "inference.single_model_endpoints[0].data_capture_percentage=150",
     ):
         assert f"  - {key}" in output
+
+
+def test_endpoint_and_model_names_are_named_by_position():
+    model = {"model_name": "m", "accelerators": 1, "min_memory_mib": 1024}
+    data = {
+        "deploy_training": False,
+        "inference": {
+            "ic_endpoints": [
+                {"name": "a", "instance_type": "ml.g5.xlarge", "models": [model]},
+                {"name": "b_c", "instance_type": "ml.g5.xlarge", "models": [model]},
+            ],
+            "single_model_endpoints": [{"name": "a", "instance_type": "ml.m5.large"}],
+            "multi_model_endpoints": [],
+        },
+    }
+    lines = problem_lines(data)
+    assert lines == [
+        "inference.ic_endpoints[1].name='b_c': has characters or a shape not allowed; "
+        "allowed: matching [a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}; 0-63 characters",
+        "inference.single_model_endpoints[0].name='a': must be unique among the endpoint names",
+        "inference.ic_endpoints[1].models[0].model_name='m': must be unique: it names the "
+        "inference component, and those are unique per account and region",
+    ]

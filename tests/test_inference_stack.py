@@ -410,7 +410,9 @@ def test_duplicate_names_are_rejected():
     default = InferenceConfig()
     clash = MultiModelEndpointSpec(name="summarizer", instance_type="ml.m5.xlarge")
     config = dataclasses.replace(default, multi_model_endpoints=(clash,))
-    with pytest.raises(ValueError, match="endpoint name='summarizer': must be unique"):
+    with pytest.raises(
+        ValueError, match=r"multi_model_endpoints\[0\].name='summarizer': must be unique"
+    ):
         config.validate()
 
 
@@ -453,5 +455,5 @@ def test_bad_endpoint_name_is_rejected():
         single_model_endpoints=(SingleModelEndpointSpec(name="a_b", instance_type="ml.m5.xlarge"),),
         multi_model_endpoints=(),
     )
-    with pytest.raises(ValueError, match="endpoint name='a_b'"):
+    with pytest.raises(ValueError, match=r"single_model_endpoints\[0\].name='a_b'"):
         InferenceStack(new_app(), "S", config=config)

@@ -99,3 +99,21 @@ def test_the_regeneration_tool_writes_the_data_file_as_it_is_committed():
 
     text = resources.files("fm_platform.specs").joinpath("instance_specs.json").read_text()
     assert format_data(json.loads(text)) == text
+
+
+def test_an_app_registers_the_types_of_a_regenerated_file(registered, tmp_path):
+    from fm_platform.specs.regenerate import format_data
+
+    record = {
+        "vcpus": 144,
+        "memory_mib": 1048576,
+        "accelerator": "nvidia-gpu",
+        "accelerator_count": 4,
+        "accelerator_memory_mib_total": 720000,
+        "instance_storage_present": True,
+        "efa_interfaces": 8,
+    }
+    path = tmp_path / "my_specs.json"
+    path.write_text(format_data({"instance_types": {UNKNOWN: record}}))
+    assert fm_platform.register_instance_types_from_file(path) == (UNKNOWN,)
+    assert instance_spec(UNKNOWN).accelerator_count == 4

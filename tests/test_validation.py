@@ -76,17 +76,15 @@ def test_a_scoped_view_renames_fields_and_leaves_raising_to_the_owner():
     assert error.value.problems == problems.messages
 
 
-def test_views_count_only_their_own_problems_and_one_key_is_reported_once():
+def test_views_count_only_their_own_problems_and_repeats_are_reported_once():
     problems = Problems("configuration")
-    first, second = problems.scoped("a."), problems.scoped("a.")
+    first, second = problems.scoped("a."), problems.scoped("a.", fields={"y": None})
     first.add("x", 1, "bad")
-    second.add("x", 1, "bad in another way")  # the same key and value: one line
-    assert (bool(first), bool(second), bool(Problems.within(problems, "X"))) == (
-        True,
-        True,
-        False,
-    )
-    assert problems.messages == ("a.x=1: bad",)
+    second.add("x", 1, "bad")  # the same problem from another check: one line
+    second.add("x", 1, "bad in another way")
+    second.add("y", 2, "checked elsewhere")  # mapped to None: not recorded
+    assert (len(first), len(second), bool(Problems.within(problems, "X"))) == (1, 3, False)
+    assert problems.messages == ("a.x=1: bad", "a.x=1: bad in another way")
 
 
 def test_within_without_a_collection_raises_for_its_subject():

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 DATA_FILE = "instance_specs.json"
 
@@ -89,6 +90,10 @@ def instance_spec(instance_type: str) -> InstanceSpec:
             f"regenerate the file: python -m fm_platform.specs.regenerate --add {instance_type} "
             "(needs EC2 DescribeInstanceTypes access)"
         )
+    return _spec_from_record(instance_type, record)
+
+
+def _spec_from_record(instance_type: str, record: dict) -> InstanceSpec:
     return InstanceSpec(
         instance_type=instance_type,
         vcpus=record["vcpus"],
@@ -99,3 +104,12 @@ def instance_spec(instance_type: str) -> InstanceSpec:
         local_nvme=bool(record["instance_storage_present"]),
         efa_interfaces=record["efa_interfaces"] or 0,
     )
+
+
+def register_instance_types_from_file(path: str | Path) -> tuple[str, ...]:
+    """Register every type of a data file in the package's format (e.g. written by
+    ``python -m fm_platform.specs.regenerate --output FILE``); returns their names."""
+    records = json.loads(Path(path).read_text())["instance_types"]
+    for name, record in records.items():
+        register_instance_type(_spec_from_record(name, record))
+    return tuple(records)

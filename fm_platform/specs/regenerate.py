@@ -129,7 +129,7 @@ def update(data: dict[str, Any], records: dict, region: str, today: str) -> dict
         "region": region,
         "retrieved": today,
         "what": "vCPUs, memory, GPU/Neuron devices and memory, instance store, EFA and "
-        "network cards per EC2 type, written by scripts/regenerate_instance_specs.py.",
+        "network cards per EC2 type, written by python -m fm_platform.specs.regenerate.",
     }
     sources = [s for s in data.get("source", []) if s.get("id") != SOURCE_ID] + [source]
     instance_types = {**data.get("instance_types", {}), **records}

@@ -264,9 +264,14 @@ class InferenceConfig:
         one stack's outputs (the constructs check the rest).
         With ``into``, record them there instead (see :meth:`Problems.within`)."""
         problems = Problems.within(into, "InferenceConfig")
-        for name in self.endpoint_names:
-            problems.check_shape("endpoint name", name, "EndpointName")
-        problems.check_unique("endpoint name", self.endpoint_names)
+        seen: set[str] = set()
+        for key in ("ic_endpoints", "single_model_endpoints", "multi_model_endpoints"):
+            for index, spec in enumerate(getattr(self, key)):
+                field = f"{key}[{index}].name"
+                problems.check_shape(field, spec.name, "EndpointName")
+                if spec.name in seen:
+                    problems.add(field, spec.name, "must be unique among the endpoint names")
+                seen.add(spec.name)
         if self.output_count > MAX_OUTPUTS_PER_STACK:
             problems.add(
                 "endpoints",
@@ -274,10 +279,17 @@ class InferenceConfig:
                 f"need {self.output_count} stack outputs, more than CloudFormation's "
                 f"{MAX_OUTPUTS_PER_STACK}; split them across several InferenceStacks",
             )
-        problems.check_unique(
-            "model_name",
-            (m.model_name for e in self.ic_endpoints for m in e.models),
-        )
+        models: set[str] = set()
+        for index, endpoint in enumerate(self.ic_endpoints):
+            for position, model in enumerate(endpoint.models):
+                if model.model_name in models:
+                    problems.add(
+                        f"ic_endpoints[{index}].models[{position}].model_name",
+                        model.model_name,
+                        "must be unique: it names the inference component, and those are "
+                        "unique per account and region",
+                    )
+                models.add(model.model_name)
         problems.raise_if_any()
 
     @classmethod
