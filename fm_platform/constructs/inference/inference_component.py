@@ -14,6 +14,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from fm_platform.constructs.inference.component_naming import default_component_name
 from fm_platform.constructs.inference.component_scaling import (
     ComponentAutoScaling,
     ComponentScaling,
@@ -23,9 +24,14 @@ from fm_platform.constructs.inference.endpoint_base import (
     grant_endpoint_invoke,
     sagemaker_metric,
 )
+from fm_platform.constructs.inference.endpoint_capacity import CopyDemand, shortfalls
 from fm_platform.constructs.inference.execution_role import grant_containers
 from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpoint
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.startup_timeouts import (
+    default_download_timeout_s,
+    default_health_check_timeout_s,
+)
 from fm_platform.specs.fit import check_fit
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved
@@ -97,8 +103,8 @@ class RollingUpdate:
 class InferenceComponentModelProps:
     """Options for :class:`InferenceComponentModel`.
 
-    model_name: a stable logical name (1-63 letters, digits and hyphens); it names the
-        component unless ``component_name`` is given.
+    model_name: a stable logical name (1-63 letters, digits and hyphens); with the stack's
+        name it names the component unless ``component_name`` is given.
     endpoint: the endpoint to place the model on (an :class:`InferenceEndpoint` or its
         ``reference``, possibly from another stack).
     container: the model's image, artifacts and environment.
@@ -106,19 +112,25 @@ class InferenceComponentModelProps:
     min_memory_mib: host memory reserved for each copy (at least 128).
     cpu_cores: CPU cores reserved for each copy (at least 0.25); by default none reserved.
     max_memory_mib: host memory limit of each copy; by default no limit.
-    initial_copies: copies at creation (at least 1, also for models that scale to zero:
-        scaling takes them to zero); by default 1.
+    initial_copies: the component's ``CopyCount`` (at least 1, also for models that scale
+        to zero: scaling takes them to zero). CloudFormation sends it at creation and again
+        with every update of the component (a new image, artifacts, environment or
+        resources), so an update sets the running copies to it and autoscaling moves them
+        on from there; by default ``scaling.min_copies`` (at least 1), else 1.
     model_data_download_timeout_s: seconds to download the artifacts (60-3600); by default
-        SageMaker's.
+        60 + 15 per GiB of ``min_memory_mib`` (a 32 GiB copy: 540), within 60-3600.
     container_startup_health_check_timeout_s: seconds for the container to pass its health
-        check (60-3600); by default SageMaker's.
+        check (60-3600); by default 300 + 10 per GiB of ``min_memory_mib`` (a 32 GiB copy:
+        620), within 60-3600.
     rolling_update: how updates replace copies; by default SageMaker's update behaviour.
     scaling: autoscaling of the copy count; by default none: the count stays at
         ``initial_copies``.
     component_name: the inference component's name, used to invoke the model; by default
-        ``model_name``. Component names are unique per account and region, and the
-        component updates in place, so a fixed name is safe; give a distinct name to place
-        the same model on two endpoints.
+        ``<stack name>-<model_name>`` (trimmed with a hash to 63 characters, see
+        :func:`component_name_for`), so that copies of the stack in one account and region
+        do not collide (component names are unique per account and region). An explicit
+        name is used as given; give a distinct one to place the same model on two
+        endpoints of one stack.
     artifact_key: the KMS key encrypting the model artifacts; by default no KMS grant.
     """
 
@@ -129,7 +141,7 @@ class InferenceComponentModelProps:
     min_memory_mib: int
     cpu_cores: float | None = None
     max_memory_mib: int | None = None
-    initial_copies: int = 1
+    initial_copies: int | None = None
     model_data_download_timeout_s: int | None = None
     container_startup_health_check_timeout_s: int | None = None
     rolling_update: RollingUpdate | None = None
@@ -143,19 +155,42 @@ class InferenceComponentModelProps:
         return endpoint.reference if isinstance(endpoint, InferenceEndpoint) else endpoint
 
     @property
-    def resolved_component_name(self) -> str:
-        return self.component_name or self.model_name
+    def copies_at_creation(self) -> int:
+        """``initial_copies``, by default the scaling minimum (at least 1), else 1."""
+        if self.initial_copies is not None:
+            return self.initial_copies
+        return max(self.scaling.min_copies, 1) if self.scaling is not None else 1
 
-    def validate(self) -> None:
-        """Raise one ``ValueError`` listing every problem in these props."""
+    @property
+    def min_copies(self) -> int:
+        """The fewest copies the component keeps: the scaling minimum, else its copies."""
+        return self.scaling.min_copies if self.scaling is not None else self.copies_at_creation
+
+    def demand(self, component_name: str | None = None) -> CopyDemand:
+        """What this model's copies reserve, named ``component_name`` (by default the
+        explicit ``component_name``, else ``model_name``)."""
+        return CopyDemand(
+            name=component_name or self.component_name or self.model_name,
+            accelerators=self.accelerators,
+            cpu_cores=self.cpu_cores,
+            min_memory_mib=self.min_memory_mib,
+            min_copies=self.min_copies,
+            initial_copies=self.copies_at_creation,
+        )
+
+    def validate(self, component_name: str | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem in these props; the component is
+        named ``component_name`` (by default the explicit ``component_name``, else
+        ``model_name``)."""
         problems = Problems(f"InferenceComponentModelProps {self.model_name!r}")
         reference = self.reference
+        name = component_name or self.component_name or self.model_name
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
-        if self.resolved_component_name in reference.component_names:
+        if name in reference.component_names:
             problems.add(
                 "component_name",
-                self.resolved_component_name,
+                name,
                 "must be unique on the endpoint; another component already uses it",
             )
         problems.check_range("accelerators", self.accelerators, 0, None)
@@ -182,6 +217,8 @@ class InferenceComponentModelProps:
             min_memory_mib=self.min_memory_mib,
         )
         self._check_copies(problems)
+        if not problems:
+            self._check_capacity(problems, name)
         problems.check_shape(
             "model_data_download_timeout_s",
             self.model_data_download_timeout_s,
@@ -202,11 +239,32 @@ class InferenceComponentModelProps:
             return
         self.scaling.check(problems)
         low, high = max(self.scaling.min_copies, 1), self.scaling.max_copies
-        if low <= high and not low <= self.initial_copies <= high:
+        copies = self.copies_at_creation
+        if low <= high and not low <= copies <= high:
             problems.add(
                 "initial_copies",
-                self.initial_copies,
+                copies,
                 f"must lie between {low} and scaling.max_copies ({high})",
+            )
+
+    def _check_capacity(self, problems: Problems, component_name: str) -> None:
+        """The minimum copies of every model placed on the endpoint, this one included,
+        must fit its ``max_instance_count`` instances."""
+        reference = self.reference
+        demands = [*reference.placements, self.demand(component_name)]
+        missing = shortfalls(
+            demands, reference.instance_type, reference.max_instance_count, "min_copies"
+        )
+        if missing:
+            field = "scaling.min_copies" if self.scaling is not None else "initial_copies"
+            problems.add(
+                field,
+                self.min_copies,
+                "the minimum copies of the endpoint's models need more than its "
+                f"max_instance_count ({reference.max_instance_count}) instances hold: "
+                + "; ".join(missing)
+                + ". Raise the endpoint's max_instance_count, use a larger instance type or "
+                "lower the models' minimum copies",
             )
 
 
@@ -226,10 +284,11 @@ class InferenceComponentModel(Construct):
         self, scope: Construct, construct_id: str, props: InferenceComponentModelProps
     ) -> None:
         super().__init__(scope, construct_id)
-        props.validate()
+        self.component_name = props.component_name or default_component_name(self, props.model_name)
+        props.validate(self.component_name)
         self.endpoint = props.reference
-        self.component_name = props.resolved_component_name
         self.endpoint.component_names.add(self.component_name)
+        self._place(props)
         role = self.endpoint.execution_role
 
         grant_containers(role, [props.container], props.artifact_key)
@@ -264,16 +323,44 @@ class InferenceComponentModel(Construct):
                     "min_instance_count to 0 to stop paying for idle instances.",
                 )
 
+    def _place(self, props: InferenceComponentModelProps) -> None:
+        """Record this model's copies on the endpoint; warn when the initial copies of its
+        models no longer fit the initial instances (placing them waits for scale-out)."""
+        endpoint = self.endpoint
+        placements = endpoint.placements
+        initial = endpoint.initial_instance_count
+        before = shortfalls(placements, endpoint.instance_type, initial, "initial_copies")
+        placements.append(props.demand(self.component_name))
+        after = shortfalls(placements, endpoint.instance_type, initial, "initial_copies")
+        if after and not before:
+            Annotations.of(self).add_warning_v2(
+                "fm_platform:initialCopiesExceedInstances",
+                f"the initial copies of the models on the endpoint need more than its "
+                f"initial_instance_count ({initial}) instances hold: {'; '.join(after)}. "
+                "Managed instance scaling adds instances before every copy runs; raise "
+                "initial_instance_count to start them at once.",
+            )
+
+    def _startup(
+        self, props: InferenceComponentModelProps
+    ) -> sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None:
+        download = props.model_data_download_timeout_s
+        health_check = props.container_startup_health_check_timeout_s
+        if not is_unresolved(props.min_memory_mib):
+            if download is None:
+                download = default_download_timeout_s(props.min_memory_mib)
+            if health_check is None:
+                health_check = default_health_check_timeout_s(props.min_memory_mib)
+        if download is None and health_check is None:
+            return None
+        return sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
+            model_data_download_timeout_in_seconds=download,
+            container_startup_health_check_timeout_in_seconds=health_check,
+        )
+
     def _component(self, props: InferenceComponentModelProps) -> sagemaker.CfnInferenceComponent:
         ic = sagemaker.CfnInferenceComponent
-        startup = None
-        if props.model_data_download_timeout_s or props.container_startup_health_check_timeout_s:
-            startup = ic.InferenceComponentStartupParametersProperty(
-                model_data_download_timeout_in_seconds=props.model_data_download_timeout_s,
-                container_startup_health_check_timeout_in_seconds=(
-                    props.container_startup_health_check_timeout_s
-                ),
-            )
+        startup = self._startup(props)
         return ic(
             self,
             "Component",
@@ -293,7 +380,7 @@ class InferenceComponentModel(Construct):
                 startup_parameters=startup,
             ),
             runtime_config=ic.InferenceComponentRuntimeConfigProperty(
-                copy_count=props.initial_copies
+                copy_count=props.copies_at_creation
             ),
             deployment_config=(
                 props.rolling_update.to_property() if props.rolling_update else None
