@@ -221,8 +221,8 @@ def test_outputs(built):
             [
                 "aws sagemaker-runtime invoke-endpoint --endpoint-name ",
                 endpoint_name_of(built, endpoints[0]),
-                " --inference-component-name FmpInference-llama-7b-chat --content-type application/json "
-                "--body fileb://request.json response.json",
+                " --inference-component-name FmpInference-llama-7b-chat "
+                "--content-type application/json --body fileb://request.json response.json",
             ],
         ]
     }

@@ -60,7 +60,7 @@ def test_inference_sample_builds_an_endpoint_with_two_scaled_models(inference_sa
         c["Properties"]["InferenceComponentName"]
         for c in template.find_resources("AWS::SageMaker::InferenceComponent").values()
     }
-    assert names == {"chat-7b", "summarize-13b"}
+    assert names == {"MyModels-chat-7b", "MyModels-summarize-13b"}
     template.resource_count_is("AWS::ApplicationAutoScaling::ScalableTarget", 2)
     template.resource_count_is("AWS::CloudWatch::Alarm", 2)
 
