@@ -13,9 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aws_cdk import Annotations
+from constructs import Construct
 
 from fm_platform.specs.instances import InstanceSpec, UnknownInstanceTypeError, instance_spec
-from fm_platform.validation import is_unresolved
+from fm_platform.validation import Problems, is_unresolved
+
+if TYPE_CHECKING:
+    from fm_platform.constructs.inference.ic_endpoint import EndpointReference
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +84,48 @@ def shortfalls(
                 f"{getattr(spec, per_instance)} ({instance_type}) = {capacity}"
             )
     return found
+
+
+def check_min_copies_fit(
+    problems: Problems,
+    field: str,
+    demands: Sequence[CopyDemand],
+    instance_type: str,
+    max_instance_count: int | None,
+) -> None:
+    """Record on ``field`` (with the last demand's minimum copies as the value) that the
+    minimum copies of ``demands`` need more than ``max_instance_count`` instances of
+    ``instance_type`` hold, with the arithmetic of each resource that runs short."""
+    missing = shortfalls(demands, instance_type, max_instance_count, "min_copies")
+    if missing:
+        problems.add(
+            field,
+            demands[-1].min_copies,
+            "the minimum copies of the endpoint's models need more than its "
+            f"max_instance_count ({max_instance_count}) instances hold: "
+            + "; ".join(missing)
+            + ". Raise the endpoint's max_instance_count, use a larger instance type or "
+            "lower the models' minimum copies",
+        )
+
+
+def place_copies(scope: Construct, endpoint: EndpointReference, demand: CopyDemand) -> None:
+    """Record ``demand`` in ``endpoint.placements``; warn on ``scope`` (warning
+    ``fm_platform:initialCopiesExceedInstances``) when with it the initial copies stop
+    fitting the endpoint's ``initial_instance_count`` instances: placing them then waits
+    for managed instance scaling to add instances."""
+    placements, initial = endpoint.placements, endpoint.initial_instance_count
+    before = shortfalls(placements, endpoint.instance_type, initial, "initial_copies")
+    placements.append(demand)
+    after = shortfalls(placements, endpoint.instance_type, initial, "initial_copies")
+    if after and not before:
+        Annotations.of(scope).add_warning_v2(
+            "fm_platform:initialCopiesExceedInstances",
+            "the initial copies of the models on the endpoint need more than its "
+            f"initial_instance_count ({initial}) instances hold: {'; '.join(after)}. "
+            "Managed instance scaling adds instances before every copy runs; raise "
+            "initial_instance_count to start them at once.",
+        )
 
 
 def _spec(instance_type: str) -> InstanceSpec | None:

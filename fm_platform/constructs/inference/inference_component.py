@@ -24,14 +24,15 @@ from fm_platform.constructs.inference.endpoint_base import (
     grant_endpoint_invoke,
     sagemaker_metric,
 )
-from fm_platform.constructs.inference.endpoint_capacity import CopyDemand, shortfalls
+from fm_platform.constructs.inference.endpoint_capacity import (
+    CopyDemand,
+    check_min_copies_fit,
+    place_copies,
+)
 from fm_platform.constructs.inference.execution_role import grant_containers
 from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpoint
 from fm_platform.constructs.inference.model_container import ModelContainer
-from fm_platform.constructs.inference.startup_timeouts import (
-    default_download_timeout_s,
-    default_health_check_timeout_s,
-)
+from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.specs.fit import check_fit
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved
@@ -251,21 +252,13 @@ class InferenceComponentModelProps:
         """The minimum copies of every model placed on the endpoint, this one included,
         must fit its ``max_instance_count`` instances."""
         reference = self.reference
-        demands = [*reference.placements, self.demand(component_name)]
-        missing = shortfalls(
-            demands, reference.instance_type, reference.max_instance_count, "min_copies"
+        check_min_copies_fit(
+            problems,
+            "scaling.min_copies" if self.scaling is not None else "initial_copies",
+            [*reference.placements, self.demand(component_name)],
+            reference.instance_type,
+            reference.max_instance_count,
         )
-        if missing:
-            field = "scaling.min_copies" if self.scaling is not None else "initial_copies"
-            problems.add(
-                field,
-                self.min_copies,
-                "the minimum copies of the endpoint's models need more than its "
-                f"max_instance_count ({reference.max_instance_count}) instances hold: "
-                + "; ".join(missing)
-                + ". Raise the endpoint's max_instance_count, use a larger instance type or "
-                "lower the models' minimum copies",
-            )
 
 
 class InferenceComponentModel(Construct):
@@ -288,7 +281,7 @@ class InferenceComponentModel(Construct):
         props.validate(self.component_name)
         self.endpoint = props.reference
         self.endpoint.component_names.add(self.component_name)
-        self._place(props)
+        place_copies(self, self.endpoint, props.demand(self.component_name))
         role = self.endpoint.execution_role
 
         grant_containers(role, [props.container], props.artifact_key)
@@ -323,44 +316,13 @@ class InferenceComponentModel(Construct):
                     "min_instance_count to 0 to stop paying for idle instances.",
                 )
 
-    def _place(self, props: InferenceComponentModelProps) -> None:
-        """Record this model's copies on the endpoint; warn when the initial copies of its
-        models no longer fit the initial instances (placing them waits for scale-out)."""
-        endpoint = self.endpoint
-        placements = endpoint.placements
-        initial = endpoint.initial_instance_count
-        before = shortfalls(placements, endpoint.instance_type, initial, "initial_copies")
-        placements.append(props.demand(self.component_name))
-        after = shortfalls(placements, endpoint.instance_type, initial, "initial_copies")
-        if after and not before:
-            Annotations.of(self).add_warning_v2(
-                "fm_platform:initialCopiesExceedInstances",
-                f"the initial copies of the models on the endpoint need more than its "
-                f"initial_instance_count ({initial}) instances hold: {'; '.join(after)}. "
-                "Managed instance scaling adds instances before every copy runs; raise "
-                "initial_instance_count to start them at once.",
-            )
-
-    def _startup(
-        self, props: InferenceComponentModelProps
-    ) -> sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None:
-        download = props.model_data_download_timeout_s
-        health_check = props.container_startup_health_check_timeout_s
-        if not is_unresolved(props.min_memory_mib):
-            if download is None:
-                download = default_download_timeout_s(props.min_memory_mib)
-            if health_check is None:
-                health_check = default_health_check_timeout_s(props.min_memory_mib)
-        if download is None and health_check is None:
-            return None
-        return sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
-            model_data_download_timeout_in_seconds=download,
-            container_startup_health_check_timeout_in_seconds=health_check,
-        )
-
     def _component(self, props: InferenceComponentModelProps) -> sagemaker.CfnInferenceComponent:
         ic = sagemaker.CfnInferenceComponent
-        startup = self._startup(props)
+        startup = startup_parameters(
+            props.min_memory_mib,
+            download_s=props.model_data_download_timeout_s,
+            health_check_s=props.container_startup_health_check_timeout_s,
+        )
         return ic(
             self,
             "Component",

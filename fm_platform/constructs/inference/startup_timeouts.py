@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 
+from aws_cdk import aws_sagemaker as sagemaker
+
 from fm_platform.specs.sagemaker_model import member_shape_name, shape_rule
+from fm_platform.validation import is_unresolved
 
 _STARTUP = "InferenceComponentStartupParameters"
 _MIB_PER_GIB = 1024
@@ -42,4 +45,26 @@ def default_health_check_timeout_s(min_memory_mib: int) -> int:
     return _clamped(
         HEALTH_CHECK_BASE_S + HEALTH_CHECK_S_PER_GIB * gib,
         "ContainerStartupHealthCheckTimeoutInSeconds",
+    )
+
+
+def startup_parameters(
+    min_memory_mib: int,
+    *,
+    download_s: int | None = None,
+    health_check_s: int | None = None,
+) -> sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None:
+    """The component's ``StartupParameters``: ``download_s`` and ``health_check_s`` when
+    given, else the defaults above for ``min_memory_mib`` (None for an unresolved memory
+    with neither given: SageMaker's defaults)."""
+    if not is_unresolved(min_memory_mib):
+        if download_s is None:
+            download_s = default_download_timeout_s(min_memory_mib)
+        if health_check_s is None:
+            health_check_s = default_health_check_timeout_s(min_memory_mib)
+    if download_s is None and health_check_s is None:
+        return None
+    return sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
+        model_data_download_timeout_in_seconds=download_s,
+        container_startup_health_check_timeout_in_seconds=health_check_s,
     )
