@@ -8,7 +8,7 @@ import dataclasses
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Annotations, Match
+from aws_cdk.assertions import Annotations, Match, Template
 
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
@@ -141,3 +141,21 @@ def test_models_that_fit_raise_nothing_and_warn_nothing():
     _model(stack, endpoint, "chat", accelerators=2, scaling=ComponentScaling(max_copies=4))
     _model(stack, endpoint, "code", accelerators=2)
     Annotations.from_stack(stack).has_no_warning("*", Match.string_like_regexp("instances hold"))
+
+
+def test_deploy_time_values_skip_the_check_and_synthesize():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    max_instances = cdk.CfnParameter(stack, "MaxInstances", type="Number", default=1)
+    memory = cdk.CfnParameter(stack, "MemoryMiB", type="Number", default=16384)
+    endpoint = _endpoint(stack, max_instance_count=max_instances.value_as_number)
+    _model(stack, endpoint, "chat", accelerators=4, initial_copies=3)
+    _model(stack, endpoint, "code", min_memory_mib=memory.value_as_number)
+    template = Template.from_stack(stack)
+    components = template.find_resources("AWS::SageMaker::InferenceComponent")
+    [code] = [
+        c
+        for c in components.values()
+        if c["Properties"]["InferenceComponentName"] == "Serving-code"
+    ]
+    # memory known only at deploy time: SageMaker's default startup timeouts
+    assert "StartupParameters" not in code["Properties"]["Specification"]

@@ -146,6 +146,18 @@ class InferenceEndpointProps:
             self.max_instance_count,
             member_shape_name(scaling, "MaxInstanceCount"),
         )
+        counts = (self.initial_instance_count, self.min_instance_count, self.max_instance_count)
+        if not any(is_unresolved(count) for count in counts):  # else known at deploy only
+            self._check_counts(problems)
+        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
+        problems.check_shape("variant_name", self.variant_name, "VariantName")
+        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
+        check_network(
+            problems, self.vpc, vpc_subnets=self.vpc_subnets, security_groups=self.security_groups
+        )
+        problems.raise_if_any()
+
+    def _check_counts(self, problems: Problems) -> None:
         if self.min_instance_count > self.max_instance_count:
             problems.add(
                 "min_instance_count",
@@ -161,13 +173,6 @@ class InferenceEndpointProps:
                 f"must lie between min_instance_count ({self.min_instance_count}) and "
                 f"max_instance_count ({self.max_instance_count})",
             )
-        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
-        problems.check_shape("variant_name", self.variant_name, "VariantName")
-        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
-        check_network(
-            problems, self.vpc, vpc_subnets=self.vpc_subnets, security_groups=self.security_groups
-        )
-        problems.raise_if_any()
 
 
 class InferenceEndpoint(RealtimeEndpoint):
