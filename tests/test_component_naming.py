@@ -130,3 +130,27 @@ def test_a_trimmed_name_keeps_the_model_name_readable():
 
 def test_a_name_that_fits_is_not_trimmed():
     assert component_name_for("FmpInference", "llama-7b-chat") == "FmpInference-llama-7b-chat"
+
+
+def test_models_in_nested_stacks_are_named_after_the_parent_and_the_nested_stack():
+    app = cdk.App()
+    parent = cdk.Stack(app, "Serving")
+    endpoint = InferenceEndpoint(
+        parent, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    names = []
+    for nested_id in ("Tenant_A", "TenantB"):
+        nested = cdk.NestedStack(parent, nested_id)
+        model = InferenceComponentModel(
+            nested,
+            "Chat",
+            InferenceComponentModelProps(
+                model_name="chat",
+                endpoint=endpoint,
+                container=ModelContainer(image=IMAGE),
+                accelerators=1,
+                min_memory_mib=16384,
+            ),
+        )
+        names.append(model.component_name)
+    assert names == ["Serving-TenantA-chat", "Serving-TenantB-chat"]

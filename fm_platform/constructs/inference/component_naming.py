@@ -10,6 +10,7 @@ account and region too, so the default name is ``<stack name>-<model name>``.
 from __future__ import annotations
 
 import hashlib
+import re
 
 from aws_cdk import Stack
 from constructs import Construct
@@ -18,6 +19,7 @@ from fm_platform.specs.sagemaker_model import shape_rule
 from fm_platform.validation import is_unresolved
 
 _HASH_LENGTH = 8
+_NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9-]")
 
 
 def component_name_for(stack_name: str, model_name: str) -> str:
@@ -41,9 +43,13 @@ def component_name_for(stack_name: str, model_name: str) -> str:
 
 def default_component_name(scope: Construct, model_name: str) -> str:
     """The default component name of ``model_name`` in ``scope``'s stack (see
-    :func:`component_name_for`); a nested stack, whose name is only known at deploy time,
-    uses the name of the nearest enclosing stack with a known name."""
+    :func:`component_name_for`). A nested stack's name is only known at deploy time, so
+    there the nearest enclosing stack with a known name stands in, followed by the
+    construct IDs of the nested stacks in between (letters, digits and hyphens kept)."""
     stack = Stack.of(scope)
+    nested_ids: list[str] = []
     while is_unresolved(stack.stack_name) and stack.nested_stack_parent is not None:
+        nested_ids.insert(0, _NOT_IN_NAMES.sub("", stack.node.id))
         stack = stack.nested_stack_parent
-    return component_name_for(stack.stack_name, model_name)
+    prefix = "-".join([stack.stack_name, *(i for i in nested_ids if i)])
+    return component_name_for(prefix, model_name)
