@@ -154,3 +154,24 @@ def test_models_in_nested_stacks_are_named_after_the_parent_and_the_nested_stack
         )
         names.append(model.component_name)
     assert names == ["Serving-TenantA-chat", "Serving-TenantB-chat"]
+
+
+def test_one_component_name_twice_in_a_stack_is_rejected():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    models = []
+    for endpoint_id in ("First", "Second"):
+        endpoint = InferenceEndpoint(
+            stack, endpoint_id, InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+        )
+        models.append(
+            InferenceComponentModelProps(
+                model_name="chat",
+                endpoint=endpoint,
+                container=ModelContainer(image=IMAGE),
+                accelerators=1,
+                min_memory_mib=16384,
+            )
+        )
+    InferenceComponentModel(stack, "Chat", models[0])
+    with pytest.raises(ValueError, match="component_name='Serving-chat': must be unique"):
+        InferenceComponentModel(stack, "ChatAgain", models[1])

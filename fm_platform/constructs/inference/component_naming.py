@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import weakref
 
 from aws_cdk import Stack
 from constructs import Construct
@@ -20,6 +21,7 @@ from fm_platform.validation import is_unresolved
 
 _HASH_LENGTH = 8
 _NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9-]")
+_NAMES_IN_STACK: weakref.WeakKeyDictionary[Stack, set[str]] = weakref.WeakKeyDictionary()
 
 
 def component_name_for(stack_name: str, model_name: str) -> str:
@@ -53,3 +55,9 @@ def default_component_name(scope: Construct, model_name: str) -> str:
         stack = stack.nested_stack_parent
     prefix = "-".join([stack.stack_name, *(i for i in nested_ids if i)])
     return component_name_for(prefix, model_name)
+
+
+def component_names_in_stack(scope: Construct) -> set[str]:
+    """The component names already used in ``scope``'s stack (a stack deploys into one
+    account and region, where names must be unique); add a name once it is taken."""
+    return _NAMES_IN_STACK.setdefault(Stack.of(scope), set())

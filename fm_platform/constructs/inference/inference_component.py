@@ -4,6 +4,7 @@ component (dedicated accelerators, CPU and memory per copy) and its own copy sca
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,7 +15,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.inference.component_naming import default_component_name
+from fm_platform.constructs.inference.component_naming import (
+    component_names_in_stack,
+    default_component_name,
+)
 from fm_platform.constructs.inference.component_scaling import (
     ComponentAutoScaling,
     ComponentScaling,
@@ -179,20 +183,24 @@ class InferenceComponentModelProps:
             initial_copies=self.copies_at_creation,
         )
 
-    def validate(self, component_name: str | None = None) -> None:
+    def validate(
+        self, component_name: str | None = None, taken: AbstractSet[str] = frozenset()
+    ) -> None:
         """Raise one ``ValueError`` listing every problem in these props; the component is
         named ``component_name`` (by default the explicit ``component_name``, else
-        ``model_name``)."""
+        ``model_name``), which must be none of the ``taken`` names nor a name already
+        placed on the endpoint."""
         problems = Problems(f"InferenceComponentModelProps {self.model_name!r}")
         reference = self.reference
         name = component_name or self.component_name or self.model_name
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
-        if name in reference.component_names:
+        if name in reference.component_names or name in taken:
             problems.add(
                 "component_name",
                 name,
-                "must be unique on the endpoint; another component already uses it",
+                "must be unique on the endpoint and in the stack (component names are "
+                "unique per account and region); another component already uses it",
             )
         problems.check_range("accelerators", self.accelerators, 0, None)
         if self.cpu_cores is not None and self.cpu_cores < 0.25:
@@ -278,7 +286,9 @@ class InferenceComponentModel(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.component_name = props.component_name or default_component_name(self, props.model_name)
-        props.validate(self.component_name)
+        in_stack = component_names_in_stack(self)
+        props.validate(self.component_name, in_stack)
+        in_stack.add(self.component_name)
         self.endpoint = props.reference
         self.endpoint.component_names.add(self.component_name)
         place_copies(self, self.endpoint, props.demand(self.component_name))
