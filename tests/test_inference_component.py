@@ -111,7 +111,7 @@ def test_component_spec(synthesized):
     synthesized["serving"].has_resource_properties(
         "AWS::SageMaker::InferenceComponent",
         {
-            "InferenceComponentName": "idle-chat",
+            "InferenceComponentName": "Serving-idle-chat",
             "EndpointName": {"Fn::GetAtt": [Match.string_like_regexp("Endpoint"), "EndpointName"]},
             "VariantName": "AllTraffic",
             "Specification": {
@@ -183,8 +183,10 @@ def test_model_has_no_fixed_name_and_uses_the_endpoint_role(synthesized):
 
 def test_scalable_target_depends_on_the_component(synthesized):
     template = synthesized["serving"]
-    component = _logical_id(template, "AWS::SageMaker::InferenceComponent", "busy-chat")
-    target_id = _logical_id(template, "AWS::ApplicationAutoScaling::ScalableTarget", "busy-chat")
+    component = _logical_id(template, "AWS::SageMaker::InferenceComponent", "Serving-busy-chat")
+    target_id = _logical_id(
+        template, "AWS::ApplicationAutoScaling::ScalableTarget", "Serving-busy-chat"
+    )
     target = template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")[target_id]
     assert component in target["DependsOn"]
     assert target["Properties"]["ServiceNamespace"] == "sagemaker"
@@ -211,8 +213,12 @@ def test_scalable_target_depends_on_the_component(synthesized):
 def test_target_tracking_per_model(synthesized):
     template = synthesized["serving"]
     for name, metric, value in (
-        ("busy-chat", "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution", 4),
-        ("idle-chat", "SageMakerInferenceComponentInvocationsPerCopy", 5),
+        (
+            "Serving-busy-chat",
+            "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution",
+            4,
+        ),
+        ("Serving-idle-chat", "SageMakerInferenceComponentInvocationsPerCopy", 5),
     ):
         target = _logical_id(template, "AWS::ApplicationAutoScaling::ScalableTarget", name)
         template.has_resource_properties(
@@ -236,7 +242,9 @@ def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
     [step_id] = template.find_resources(
         "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "StepScaling"}}
     )
-    target = _logical_id(template, "AWS::ApplicationAutoScaling::ScalableTarget", "idle-chat")
+    target = _logical_id(
+        template, "AWS::ApplicationAutoScaling::ScalableTarget", "Serving-idle-chat"
+    )
     template.has_resource_properties(
         "AWS::ApplicationAutoScaling::ScalingPolicy",
         {
@@ -255,7 +263,7 @@ def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
     assert alarm["Properties"] == {
         **alarm["Properties"],
         "Namespace": "AWS/SageMaker",
-        "Dimensions": [{"Name": "InferenceComponentName", "Value": "idle-chat"}],
+        "Dimensions": [{"Name": "InferenceComponentName", "Value": "Serving-idle-chat"}],
         "Statistic": "Maximum",
         "Period": 60,
         "Threshold": 1,
@@ -270,7 +278,7 @@ def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
 def test_scale_to_zero_warns_when_the_endpoint_keeps_instances(synthesized):
     annotations = Annotations.from_stack(synthesized["stack"])
     annotations.has_warning("/Serving/Idle", Match.string_like_regexp("min_instance_count=1"))
-    annotations.has_no_warning("/Serving/Busy", Match.any_value())
+    annotations.has_no_warning("/Serving/Busy", Match.string_like_regexp("min_instance_count="))
 
 
 def test_grant_invoke(synthesized):
@@ -298,7 +306,7 @@ def test_metrics_name_the_component(synthesized):
         "Invocations",
         "Sum",
     )
-    assert invocations.dimensions == {"InferenceComponentName": "busy-chat"}
+    assert invocations.dimensions == {"InferenceComponentName": "Serving-busy-chat"}
     assert busy.metric_model_latency().metric_name == "ModelLatency"
     assert busy.metric_no_capacity_failures().metric_name == "NoCapacityInvocationFailures"
 
@@ -307,7 +315,7 @@ def test_component_in_another_stack(synthesized):
     template = synthesized["tenant"]
     template.has_resource_properties(
         "AWS::SageMaker::InferenceComponent",
-        {"InferenceComponentName": "remote", "EndpointName": Match.object_like({})},
+        {"InferenceComponentName": "Tenant-remote", "EndpointName": Match.object_like({})},
     )
     template.resource_count_is("AWS::SageMaker::Endpoint", 0)
     app = synthesized["app"]
@@ -380,5 +388,5 @@ def test_validation(endpoint, props, expected):
 
 def test_two_components_with_one_name_on_an_endpoint(endpoint):
     InferenceComponentModel(endpoint, "First", _model(endpoint, "same"))
-    with pytest.raises(ValueError, match="component_name='same': must be unique"):
+    with pytest.raises(ValueError, match="component_name='Invalid-same': must be unique"):
         InferenceComponentModel(endpoint, "Second", _model(endpoint.reference, "same"))

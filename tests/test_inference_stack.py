@@ -83,9 +83,9 @@ def test_small_model_scales_to_zero_with_per_model_tracking(built):
     assert targets["flan-t5-xl"]["MinCapacity"] == 0
     assert targets["llama-7b-chat"]["MinCapacity"] == 1
     assert {t["ResourceId"] for t in targets.values()} == {
-        "inference-component/llama-7b-chat",
-        "inference-component/llama-13b",
-        "inference-component/flan-t5-xl",
+        "inference-component/FmpInference-llama-7b-chat",
+        "inference-component/FmpInference-llama-13b",
+        "inference-component/FmpInference-flan-t5-xl",
     }
     built.template.resource_properties_count_is(
         "AWS::ApplicationAutoScaling::ScalingPolicy",
@@ -209,7 +209,9 @@ def test_outputs(built):
     assert outputs["EndpointSharedG5"]["Value"] == endpoint_name_of(built, endpoints[0])
     assert outputs["EndpointSummarizer"]["Value"] == endpoint_name_of(built, endpoints[1])
     assert outputs["EndpointSmallModels"]["Value"] == endpoint_name_of(built, endpoints[2])
-    assert outputs["ComponentsSharedG5"]["Value"] == "llama-7b-chat,llama-13b,flan-t5-xl"
+    assert outputs["ComponentsSharedG5"]["Value"] == (
+        "FmpInference-llama-7b-chat,FmpInference-llama-13b,FmpInference-flan-t5-xl"
+    )
     assert outputs["ModelArtifactsBucket"]["Value"] == {
         "Ref": built.logical_id(built.stack.artifacts.bucket)
     }
@@ -219,8 +221,8 @@ def test_outputs(built):
             [
                 "aws sagemaker-runtime invoke-endpoint --endpoint-name ",
                 endpoint_name_of(built, endpoints[0]),
-                " --inference-component-name llama-7b-chat --content-type application/json "
-                "--body fileb://request.json response.json",
+                " --inference-component-name FmpInference-llama-7b-chat "
+                "--content-type application/json --body fileb://request.json response.json",
             ],
         ]
     }

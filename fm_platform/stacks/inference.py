@@ -88,12 +88,16 @@ class ContainerSpec:
 @dataclass(frozen=True, kw_only=True)
 class IcModelSpec:
     """A model on an Inference Components endpoint (see
-    :class:`InferenceComponentModelProps`). Its ``model_name`` also names its inference
-    component, which requests name: unique per account and region.
+    :class:`InferenceComponentModelProps`).
 
+    model_name: unique in the stack; names its artifacts' folder and, after the stack's
+        name, its inference component (``<stack name>-<model_name>``, which requests name;
+        output ``Components<Endpoint>``).
     accelerators, min_memory_mib: per copy. cpu_cores: per copy; by default none reserved.
     container: by default the LMI image and the stack bucket's ``models/<model_name>/``.
-    initial_copies: by default 1. scaling: by default none (fixed copy count).
+    initial_copies: by default the scaling minimum (at least 1), else 1.
+    scaling: by default none (fixed copy count).
+    component_name: by default ``<stack name>-<model_name>``.
     """
 
     model_name: str
@@ -101,8 +105,9 @@ class IcModelSpec:
     min_memory_mib: int
     cpu_cores: float | None = None
     container: ContainerSpec = field(default_factory=ContainerSpec)
-    initial_copies: int = 1
+    initial_copies: int | None = None
     scaling: ComponentScaling | None = None
+    component_name: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +119,8 @@ class IcEndpointSpec:
     initial_instance_count / min_instance_count / max_instance_count: managed instance
         scaling; by default 1 / 1 / 2.
     routing_strategy: by default LEAST_OUTSTANDING_REQUESTS.
+    network_isolation: run its models without network access; by default True (set False
+        for containers that download weights from a model hub at startup).
     models: the models placed on it.
     """
 
@@ -124,6 +131,7 @@ class IcEndpointSpec:
     min_instance_count: int = 1
     max_instance_count: int = 2
     routing_strategy: str = "LEAST_OUTSTANDING_REQUESTS"
+    network_isolation: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,6 +163,8 @@ class MultiModelEndpointSpec:
     image: by default the PyTorch inference image (CPU or GPU flavour by instance type).
     models_s3_prefix: by default ``s3://<stack bucket>/models/<name>/``.
     environment, initial_instance_count (by default 1), scaling (by default fixed).
+    network_isolation: run the container without network access; by default True (set
+    False for a container that downloads models from a hub itself).
     """
 
     name: str
@@ -164,6 +174,7 @@ class MultiModelEndpointSpec:
     environment: Mapping[str, str] = field(default_factory=dict)
     initial_instance_count: int = 1
     scaling: InstanceScaling | None = None
+    network_isolation: bool = True
 
 
 def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
@@ -366,17 +377,18 @@ class InferenceStack(Stack):
     ``SingleModelEndpoint-<name>``, ``MultiModelEndpoint-<name>``.
 
     ``vpc``: when given, every endpoint runs in its private subnets, each with a dedicated
-    security group; by default they use SageMaker's network (the single-model default
-    endpoint is network-isolated).
+    security group; by default they use SageMaker's network. Every endpoint's models run
+    without network access unless its spec sets ``network_isolation=False``.
 
     Attributes: ``config``, ``artifacts`` (the :class:`SecureBucket`), ``ic_endpoints``,
     ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``
     (dicts by name).
 
     Outputs: ``EndpointNames`` (comma-separated, read by the ``fmp`` CLI),
-    ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (comma-separated
-    component names), ``ModelArtifactsBucket`` and ``InvokeExample`` (a CLI command for the
-    first IC model). That is 3 + endpoints + IC endpoints outputs, whatever the number of
+    ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (the exact
+    component names to pass as ``--inference-component-name``, comma-separated),
+    ``ModelArtifactsBucket`` and ``InvokeExample`` (a CLI command for the first IC model,
+    with its component name). That is 3 + endpoints + IC endpoints outputs, whatever the number of
     models (CloudFormation allows 200).
     """
 
@@ -442,6 +454,7 @@ class InferenceStack(Stack):
                 min_instance_count=spec.min_instance_count,
                 max_instance_count=spec.max_instance_count,
                 routing_strategy=spec.routing_strategy,
+                network_isolation=spec.network_isolation,
                 vpc=self.vpc,
             ),
         )
@@ -461,6 +474,7 @@ class InferenceStack(Stack):
                     min_memory_mib=model.min_memory_mib,
                     initial_copies=model.initial_copies,
                     scaling=model.scaling,
+                    component_name=model.component_name,
                     artifact_key=self.artifacts.encryption_key,
                 ),
             )
@@ -508,6 +522,7 @@ class InferenceStack(Stack):
                 environment=dict(spec.environment),
                 initial_instance_count=spec.initial_instance_count,
                 scaling=spec.scaling,
+                network_isolation=spec.network_isolation,
                 vpc=self.vpc,
                 artifact_key=self.artifacts.encryption_key,
             ),

@@ -244,7 +244,10 @@ class VariantEndpointProps:
     """The options shared by the props of endpoints whose variants serve models they create
     (:class:`SingleModelEndpointProps`, :class:`MultiModelEndpointProps`).
 
-    network_isolation: run the containers without network access; by default False.
+    network_isolation: run the containers without network access; by default True:
+        SageMaker reads the artifacts from S3 and the images from ECR with the execution
+        role, outside the container. Set False only for containers that must reach the
+        network themselves, e.g. to download weights from a model hub at startup.
     vpc: run the models in this VPC; by default SageMaker's own network is used.
     vpc_subnets: the subnets in ``vpc``; by default CDK's default selection (the private
         subnets, else the isolated ones).
@@ -260,7 +263,7 @@ class VariantEndpointProps:
     endpoint_name: the endpoint's name; by default CloudFormation generates one.
     """
 
-    network_isolation: bool = False
+    network_isolation: bool = True
     vpc: ec2.IVpc | None = None
     vpc_subnets: ec2.SubnetSelection | None = None
     security_group: ec2.ISecurityGroup | None = None

@@ -24,6 +24,7 @@ from fm_platform.constructs.inference.endpoint_base import (
     check_network,
     endpoint_network,
 )
+from fm_platform.constructs.inference.endpoint_capacity import CopyDemand
 from fm_platform.constructs.inference.execution_role import (
     HostingRole,
     HostingRoleProps,
@@ -40,26 +41,33 @@ class EndpointReference:
     constructs in other stacks (CDK turns the names into exports and imports).
 
     endpoint_name, variant_name, instance_type, execution_role: the endpoint's.
-    network_isolation: whether models placed on it run without network access.
+    network_isolation: whether models placed on it run without network access; by default
+        True (the endpoint's default).
     vpc_config: the subnets and security groups its models use; None outside a VPC.
-    min_instance_count: its managed instance scaling minimum, when known.
+    min_instance_count, initial_instance_count, max_instance_count: its instance counts,
+        when known; models placed on it are checked against the known ones.
     endpoint_arn: its ARN, when known (else built from the name).
     endpoint: the endpoint resource, when known: components depend on it.
     component_names: the components placed through this reference, so that two components
         with one name on the endpoint are reported; the endpoint's own ``reference`` is
         shared by every model using it.
+    placements: what the components placed through this reference reserve, so that their
+        copies are checked against the instances together.
     """
 
     endpoint_name: str
     variant_name: str
     instance_type: str
     execution_role: iam.IRole
-    network_isolation: bool = False
+    network_isolation: bool = True
     vpc_config: EndpointVpcConfig | None = None
     min_instance_count: int | None = None
+    initial_instance_count: int | None = None
+    max_instance_count: int | None = None
     endpoint_arn: str | None = None
     endpoint: Construct | None = None
     component_names: set[str] = field(default_factory=set, compare=False, hash=False)
+    placements: list[CopyDemand] = field(default_factory=list, compare=False, hash=False)
 
     def arn_for(self, scope: Construct) -> str:
         """The endpoint's ARN: ``endpoint_arn`` when known, else built in ``scope``'s
@@ -95,8 +103,11 @@ class InferenceEndpointProps:
         subnets, else the isolated ones).
     security_groups: security groups for the containers; by default, with a VPC, a
         dedicated security group with no ingress and HTTPS egress is created.
-    network_isolation: run the models placed on this endpoint without network access; by
-        default False.
+    network_isolation: run the models placed on this endpoint without network access (set
+        on the endpoint config and on every model); by default True: SageMaker reads the
+        artifacts from S3 and the images from ECR with the execution role, outside the
+        container. Set False only for containers that must reach the network themselves,
+        e.g. to download weights from a model hub at startup.
     variant_name: the production variant's name; by default AllTraffic.
     endpoint_name: the endpoint's name; by default CloudFormation generates one.
     """
@@ -111,7 +122,7 @@ class InferenceEndpointProps:
     vpc: ec2.IVpc | None = None
     vpc_subnets: ec2.SubnetSelection | None = None
     security_groups: Sequence[ec2.ISecurityGroup] | None = None
-    network_isolation: bool = False
+    network_isolation: bool = True
     variant_name: str = "AllTraffic"
     endpoint_name: str | None = None
 
@@ -136,6 +147,18 @@ class InferenceEndpointProps:
             self.max_instance_count,
             member_shape_name(scaling, "MaxInstanceCount"),
         )
+        counts = (self.initial_instance_count, self.min_instance_count, self.max_instance_count)
+        if not any(is_unresolved(count) for count in counts):  # else known at deploy only
+            self._check_counts(problems)
+        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
+        problems.check_shape("variant_name", self.variant_name, "VariantName")
+        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
+        check_network(
+            problems, self.vpc, vpc_subnets=self.vpc_subnets, security_groups=self.security_groups
+        )
+        problems.raise_if_any()
+
+    def _check_counts(self, problems: Problems) -> None:
         if self.min_instance_count > self.max_instance_count:
             problems.add(
                 "min_instance_count",
@@ -151,13 +174,6 @@ class InferenceEndpointProps:
                 f"must lie between min_instance_count ({self.min_instance_count}) and "
                 f"max_instance_count ({self.max_instance_count})",
             )
-        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
-        problems.check_shape("variant_name", self.variant_name, "VariantName")
-        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
-        check_network(
-            problems, self.vpc, vpc_subnets=self.vpc_subnets, security_groups=self.security_groups
-        )
-        problems.raise_if_any()
 
 
 class InferenceEndpoint(RealtimeEndpoint):
@@ -238,6 +254,8 @@ class InferenceEndpoint(RealtimeEndpoint):
             network_isolation=props.network_isolation,
             vpc_config=vpc_config,
             min_instance_count=props.min_instance_count,
+            initial_instance_count=props.initial_instance_count,
+            max_instance_count=props.max_instance_count,
             endpoint_arn=self.endpoint_arn,
             endpoint=self.endpoint,
         )

@@ -4,6 +4,7 @@ component (dedicated accelerators, CPU and memory per copy) and its own copy sca
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,6 +15,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from fm_platform.constructs.inference.component_naming import (
+    component_names_in_stack,
+    default_component_name,
+)
 from fm_platform.constructs.inference.component_scaling import (
     ComponentAutoScaling,
     ComponentScaling,
@@ -23,9 +28,15 @@ from fm_platform.constructs.inference.endpoint_base import (
     grant_endpoint_invoke,
     sagemaker_metric,
 )
+from fm_platform.constructs.inference.endpoint_capacity import (
+    CopyDemand,
+    check_min_copies_fit,
+    place_copies,
+)
 from fm_platform.constructs.inference.execution_role import grant_containers
 from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpoint
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.specs.fit import check_fit
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved
@@ -97,8 +108,8 @@ class RollingUpdate:
 class InferenceComponentModelProps:
     """Options for :class:`InferenceComponentModel`.
 
-    model_name: a stable logical name (1-63 letters, digits and hyphens); it names the
-        component unless ``component_name`` is given.
+    model_name: a stable logical name (1-63 letters, digits and hyphens); with the stack's
+        name it names the component unless ``component_name`` is given.
     endpoint: the endpoint to place the model on (an :class:`InferenceEndpoint` or its
         ``reference``, possibly from another stack).
     container: the model's image, artifacts and environment.
@@ -106,19 +117,25 @@ class InferenceComponentModelProps:
     min_memory_mib: host memory reserved for each copy (at least 128).
     cpu_cores: CPU cores reserved for each copy (at least 0.25); by default none reserved.
     max_memory_mib: host memory limit of each copy; by default no limit.
-    initial_copies: copies at creation (at least 1, also for models that scale to zero:
-        scaling takes them to zero); by default 1.
+    initial_copies: the component's ``CopyCount`` (at least 1, also for models that scale
+        to zero: scaling takes them to zero). CloudFormation sends it at creation and again
+        with every update of the component (a new image, artifacts, environment or
+        resources), so an update sets the running copies to it and autoscaling moves them
+        on from there; by default ``scaling.min_copies`` (at least 1), else 1.
     model_data_download_timeout_s: seconds to download the artifacts (60-3600); by default
-        SageMaker's.
+        60 + 15 per GiB of ``min_memory_mib`` (a 32 GiB copy: 540), within 60-3600.
     container_startup_health_check_timeout_s: seconds for the container to pass its health
-        check (60-3600); by default SageMaker's.
+        check (60-3600); by default 300 + 10 per GiB of ``min_memory_mib`` (a 32 GiB copy:
+        620), within 60-3600.
     rolling_update: how updates replace copies; by default SageMaker's update behaviour.
     scaling: autoscaling of the copy count; by default none: the count stays at
         ``initial_copies``.
     component_name: the inference component's name, used to invoke the model; by default
-        ``model_name``. Component names are unique per account and region, and the
-        component updates in place, so a fixed name is safe; give a distinct name to place
-        the same model on two endpoints.
+        ``<stack name>-<model_name>`` (trimmed with a hash to 63 characters, see
+        :func:`component_name_for`), so that copies of the stack in one account and region
+        do not collide (component names are unique per account and region). An explicit
+        name is used as given; give a distinct one to place the same model on two
+        endpoints of one stack.
     artifact_key: the KMS key encrypting the model artifacts; by default no KMS grant.
     """
 
@@ -129,7 +146,7 @@ class InferenceComponentModelProps:
     min_memory_mib: int
     cpu_cores: float | None = None
     max_memory_mib: int | None = None
-    initial_copies: int = 1
+    initial_copies: int | None = None
     model_data_download_timeout_s: int | None = None
     container_startup_health_check_timeout_s: int | None = None
     rolling_update: RollingUpdate | None = None
@@ -143,21 +160,52 @@ class InferenceComponentModelProps:
         return endpoint.reference if isinstance(endpoint, InferenceEndpoint) else endpoint
 
     @property
-    def resolved_component_name(self) -> str:
-        return self.component_name or self.model_name
+    def copies_at_creation(self) -> int:
+        """``initial_copies``, by default the scaling minimum (at least 1), else 1."""
+        if self.initial_copies is not None:
+            return self.initial_copies
+        return max(self.scaling.min_copies, 1) if self.scaling is not None else 1
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem in these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+    @property
+    def min_copies(self) -> int:
+        """The fewest copies the component keeps: the scaling minimum, else its copies."""
+        return self.scaling.min_copies if self.scaling is not None else self.copies_at_creation
+
+    def demand(self, component_name: str | None = None) -> CopyDemand:
+        """What this model's copies reserve, named ``component_name`` (by default the
+        explicit ``component_name``, else ``model_name``)."""
+        return CopyDemand(
+            name=component_name or self.component_name or self.model_name,
+            accelerators=self.accelerators,
+            cpu_cores=self.cpu_cores,
+            min_memory_mib=self.min_memory_mib,
+            min_copies=self.min_copies,
+            initial_copies=self.copies_at_creation,
+        )
+
+    def validate(
+        self,
+        into: Problems | None = None,
+        *,
+        component_name: str | None = None,
+        taken: AbstractSet[str] = frozenset(),
+    ) -> None:
+        """Raise one ``ValueError`` listing every problem in these props (with ``into``,
+        record them there instead; see :meth:`Problems.within`). The component is named
+        ``component_name`` (by default the explicit ``component_name``, else ``model_name``),
+        which must be none of the ``taken`` names nor a name already placed on the
+        endpoint."""
         problems = Problems.within(into, f"InferenceComponentModelProps {self.model_name!r}")
         reference = self.reference
+        name = component_name or self.component_name or self.model_name
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
-        if self.resolved_component_name in reference.component_names:
+        if name in reference.component_names or name in taken:
             problems.add(
                 "component_name",
-                self.resolved_component_name,
-                "must be unique on the endpoint; another component already uses it",
+                name,
+                "must be unique on the endpoint and in the stack (component names are "
+                "unique per account and region); another component already uses it",
             )
         problems.check_range("accelerators", self.accelerators, 0, None)
         if self.cpu_cores is not None and self.cpu_cores < 0.25:
@@ -183,6 +231,8 @@ class InferenceComponentModelProps:
             min_memory_mib=self.min_memory_mib,
         )
         self._check_copies(problems)
+        if not problems:
+            self._check_capacity(problems, name)
         problems.check_shape(
             "model_data_download_timeout_s",
             self.model_data_download_timeout_s,
@@ -203,12 +253,25 @@ class InferenceComponentModelProps:
             return
         self.scaling.check(problems)
         low, high = max(self.scaling.min_copies, 1), self.scaling.max_copies
-        if low <= high and not low <= self.initial_copies <= high:
+        copies = self.copies_at_creation
+        if low <= high and not low <= copies <= high:
             problems.add(
                 "initial_copies",
-                self.initial_copies,
+                copies,
                 f"must lie between {low} and scaling.max_copies ({high})",
             )
+
+    def _check_capacity(self, problems: Problems, component_name: str) -> None:
+        """The minimum copies of every model placed on the endpoint, this one included,
+        must fit its ``max_instance_count`` instances."""
+        reference = self.reference
+        check_min_copies_fit(
+            problems,
+            "scaling.min_copies" if self.scaling is not None else "initial_copies",
+            [*reference.placements, self.demand(component_name)],
+            reference.instance_type,
+            reference.max_instance_count,
+        )
 
 
 class InferenceComponentModel(Construct):
@@ -227,10 +290,13 @@ class InferenceComponentModel(Construct):
         self, scope: Construct, construct_id: str, props: InferenceComponentModelProps
     ) -> None:
         super().__init__(scope, construct_id)
-        props.validate()
+        self.component_name = props.component_name or default_component_name(self, props.model_name)
+        in_stack = component_names_in_stack(self)
+        props.validate(component_name=self.component_name, taken=in_stack)
+        in_stack.add(self.component_name)
         self.endpoint = props.reference
-        self.component_name = props.resolved_component_name
         self.endpoint.component_names.add(self.component_name)
+        place_copies(self, self.endpoint, props.demand(self.component_name))
         role = self.endpoint.execution_role
 
         grant_containers(role, [props.container], props.artifact_key)
@@ -267,14 +333,11 @@ class InferenceComponentModel(Construct):
 
     def _component(self, props: InferenceComponentModelProps) -> sagemaker.CfnInferenceComponent:
         ic = sagemaker.CfnInferenceComponent
-        startup = None
-        if props.model_data_download_timeout_s or props.container_startup_health_check_timeout_s:
-            startup = ic.InferenceComponentStartupParametersProperty(
-                model_data_download_timeout_in_seconds=props.model_data_download_timeout_s,
-                container_startup_health_check_timeout_in_seconds=(
-                    props.container_startup_health_check_timeout_s
-                ),
-            )
+        startup = startup_parameters(
+            props.min_memory_mib,
+            download_s=props.model_data_download_timeout_s,
+            health_check_s=props.container_startup_health_check_timeout_s,
+        )
         return ic(
             self,
             "Component",
@@ -294,7 +357,7 @@ class InferenceComponentModel(Construct):
                 startup_parameters=startup,
             ),
             runtime_config=ic.InferenceComponentRuntimeConfigProperty(
-                copy_count=props.initial_copies
+                copy_count=props.copies_at_creation
             ),
             deployment_config=(
                 props.rolling_update.to_property() if props.rolling_update else None

@@ -1,0 +1,63 @@
+"""Default inference component names, unique per account and region.
+
+SageMaker requires inference component names (and Application Auto Scaling the resource IDs
+``inference-component/<name>`` built from them) to be unique per account and region, so a
+name taken from the model alone collides when a second copy of a stack (another
+environment, another tenant) is deployed there. CloudFormation stack names are unique per
+account and region too, so the default name is ``<stack name>-<model name>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import weakref
+
+from aws_cdk import Stack
+from constructs import Construct
+
+from fm_platform.specs.sagemaker_model import shape_rule
+from fm_platform.validation import is_unresolved
+
+_HASH_LENGTH = 8
+_NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9-]")
+_NAMES_IN_STACK: weakref.WeakKeyDictionary[Stack, set[str]] = weakref.WeakKeyDictionary()
+
+
+def component_name_for(stack_name: str, model_name: str) -> str:
+    """``<stack_name>-<model_name>`` when it fits the name limit (63 characters).
+
+    A longer name keeps the whole model name and as much of the stack name as fits, with
+    8 hex digits of the SHA-256 of the untrimmed name between them
+    (``<stack prefix>-<hash>-<model_name>``), so that trimmed names stay distinct; a model
+    name too long for even that gives ``<first characters>-<hash>``.
+    """
+    full = f"{stack_name}-{model_name}"
+    limit = shape_rule("InferenceComponentName").max or 63
+    if len(full) <= limit:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:_HASH_LENGTH]
+    room = limit - len(model_name) - len(digest) - 2
+    if room >= 1:
+        return f"{stack_name[:room].rstrip('-')}-{digest}-{model_name}"
+    return f"{full[: limit - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def default_component_name(scope: Construct, model_name: str) -> str:
+    """The default component name of ``model_name`` in ``scope``'s stack (see
+    :func:`component_name_for`). A nested stack's name is only known at deploy time, so
+    there the nearest enclosing stack with a known name stands in, followed by the
+    construct IDs of the nested stacks in between (letters, digits and hyphens kept)."""
+    stack = Stack.of(scope)
+    nested_ids: list[str] = []
+    while is_unresolved(stack.stack_name) and stack.nested_stack_parent is not None:
+        nested_ids.insert(0, _NOT_IN_NAMES.sub("", stack.node.id))
+        stack = stack.nested_stack_parent
+    prefix = "-".join([stack.stack_name, *(i for i in nested_ids if i)])
+    return component_name_for(prefix, model_name)
+
+
+def component_names_in_stack(scope: Construct) -> set[str]:
+    """The component names already used in ``scope``'s stack (a stack deploys into one
+    account and region, where names must be unique); add a name once it is taken."""
+    return _NAMES_IN_STACK.setdefault(Stack.of(scope), set())

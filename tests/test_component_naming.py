@@ -1,0 +1,177 @@
+"""Default inference component names carry the stack's name, so that two copies of a stack
+in one account and region do not collide (component names and Application Auto Scaling
+resource IDs are unique per account and region)."""
+
+from __future__ import annotations
+
+import re
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Template
+
+from fm_platform.constructs.inference.component_naming import component_name_for
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+)
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.specs.sagemaker_model import shape_rule
+
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+NAME_RULE = shape_rule("InferenceComponentName")
+
+
+def _serving_stack(app: cdk.App, stack_id: str, **model) -> Template:
+    stack = cdk.Stack(app, stack_id)
+    endpoint = InferenceEndpoint(
+        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            model_name="chat",
+            endpoint=endpoint,
+            container=ModelContainer(image=IMAGE, model_data_url="s3://models/chat/"),
+            accelerators=1,
+            min_memory_mib=16384,
+            scaling=ComponentScaling(min_copies=0, max_copies=2),
+            **model,
+        ),
+    )
+    return Template.from_stack(stack)
+
+
+def _names(template: Template) -> tuple[str, str, str]:
+    [component] = template.find_resources("AWS::SageMaker::InferenceComponent").values()
+    [target] = template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget").values()
+    [alarm] = template.find_resources("AWS::CloudWatch::Alarm").values()
+    return (
+        component["Properties"]["InferenceComponentName"],
+        target["Properties"]["ResourceId"],
+        alarm["Properties"]["Dimensions"][0]["Value"],
+    )
+
+
+def test_two_copies_of_a_stack_get_distinct_component_names():
+    production = _names(_serving_stack(cdk.App(), "ServingProd"))
+    staging = _names(_serving_stack(cdk.App(), "ServingStaging"))
+    assert production == (
+        "ServingProd-chat",
+        "inference-component/ServingProd-chat",
+        "ServingProd-chat",
+    )
+    assert staging == (
+        "ServingStaging-chat",
+        "inference-component/ServingStaging-chat",
+        "ServingStaging-chat",
+    )
+
+
+def test_the_stack_name_not_the_construct_id_prefixes_the_name():
+    app = cdk.App()
+    template = _serving_stack_named(app, "Serving", "tenant-a-serving")
+    assert _names(template)[0] == "tenant-a-serving-chat"
+
+
+def _serving_stack_named(app: cdk.App, stack_id: str, stack_name: str) -> Template:
+    stack = cdk.Stack(app, stack_id, stack_name=stack_name)
+    endpoint = InferenceEndpoint(
+        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            model_name="chat",
+            endpoint=endpoint,
+            container=ModelContainer(image=IMAGE),
+            accelerators=1,
+            min_memory_mib=16384,
+            scaling=ComponentScaling(min_copies=0, max_copies=2),
+        ),
+    )
+    return Template.from_stack(stack)
+
+
+def test_an_explicit_component_name_is_used_as_given():
+    template = _serving_stack(cdk.App(), "Serving", component_name="chat-v2")
+    assert _names(template) == ("chat-v2", "inference-component/chat-v2", "chat-v2")
+
+
+@pytest.mark.parametrize(
+    ("stack_name", "model_name"),
+    [
+        ("s" * 100, "llama-3-70b-instruct"),
+        ("tenant-" + "x" * 60, "m"),
+        ("stack", "m" * 63),
+        ("a" * 128, "b" * 62),
+    ],
+)
+def test_long_names_are_trimmed_with_a_hash_within_the_api_limits(stack_name, model_name):
+    name = component_name_for(stack_name, model_name)
+    assert len(name) <= 63 == NAME_RULE.max
+    assert re.fullmatch(NAME_RULE.pattern, name)
+    assert NAME_RULE.problem(name) is None
+    # deterministic, and distinct for names that differ only where they are trimmed
+    assert name == component_name_for(stack_name, model_name)
+    assert name != component_name_for(stack_name + "2", model_name)
+
+
+def test_a_trimmed_name_keeps_the_model_name_readable():
+    name = component_name_for(
+        "platform-team-inference-production-eu-west-1-blue", "llama-3-8b-chat"
+    )
+    assert re.fullmatch(r"platform-team-inference-production-eu-[0-9a-f]{8}-llama-3-8b-chat", name)
+
+
+def test_a_name_that_fits_is_not_trimmed():
+    assert component_name_for("FmpInference", "llama-7b-chat") == "FmpInference-llama-7b-chat"
+
+
+def test_models_in_nested_stacks_are_named_after_the_parent_and_the_nested_stack():
+    app = cdk.App()
+    parent = cdk.Stack(app, "Serving")
+    endpoint = InferenceEndpoint(
+        parent, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    names = []
+    for nested_id in ("Tenant_A", "TenantB"):
+        nested = cdk.NestedStack(parent, nested_id)
+        model = InferenceComponentModel(
+            nested,
+            "Chat",
+            InferenceComponentModelProps(
+                model_name="chat",
+                endpoint=endpoint,
+                container=ModelContainer(image=IMAGE),
+                accelerators=1,
+                min_memory_mib=16384,
+            ),
+        )
+        names.append(model.component_name)
+    assert names == ["Serving-TenantA-chat", "Serving-TenantB-chat"]
+
+
+def test_one_component_name_twice_in_a_stack_is_rejected():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    models = []
+    for endpoint_id in ("First", "Second"):
+        endpoint = InferenceEndpoint(
+            stack, endpoint_id, InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+        )
+        models.append(
+            InferenceComponentModelProps(
+                model_name="chat",
+                endpoint=endpoint,
+                container=ModelContainer(image=IMAGE),
+                accelerators=1,
+                min_memory_mib=16384,
+            )
+        )
+    InferenceComponentModel(stack, "Chat", models[0])
+    with pytest.raises(ValueError, match="component_name='Serving-chat': must be unique"):
+        InferenceComponentModel(stack, "ChatAgain", models[1])

@@ -1,0 +1,161 @@
+"""The models of an Inference Components endpoint must fit its instances: their minimum
+copies on ``max_instance_count`` instances (rejected at synth otherwise), their initial
+copies on ``initial_instance_count`` instances (a warning otherwise)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Annotations, Match, Template
+
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+)
+from fm_platform.constructs.inference.model_container import ModelContainer
+
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+WARNING_ID = "fm_platform:initialCopiesExceedInstances"
+
+
+def _endpoint(stack: cdk.Stack, **props) -> InferenceEndpoint:
+    # ml.g5.12xlarge: 4 GPUs, 48 vCPUs, 196608 MiB per instance.
+    return InferenceEndpoint(
+        stack,
+        "Endpoint",
+        InferenceEndpointProps(instance_type="ml.g5.12xlarge", **props),
+    )
+
+
+def _model(scope, endpoint, name: str, **props) -> InferenceComponentModel:
+    defaults = {
+        "model_name": name,
+        "endpoint": endpoint,
+        "container": ModelContainer(image=IMAGE, model_data_url=f"s3://models/{name}/"),
+        "accelerators": 1,
+        "min_memory_mib": 16384,
+    }
+    return InferenceComponentModel(
+        scope, name, InferenceComponentModelProps(**{**defaults, **props})
+    )
+
+
+def test_minimum_copies_beyond_max_instances_are_rejected_with_the_arithmetic():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = _endpoint(stack, max_instance_count=2)
+    _model(stack, endpoint, "chat", accelerators=2, scaling=ComponentScaling(max_copies=4))
+    _model(stack, endpoint, "code", accelerators=1, initial_copies=2)
+    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps 'large'") as error:
+        _model(
+            stack,
+            endpoint,
+            "large",
+            accelerators=2,
+            scaling=ComponentScaling(min_copies=3, max_copies=3),
+        )
+    assert str(error.value).endswith(
+        "scaling.min_copies=3: the minimum copies of the endpoint's models need more than its "
+        "max_instance_count (2) instances hold: accelerators: Serving-chat 1 x 2 + "
+        "Serving-code 2 x 1 + Serving-large 3 x 2 = 10 > 2 instances x 4 (ml.g5.12xlarge) = 8. "
+        "Raise the endpoint's max_instance_count, use a larger instance type or lower the "
+        "models' minimum copies"
+    )
+
+
+def test_accelerators_memory_and_cpu_are_each_checked():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = _endpoint(stack, max_instance_count=1)
+    _model(stack, endpoint, "chat", accelerators=2, cpu_cores=20, min_memory_mib=100000)
+    with pytest.raises(ValueError) as error:
+        _model(stack, endpoint, "code", accelerators=3, cpu_cores=30, min_memory_mib=100000)
+    message = str(error.value)
+    assert (
+        "initial_copies=1: the minimum copies of the endpoint's models need more than its "
+        "max_instance_count (1) instances hold: "
+        "accelerators: Serving-chat 1 x 2 + Serving-code 1 x 3 = 5 > 1 instances x 4 "
+        "(ml.g5.12xlarge) = 4; "
+        "CPU cores: Serving-chat 1 x 20 + Serving-code 1 x 30 = 50 > 1 instances x 48 "
+        "(ml.g5.12xlarge) = 48; "
+        "MiB of memory: Serving-chat 1 x 100000 + Serving-code 1 x 100000 = 200000 > "
+        "1 instances x 196608 (ml.g5.12xlarge) = 196608. Raise the endpoint's "
+        "max_instance_count, use a larger instance type or lower the models' minimum copies"
+    ) in message
+
+
+def test_models_that_scale_to_zero_need_no_capacity_at_their_minimum():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = _endpoint(stack, min_instance_count=0, initial_instance_count=1)
+    for name in ("a", "b", "c"):
+        _model(
+            stack,
+            endpoint,
+            name,
+            accelerators=4,
+            scaling=ComponentScaling(min_copies=0, max_copies=1),
+        )
+    # three initial copies of 4 GPUs on one initial instance: a warning, not an error
+    annotations = Annotations.from_stack(stack)
+    annotations.has_warning(
+        "/Serving/b",
+        Match.string_like_regexp(
+            r"initial_instance_count \(1\) instances hold: accelerators: Serving-a 1 x 4 \+ "
+            r"Serving-b 1 x 4 = 8 > 1 instances x 4 \(ml.g5.12xlarge\) = 4"
+        ),
+    )
+    # warned once, where the initial copies first stop fitting
+    annotations.has_no_warning("/Serving/a", Match.string_like_regexp("initial_instance_count"))
+    annotations.has_no_warning("/Serving/c", Match.string_like_regexp("initial_instance_count"))
+
+
+def test_a_model_in_another_stack_counts_against_the_endpoint():
+    app = cdk.App()
+    serving = cdk.Stack(app, "Serving")
+    endpoint = _endpoint(serving, max_instance_count=1)
+    _model(serving, endpoint, "chat", accelerators=3)
+    tenant = cdk.Stack(app, "Tenant")
+    with pytest.raises(ValueError, match=r"Serving-chat 1 x 3 \+ Tenant-code 1 x 2 = 5 > 1"):
+        _model(tenant, endpoint.reference, "code", accelerators=2)
+
+
+def test_a_reference_without_known_instance_counts_is_not_checked():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = _endpoint(stack, max_instance_count=1)
+    unknown = dataclasses.replace(
+        endpoint.reference,
+        max_instance_count=None,
+        initial_instance_count=None,
+        placements=[],
+        component_names=set(),
+    )
+    _model(stack, unknown, "chat", accelerators=4, initial_copies=3)
+    Annotations.from_stack(stack).has_no_warning("*", Match.string_like_regexp("instances hold"))
+
+
+def test_models_that_fit_raise_nothing_and_warn_nothing():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = _endpoint(stack, initial_instance_count=1, max_instance_count=2)
+    _model(stack, endpoint, "chat", accelerators=2, scaling=ComponentScaling(max_copies=4))
+    _model(stack, endpoint, "code", accelerators=2)
+    Annotations.from_stack(stack).has_no_warning("*", Match.string_like_regexp("instances hold"))
+
+
+def test_deploy_time_values_skip_the_check_and_synthesize():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    max_instances = cdk.CfnParameter(stack, "MaxInstances", type="Number", default=1)
+    memory = cdk.CfnParameter(stack, "MemoryMiB", type="Number", default=16384)
+    endpoint = _endpoint(stack, max_instance_count=max_instances.value_as_number)
+    _model(stack, endpoint, "chat", accelerators=4, initial_copies=3)
+    _model(stack, endpoint, "code", min_memory_mib=memory.value_as_number)
+    template = Template.from_stack(stack)
+    components = template.find_resources("AWS::SageMaker::InferenceComponent")
+    [code] = [
+        c
+        for c in components.values()
+        if c["Properties"]["InferenceComponentName"] == "Serving-code"
+    ]
+    # memory known only at deploy time: SageMaker's default startup timeouts
+    assert "StartupParameters" not in code["Properties"]["Specification"]

@@ -1,0 +1,118 @@
+"""Models run without network access by default on every kind of endpoint (SageMaker reads
+their artifacts from S3 and images from ECR outside the container); one flag per endpoint
+opts out."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+)
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.multi_model_endpoint import (
+    MultiModelEndpoint,
+    MultiModelEndpointProps,
+)
+from fm_platform.constructs.inference.single_model_endpoint import (
+    SingleModelEndpoint,
+    SingleModelEndpointProps,
+)
+from fm_platform.stacks.inference import InferenceStack
+
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+MME_IMAGE = (
+    "763104351884.dkr.ecr.us-east-1.amazonaws.com/"
+    "pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
+)
+
+
+def _ic_endpoint(**endpoint) -> Template:
+    stack = cdk.Stack(cdk.App(), "Serving")
+    created = InferenceEndpoint(
+        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge", **endpoint)
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            model_name="chat",
+            endpoint=created,
+            container=ModelContainer(image=IMAGE, model_data_url="s3://models/chat/"),
+            accelerators=1,
+            min_memory_mib=16384,
+        ),
+    )
+    return Template.from_stack(stack)
+
+
+def _single_model(**props) -> Template:
+    stack = cdk.Stack(cdk.App(), "Serving")
+    SingleModelEndpoint(
+        stack,
+        "Endpoint",
+        SingleModelEndpointProps(
+            model_name="summarizer",
+            container=ModelContainer(image=IMAGE, model_data_url="s3://models/summarizer/"),
+            instance_type="ml.g5.2xlarge",
+            **props,
+        ),
+    )
+    return Template.from_stack(stack)
+
+
+def _multi_model(**props) -> Template:
+    stack = cdk.Stack(cdk.App(), "Serving")
+    MultiModelEndpoint(
+        stack,
+        "Endpoint",
+        MultiModelEndpointProps(
+            models_s3_prefix="s3://models/small/",
+            image=MME_IMAGE,
+            instance_type="ml.m5.xlarge",
+            **props,
+        ),
+    )
+    return Template.from_stack(stack)
+
+
+def _isolation(template: Template) -> tuple[list, list]:
+    models = template.find_resources("AWS::SageMaker::Model").values()
+    configs = template.find_resources("AWS::SageMaker::EndpointConfig").values()
+    return (
+        [m["Properties"].get("EnableNetworkIsolation") for m in models],
+        [c["Properties"].get("EnableNetworkIsolation") for c in configs],
+    )
+
+
+def test_inference_component_models_are_isolated_by_default():
+    assert _isolation(_ic_endpoint()) == ([True], [True])
+
+
+def test_an_inference_components_endpoint_opts_out_with_one_flag():
+    assert _isolation(_ic_endpoint(network_isolation=False)) == ([None], [None])
+
+
+@pytest.mark.parametrize("build", [_single_model, _multi_model])
+def test_single_and_multi_model_endpoints_are_isolated_by_default(build):
+    models, _ = _isolation(build())
+    assert models == [True]
+
+
+@pytest.mark.parametrize("build", [_single_model, _multi_model])
+def test_single_and_multi_model_endpoints_opt_out_with_one_flag(build):
+    models, _ = _isolation(build(network_isolation=False))
+    assert models == [None]
+
+
+def test_every_model_of_the_default_stack_is_isolated():
+    template = Template.from_stack(InferenceStack(cdk.App(), "FmpInference"))
+    models = template.find_resources("AWS::SageMaker::Model")
+    assert len(models) == 5
+    template.all_resources_properties(
+        "AWS::SageMaker::Model", Match.object_like({"EnableNetworkIsolation": True})
+    )
