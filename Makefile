@@ -26,6 +26,7 @@ test: $(READY)
 lint: $(READY)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 snapshot-update: $(READY)
 	$(BIN)/python -m pytest --snapshot-update

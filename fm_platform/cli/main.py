@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from fm_platform.cli import cluster, endpoint, job
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
@@ -16,8 +17,8 @@ PROG = "fmp"
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     # On sub-commands the defaults are suppressed so a value given before the sub-command
     # is not overwritten by the sub-command's default.
-    default = {"default": argparse.SUPPRESS} if suppress else {}
-    no_flag = {"default": argparse.SUPPRESS} if suppress else {"default": False}
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
+    no_flag: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {"default": False}
     parser.add_argument(
         "--region", help="AWS region (default: from environment/profile)", **default
     )

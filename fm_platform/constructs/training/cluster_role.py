@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -45,7 +47,7 @@ class ClusterExecutionRole(iam.Role):
     """An IAM role whose permissions, including every later grant, live in one
     customer-managed policy (construct ID ``Policy``) instead of an inline policy."""
 
-    def __init__(self, scope: Construct, construct_id: str, **role_props) -> None:
+    def __init__(self, scope: Construct, construct_id: str, **role_props: Any) -> None:
         super().__init__(scope, construct_id, **role_props)
         self.policy = iam.ManagedPolicy(
             self, "Policy", description="HyperPod cluster instances (fm_platform)", roles=[self]

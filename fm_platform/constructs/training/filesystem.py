@@ -3,7 +3,9 @@ linked to an S3 bucket for datasets in and checkpoints out."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import botocore.session
 from aws_cdk import Annotations, RemovalPolicy, Stack
@@ -270,7 +272,10 @@ class SharedFileSystem(Construct):
             )
 
 
-def _event_policy(kind: type, events: tuple[str, ...]) -> object | None:
+_Policy = TypeVar("_Policy")
+
+
+def _event_policy(kind: Callable[..., _Policy], events: tuple[str, ...]) -> _Policy | None:
     """An auto import/export policy for ``events``, or None (no policy) when empty."""
     return kind(events=list(events)) if events else None
 

@@ -149,11 +149,13 @@ class HyperPodCluster(Construct):
             g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER
         )
         created_role = None
-        if props.execution_role is None:
+        execution_role = props.execution_role
+        if execution_role is None:
             created_role = cluster_execution_role(
                 self, "ExecutionRole", subnet=props.subnet, security_group=props.security_group
             )
-        self.execution_role: iam.IRole = props.execution_role or created_role
+            execution_role = created_role
+        self.execution_role: iam.IRole = execution_role
         props.lifecycle.grant_read(self.execution_role)
         if created_role is not None:
             _acknowledge_lifecycle_read(created_role, props.lifecycle)

@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import CfnResource, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -257,7 +257,7 @@ class LifecycleScripts(Construct):
         handler = _deployment_singleton(Stack.of(self))
         if handler is not None:
             # Its DependsOn on the role repeats the function's GetAtt on that role.
-            drop_redundant_depends_on(handler.node.default_child)
+            drop_redundant_depends_on(cast(CfnResource, handler.node.default_child))
             acknowledge(
                 handler,
                 "aws-cdk-lib's BucketDeployment handler: a deploy-time custom resource invoked "
