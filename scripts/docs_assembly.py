@@ -1,6 +1,6 @@
 """Read a synthesized CDK cloud assembly (``cdk.out``): its stacks, their resources, the
 construct path of each resource, and the references between resources, across stacks too
-(``Fn::ImportValue`` of another stack's export).
+(``Fn::ImportValue`` of another stack's export, ``Fn::GetStackOutput``).
 
 Used by ``docs_diagrams.py``; knows CloudFormation, not this project's construct names."""
 
@@ -119,9 +119,20 @@ class Assembly:
             name = argument.split(".")[0]
         elif function == "Fn::ImportValue" and isinstance(argument, str):
             return self.exports.get(argument)
+        elif function == "Fn::GetStackOutput" and isinstance(argument, dict):
+            return self._stack_output(argument.get("StackName"), argument.get("OutputName"))
         else:
             return None
         return (stack, name) if name in self.stacks[stack].resources else None
+
+    def _stack_output(self, stack: Any, output: Any) -> Key | None:
+        """The resource another stack's output refers to (cross-stack references written
+        as ``Fn::GetStackOutput`` instead of exports)."""
+        if not isinstance(stack, str) or stack not in self.stacks:
+            return None
+        value = self.stacks[stack].template.get("Outputs", {}).get(output, {}).get("Value")
+        targets = list(self.references(stack, value))
+        return targets[0] if len(targets) == 1 else None
 
     def refers_to(self, key: Key, target: Key) -> bool:
         return target in set(self.references(key[0], self.resource(key).get("Properties")))

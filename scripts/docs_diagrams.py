@@ -149,6 +149,12 @@ class Picture:
         self.placed: dict[Key, Key] = {}  # resource -> subnet it is drawn in
         self.vpc_anchor: dict[Key, Key] = {}  # VPC -> a node drawn inside it
 
+    def where(self, key: Key) -> str:
+        """The construct path of ``key``, after its stack's name when the picture has
+        several stacks."""
+        path = self.assembly.path(key)
+        return f"{key[0]}: {path}" if len(self.stacks) > 1 else path
+
     def of_type(self, resource_type: str) -> list[Key]:
         return self.assembly.of_type(self.stacks, resource_type)
 
@@ -176,9 +182,11 @@ class Picture:
         self._edges()
         g = self.graph
         caption = self._caption()
+        # A network reads best top-down; columns of endpoints read best left to right.
+        direction = "TB" if self.of_type("AWS::EC2::VPC") else "LR"
         header = [
             "digraph architecture {",
-            f'graph [fontname="{FONT}", fontsize=12, rankdir=LR, compound=true, '
+            f'graph [fontname="{FONT}", fontsize=12, rankdir={direction}, compound=true, '
             "newrank=true, nodesep=0.35, ranksep=0.7, pad=0.3, labelloc=t, labeljust=l, "
             f"label={caption}]",
             f'node [fontname="{FONT}", fontsize=11, shape=box, style="rounded,filled", '
@@ -211,7 +219,7 @@ class Picture:
                 if self.refs(s, self.props(s).get("VpcId")) == [vpc]
             ]
             cidr = literal(self.props(vpc).get("CidrBlock")) or "CIDR from a token"
-            self.graph.open(vpc[1], table(f"VPC {cidr}", [self.assembly.path(vpc)]), COLORS["vpc"])
+            self.graph.open(vpc[1], table(f"VPC {cidr}", [self.where(vpc)]), COLORS["vpc"])
             for attachment in self.of_type("AWS::EC2::VPCGatewayAttachment"):
                 props = self.props(attachment)
                 if self.refs(attachment, props.get("VpcId")) == [vpc]:
@@ -371,7 +379,7 @@ class Picture:
         self_rules = sorted(set(self_rules))
         description = literal(self.props(sg).get("GroupDescription")) or ""
         self.graph.node(
-            sg, table("security group", [self.assembly.path(sg), description]), fillcolor="#fff7d6"
+            sg, table("security group", [self.where(sg), description]), fillcolor="#fff7d6"
         )
         if self_rules:
             label = "\\n".join(["self-referencing rules", *self_rules])
@@ -408,7 +416,7 @@ class Picture:
             lines.append(f"data repository association at {path}")
         self.graph.node(
             key,
-            table("FSx for Lustre", [*lines, self.assembly.path(key)]),
+            table("FSx for Lustre", [*lines, self.where(key)]),
             shape="cylinder",
             fillcolor="#e8f1fb",
         )
@@ -420,7 +428,10 @@ class Picture:
         recovery = literal(props.get("NodeRecovery")) or "default"
         self.graph.open(
             key[1],
-            table(f"HyperPod cluster {name}", [f"{orchestrator}, node recovery {recovery}"]),
+            table(
+                f"HyperPod cluster {name}",
+                [f"{orchestrator}, node recovery {recovery}", self.where(key)],
+            ),
             COLORS["cluster"],
         )
         for index, group in enumerate(props.get("InstanceGroups", [])):
@@ -463,7 +474,7 @@ class Picture:
             ]
             self.graph.node(
                 bucket,
-                table(f"S3 bucket {self.assembly.path(bucket)}", lines),
+                table(f"S3 bucket {self.where(bucket)}", lines),
                 shape="cylinder",
                 fillcolor="#fdf3e1",
             )
