@@ -24,6 +24,7 @@ from fm_platform import (
     provisioning_parameters,
 )
 from fm_platform.config import AppConfig
+from tests.conftest import CloudAssembly
 from tests.support import ROOT, new_app
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -39,7 +40,7 @@ def _pictures(directory: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def default_pictures(default_assembly) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def default_pictures(default_assembly: CloudAssembly) -> dict[str, str]:
     return _pictures(default_assembly.directory)
 
 
