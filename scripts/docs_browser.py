@@ -143,11 +143,8 @@ class Browser:
         return parsed
 
     def _wait_for(self, method: str) -> None:
-        while True:
-            for index, event in enumerate(self._events):
-                if event.get("method") == method:
-                    del self._events[: index + 1]
-                    return
+        """Read until an event ``method`` arrives, keeping every event for the caller."""
+        while not any(event.get("method") == method for event in self._events):
             self._events.append(self._read())
 
     # -- pages -------------------------------------------------------------------------------
@@ -160,10 +157,14 @@ class Browser:
         time.sleep(settle_s)
         self.page_call("Runtime.evaluate", expression="1")  # collect events sent meanwhile
         report = PageLoad(url=url)
+        requested: dict[str, str] = {}
         for event in self._events:
             method, params = event.get("method"), event.get("params", {})
-            if method == "Network.loadingFailed" and not params.get("canceled"):
-                report.failed.append(f"{params.get('errorText')} ({params.get('requestId')})")
+            if method == "Network.requestWillBeSent":
+                requested[params.get("requestId")] = params.get("request", {}).get("url", "")
+            elif method == "Network.loadingFailed" and not params.get("canceled"):
+                where = requested.get(params.get("requestId"), "?")
+                report.failed.append(f"{params.get('errorText')} {where}")
             elif method == "Network.responseReceived":
                 response = params.get("response", {})
                 if int(response.get("status") or 0) >= 400:
