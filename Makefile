@@ -15,7 +15,7 @@ ARGS ?=
 STACKS ?= --all
 export PATH := $(BIN):$(PATH)
 
-.PHONY: synth diff deploy test lint snapshot-update bench clean
+.PHONY: synth diff deploy test lint snapshot-update bench clean docs docs-check
 
 $(SYNTH_READY): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -45,12 +45,29 @@ test: $(TEST_READY)
 lint: $(TEST_READY)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 snapshot-update: $(TEST_READY)
 	$(BIN)/python -m pytest --snapshot-update
 
 bench: $(SYNTH_READY)
 	$(BIN)/python scripts/bench_synth.py
+
+# Documentation: architecture diagrams of the synthesized stacks (docs/diagrams, committed),
+# the HTML API reference (docs/api, generated) and its check in headless Chromium. Graphviz
+# and Chromium come from Debian when missing.
+API_DOCS := docs/api
+
+docs: $(TEST_READY)
+	command -v dot >/dev/null || (apt-get update -qq && apt-get install -y -qq graphviz fonts-dejavu-core)
+	$(CDK) synth --quiet
+	$(BIN)/python scripts/docs_diagrams.py cdk.out docs/diagrams
+	rm -rf $(API_DOCS)
+	$(BIN)/pdoc --docformat restructuredtext --template-directory docs/templates --output-directory $(API_DOCS) fm_platform
+
+docs-check: docs
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(BIN)/python scripts/docs_check.py $(API_DOCS) docs/screenshots
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out

@@ -10,6 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+#: The package version (semantic versioning; see CHANGELOG.md). pyproject.toml reads it.
+__version__ = "0.2.0"
+
 # The public names and the modules that define them. They are imported on first use, so
 # that the ``fmp`` command (fm_platform.cli) starts without loading aws-cdk-lib.
 _EXPORTS = {

@@ -101,7 +101,7 @@ def _flattened(node: Any) -> str:
     if isinstance(node, dict):
         if node.get("Fn::Join"):
             delimiter, items = node["Fn::Join"]
-            return delimiter.join(_flattened(item) for item in items)
+            return str(delimiter).join(_flattened(item) for item in items)
         if node.get("Fn::Sub"):
             return _flattened(node["Fn::Sub"])
         if node.get("Fn::GetAtt"):

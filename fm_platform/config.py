@@ -39,7 +39,7 @@ _CHECKED_LISTS = {
     "training": ("instance_groups",),
     "inference": ("ic_endpoints", "single_model_endpoints", "multi_model_endpoints"),
 }
-_SIDES = {"training": TrainingConfig, "inference": InferenceConfig}
+_SIDES: dict[str, Any] = {"training": TrainingConfig, "inference": InferenceConfig}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -52,6 +52,9 @@ class _Lifecycle:
     s3_uri: str = "s3://check-bucket/lifecycle-scripts"
     on_create_script: str = "on_create.sh"
 
+    def read_statements(self) -> list[iam.PolicyStatement]:
+        return []
+
 
 class _StandIns:
     """References to resources that do not exist yet, in a scratch stack."""
@@ -166,18 +169,18 @@ def _check_inference(
         for index, spec in enumerate(config.ic_endpoints):
             _check_ic_endpoint(spec, problems, f"ic_endpoints[{index}].", stand_ins)
     if "inference.single_model_endpoints" not in incomplete:
-        for index, spec in enumerate(config.single_model_endpoints):
+        for index, single in enumerate(config.single_model_endpoints):
             where = f"single_model_endpoints[{index}]"
             SingleModelEndpointProps(
-                model_name=spec.name,
-                container=_container(spec.container.image, spec.container.model_data_url),
-                instance_type=spec.instance_type,
-                initial_instance_count=spec.initial_instance_count,
-                scaling=spec.scaling,
-                network_isolation=spec.network_isolation,
+                model_name=single.name,
+                container=_container(single.container.image, single.container.model_data_url),
+                instance_type=single.instance_type,
+                initial_instance_count=single.initial_instance_count,
+                scaling=single.scaling,
+                network_isolation=single.network_isolation,
                 data_capture=(
-                    DataCaptureProps(sampling_percentage=spec.data_capture_percentage)
-                    if spec.data_capture_percentage is not None
+                    DataCaptureProps(sampling_percentage=single.data_capture_percentage)
+                    if single.data_capture_percentage is not None
                     else None
                 ),
             ).validate(
@@ -188,20 +191,22 @@ def _check_inference(
                         "variant": where,
                         "data_capture.sampling_percentage": f"{where}.data_capture_percentage",
                     },
-                    about=f"endpoint {spec.name!r}",
+                    about=f"endpoint {single.name!r}",
                 )
             )
     if "inference.multi_model_endpoints" not in incomplete:
-        for index, spec in enumerate(config.multi_model_endpoints):
+        for index, multi in enumerate(config.multi_model_endpoints):
             MultiModelEndpointProps(
-                models_s3_prefix=spec.models_s3_prefix or _ARTIFACTS,
-                image=spec.image or _IMAGE,
-                instance_type=spec.instance_type,
-                environment=dict(spec.environment),
-                initial_instance_count=spec.initial_instance_count,
-                scaling=spec.scaling,
+                models_s3_prefix=multi.models_s3_prefix or _ARTIFACTS,
+                image=multi.image or _IMAGE,
+                instance_type=multi.instance_type,
+                environment=dict(multi.environment),
+                initial_instance_count=multi.initial_instance_count,
+                scaling=multi.scaling,
             ).validate(
-                problems.scoped(f"multi_model_endpoints[{index}].", about=f"endpoint {spec.name!r}")
+                problems.scoped(
+                    f"multi_model_endpoints[{index}].", about=f"endpoint {multi.name!r}"
+                )
             )
 
 

@@ -121,8 +121,8 @@ def _accepted(hint: Any) -> tuple[tuple[type, ...], str] | None:
         return _CONTAINERS[origin]
     if origin in (typing.Union, types.UnionType):
         options = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        parts = [_accepted(arg) for arg in options]
-        if any(part is None for part in parts):
+        parts = [part for part in map(_accepted, options) if part is not None]
+        if len(parts) != len(options):
             return None
         kinds = tuple(kind for part in parts for kind in part[0]) + (type(None),)
         return kinds, " or ".join(part[1] for part in parts) + " or null"

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from importlib import metadata
+from typing import Any
 
 from fm_platform.cli import cluster, endpoint, job
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
@@ -17,7 +18,7 @@ PROG = "fmp"
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     # On sub-commands the defaults are suppressed so a value given before the sub-command
     # is not overwritten by the sub-command's default.
-    default = {"default": argparse.SUPPRESS} if suppress else {}
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
     parser.add_argument(
         "--region", help="AWS region (default: from environment/profile)", **default
     )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import CfnResource, RemovalPolicy
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -82,7 +83,7 @@ class SecureBucket(Construct):
             "NIST.800.53.R5-S3DefaultEncryptionKMS",
         )
         suppress_scanner_findings(
-            self.access_log_bucket.node.default_child,
+            cast(CfnResource, self.access_log_bucket.node.default_child),
             checkov={"CKV_AWS_18": _LOGS_ITSELF, "CKV_AWS_145": _SSE_S3_ONLY},
             cfn_nag={"W35": _LOGS_ITSELF},
         )
@@ -103,7 +104,8 @@ class SecureBucket(Construct):
         )
         for bucket in (self.bucket, self.access_log_bucket):
             # The policies (TLS only, log delivery) stay with the buckets they protect.
-            bucket.policy.apply_removal_policy(props.removal_policy)
+            if bucket.policy is not None:
+                bucket.policy.apply_removal_policy(props.removal_policy)
             acknowledge(
                 bucket,
                 "Single-region platform bucket: its contents are reproducible from source "

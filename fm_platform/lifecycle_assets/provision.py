@@ -213,7 +213,7 @@ def find_node(resource_config: dict, params: dict, node_ip: str) -> Node:
             f"(instance groups: {names})"
         )
     name = group["Name"]
-    controller = next((g for g in groups if g.get("Name") == params["controller_group"]), {})
+    controller: dict = next((g for g in groups if g.get("Name") == params["controller_group"]), {})
     controller_ips = instance_ips(controller)
     if not controller_ips:
         raise ProvisionError(

@@ -25,7 +25,7 @@ the multi-model endpoint.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -341,8 +341,8 @@ def _component_scaling(problems: Problems, where: str, data: Any) -> ComponentSc
     return None if problems else ComponentScaling(**values)
 
 
-def _spec(cls: type, nested: Mapping[str, Any]):
-    def build(problems: Problems, where: str, data: Any):
+def _spec(cls: type, nested: Mapping[str, Any]) -> Callable[[Problems, str, Any], Any]:
+    def build(problems: Problems, where: str, data: Any) -> Any:
         values = dataclass_values(problems, where, data, cls)
         for key, convert in nested.items():
             if values.get(key) is not None:
@@ -412,12 +412,12 @@ class InferenceStack(Stack):
         self.ic_models: dict[str, InferenceComponentModel] = {}
         self.single_model_endpoints: dict[str, SingleModelEndpoint] = {}
         self.multi_model_endpoints: dict[str, MultiModelEndpoint] = {}
-        for spec in config.ic_endpoints:
-            self._ic_endpoint(spec)
-        for spec in config.single_model_endpoints:
-            self._single_model_endpoint(spec)
-        for spec in config.multi_model_endpoints:
-            self._multi_model_endpoint(spec)
+        for ic_spec in config.ic_endpoints:
+            self._ic_endpoint(ic_spec)
+        for single_spec in config.single_model_endpoints:
+            self._single_model_endpoint(single_spec)
+        for multi_spec in config.multi_model_endpoints:
+            self._multi_model_endpoint(multi_spec)
         self._add_outputs()
         check_resource_count(
             self,

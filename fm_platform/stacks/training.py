@@ -94,7 +94,7 @@ def _instance_group(problems: Problems, where: str, data: Any) -> InstanceGroup 
     role = values.get("role")
     if role is not None and role not in roles:
         problems.add(f"{where}role", role, "must be one of " + ", ".join(roles))
-    if problems:
+    if problems or role is None:
         return None
     values["role"] = roles[role]
     if values.get("deep_health_checks") is not None:

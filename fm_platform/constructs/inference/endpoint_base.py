@@ -178,7 +178,8 @@ def create_model(
     )
     for policy in role_policies(role):
         model.node.add_dependency(policy)
-    warn_if_image_from_another_region(model, container.image)
+    if container.image is not None:
+        warn_if_image_from_another_region(model, container.image)
     return model
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any, cast
 
 from aws_cdk import Annotations, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -47,7 +48,7 @@ class ClusterExecutionRole(iam.Role):
     """An IAM role whose permissions, including every later grant, live in one
     customer-managed policy (construct ID ``Policy``) instead of an inline policy."""
 
-    def __init__(self, scope: Construct, construct_id: str, **role_props) -> None:
+    def __init__(self, scope: Construct, construct_id: str, **role_props: Any) -> None:
         super().__init__(scope, construct_id, **role_props)
         self.policy = iam.ManagedPolicy(
             self, "Policy", description="HyperPod cluster instances (fm_platform)", roles=[self]
@@ -166,7 +167,7 @@ def extend_given_role(
 def _has_instance_role_policy(role: iam.Role) -> bool:
     stack = Stack.of(role)
     wanted = stack.resolve(instance_role_managed_policy().managed_policy_arn)
-    attached = stack.resolve(role.node.default_child.managed_policy_arns) or []
+    attached = stack.resolve(cast(iam.CfnRole, role.node.default_child).managed_policy_arns) or []
     return wanted in attached
 
 

@@ -3,7 +3,9 @@ linked to an S3 bucket for datasets in and checkpoints out."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import botocore.session
 from aws_cdk import Annotations, RemovalPolicy, Stack
@@ -189,7 +191,7 @@ class SharedFileSystem(Construct):
             ),
             removal_policy=props.removal_policy,
         )
-        cfn_file_system: fsx.CfnFileSystem = self.file_system.node.default_child
+        cfn_file_system = cast(fsx.CfnFileSystem, self.file_system.node.default_child)
         if is_unresolved(capacity):
             cfn_file_system.storage_capacity = capacity
         if is_unresolved(throughput):
@@ -317,7 +319,10 @@ def _settle_security_group_rules(group: ec2.ISecurityGroup, file_system: fsx.Cfn
         file_system.node.add_dependency(rule)
 
 
-def _event_policy(kind: type, events: tuple[str, ...]) -> object | None:
+_Policy = TypeVar("_Policy")
+
+
+def _event_policy(kind: Callable[..., _Policy], events: tuple[str, ...]) -> _Policy | None:
     """An auto import/export policy for ``events``, or None (no policy) when empty."""
     return kind(events=list(events)) if events else None
 

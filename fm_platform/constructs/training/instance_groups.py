@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import member_shape_name
@@ -187,7 +188,7 @@ def provisioning_parameters(
     fsx_dns_name: str,
     fsx_mount_name: str,
     fsx_mount_path: str = "/fsx",
-) -> dict:
+) -> dict[str, Any]:
     """The ``provisioning_parameters.json`` document the lifecycle scripts read to learn each
     node's role, the worker partitions and the FSx for Lustre mount."""
     controller = next((g.name for g in groups if g.role is NodeRole.CONTROLLER), None)
@@ -198,7 +199,7 @@ def provisioning_parameters(
             "role CONTROLLER (the Slurm head node)"
         )
     login = next((g.name for g in groups if g.role is NodeRole.LOGIN), None)
-    parameters: dict = {
+    parameters: dict[str, Any] = {
         "version": PROVISIONING_PARAMETERS_VERSION,
         "workload_manager": "slurm",
         "controller_group": controller,

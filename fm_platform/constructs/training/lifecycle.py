@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from aws_cdk import Annotations, Fn, RemovalPolicy, Stack
+from aws_cdk import Annotations, CfnResource, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
@@ -333,7 +333,7 @@ class LifecycleScripts(Construct):
         handler = _deployment_singleton(Stack.of(self))
         if handler is None:
             return
-        function = handler.node.default_child
+        function = cast(CfnResource, handler.node.default_child)
         # Its DependsOn on the role repeats the function's GetAtt on that role.
         drop_redundant_depends_on(function)
         rules = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from aws_cdk import ArnFormat, CfnResource, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -36,7 +37,7 @@ _BYO_FIELDS = ("vpc", "subnet", "security_group")
 def usable_ipv4_addresses(cidr: str) -> int:
     """How many addresses of the subnet ``cidr`` instances can use (AWS keeps five)."""
     mask = ipaddress.IPv4Network(cidr, strict=False).prefixlen
-    return max(2 ** (32 - mask) - AWS_RESERVED_ADDRESSES_PER_SUBNET, 0)
+    return max((1 << (32 - mask)) - AWS_RESERVED_ADDRESSES_PER_SUBNET, 0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,10 +153,11 @@ class ClusterNetwork(Construct):
         self.flow_log: ec2.FlowLog | None = None
         self.flow_log_group: logs.LogGroup | None = None
         self.encryption_key: kms.IKey | None = None
-        if props.brings_own_network:
-            self.vpc: ec2.IVpc = props.vpc
-            self.subnet: ec2.ISubnet = props.subnet
-            self.security_group: ec2.ISecurityGroup = props.security_group
+        own_vpc, own_subnet, own_group = props.vpc, props.subnet, props.security_group
+        if own_vpc is not None and own_subnet is not None and own_group is not None:
+            self.vpc: ec2.IVpc = own_vpc
+            self.subnet: ec2.ISubnet = own_subnet
+            self.security_group: ec2.ISecurityGroup = own_group
             return
         self.availability_zone_id = props.availability_zone_id
         require_region_of_az_id(self, props.availability_zone_id)
@@ -209,7 +211,7 @@ class ClusterNetwork(Construct):
         # Place both subnets by AZ ID, which is the same physical zone in every account,
         # instead of the AZ name an env-agnostic VPC would pick with Fn::GetAZs.
         for subnet in (*vpc.private_subnets, *vpc.public_subnets):
-            cfn_subnet: ec2.CfnSubnet = subnet.node.default_child
+            cfn_subnet = cast(ec2.CfnSubnet, subnet.node.default_child)
             cfn_subnet.add_property_deletion_override("AvailabilityZone")
             cfn_subnet.add_property_override("AvailabilityZoneId", props.availability_zone_id)
         return vpc

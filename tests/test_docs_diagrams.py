@@ -1,0 +1,149 @@
+"""The architecture diagrams (scripts/docs_diagrams.py) show what the synthesized templates
+hold: checked on the Graphviz source, so no Graphviz is needed here."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+
+from fm_platform import (
+    ClusterNetwork,
+    ClusterNetworkProps,
+    HyperPodCluster,
+    HyperPodClusterProps,
+    InstanceGroup,
+    LifecycleScripts,
+    LifecycleScriptsProps,
+    NodeRole,
+    SharedFileSystem,
+    SharedFileSystemProps,
+    provisioning_parameters,
+)
+from fm_platform.config import AppConfig
+from tests.conftest import CloudAssembly
+from tests.support import ROOT, new_app
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from docs_assembly import Assembly  # noqa: E402
+from docs_diagrams import Picture  # noqa: E402
+
+
+def _pictures(directory: Path) -> dict[str, str]:
+    assembly = Assembly.load(directory)
+    pictures = [Picture(assembly, stacks) for stacks in assembly.groups()]
+    return {picture.name: picture.dot() for picture in pictures}
+
+
+@pytest.fixture(scope="module")
+def default_pictures(default_assembly: CloudAssembly) -> dict[str, str]:
+    return _pictures(default_assembly.directory)
+
+
+def test_one_picture_per_default_stack(default_pictures: dict[str, str]) -> None:
+    assert sorted(default_pictures) == ["inference", "training"]
+
+
+def test_training_picture_shows_the_network_storage_and_groups(
+    default_pictures: dict[str, str],
+) -> None:
+    dot = default_pictures["training"]
+    config = AppConfig().training
+    assert f"Availability zone {config.availability_zone_id} (AZ ID)" in dot
+    assert "private subnet 10.0.0.0/17" in dot
+    assert "public subnet 10.0.128.0/24" in dot
+    assert "S3 gateway endpoint" in dot
+    assert "FSx for Lustre" in dot and "PERSISTENT_2" in dot
+    assert re.search(r"S3 bucket (FmpTrainingData: )?LifecycleScripts/Bucket", dot)
+    # The security group's self-referencing rules are a loop on its own node.
+    loop = re.search(r'("[^"]+") -> \1 \[[^\]]*label="self-referencing rules\\n([^"]*)"', dot)
+    assert loop is not None and "in: all traffic" in loop.group(2)
+    assert "out: all traffic" in loop.group(2)
+    for group in config.instance_groups:
+        assert f"instance group {group.name}" in dot
+        assert f"{group.instance_type} x {group.instance_count}" in dot
+    assert "lifecycle scripts (on_create)" in dot
+    assert "mounts /fsx" in dot
+
+
+def test_inference_picture_shows_endpoints_components_and_scaling(
+    default_pictures: dict[str, str],
+) -> None:
+    dot = default_pictures["inference"]
+    inference = AppConfig().inference
+    endpoints = [
+        *inference.ic_endpoints,
+        *inference.single_model_endpoints,
+        *inference.multi_model_endpoints,
+    ]
+    for spec in endpoints:
+        assert re.search(rf"endpoint [A-Za-z]*-?{re.escape(spec.name)}<", dot), spec.name
+    for spec in inference.ic_endpoints:
+        for model in spec.models:
+            # Components are named <stack>-<model> by default.
+            assert f"component FmpInference-{model.model_name}<" in dot
+    assert dot.count("autoscaling ") == (
+        sum(len(spec.models) for spec in inference.ic_endpoints)
+        + len(inference.single_model_endpoints)
+        + len(inference.multi_model_endpoints)
+    )
+    assert "step +1 when NoCapacityInvocationFailures &gt;= 1" in dot
+
+
+def test_stacks_that_share_resources_share_a_picture(tmp_path: Path) -> None:
+    """A stateful stack (network, FSx, scripts) and a cluster stack that imports from it
+    are drawn together, with the cross-stack references followed."""
+    app = new_app(outdir=str(tmp_path))
+    data = cdk.Stack(app, "Data")
+    network = ClusterNetwork(data, "Network", ClusterNetworkProps())
+    file_system = SharedFileSystem(
+        data,
+        "FileSystem",
+        SharedFileSystemProps(
+            vpc=network.vpc, subnet=network.subnet, security_group=network.security_group
+        ),
+    )
+    groups = (
+        InstanceGroup(
+            name="head", role=NodeRole.CONTROLLER, instance_type="ml.m5.xlarge", instance_count=1
+        ),
+        InstanceGroup(
+            name="gpus", role=NodeRole.WORKER, instance_type="ml.g5.8xlarge", instance_count=2
+        ),
+    )
+    lifecycle = LifecycleScripts(
+        data,
+        "LifecycleScripts",
+        LifecycleScriptsProps(
+            provisioning_parameters=provisioning_parameters(
+                groups, fsx_dns_name=file_system.dns_name, fsx_mount_name=file_system.mount_name
+            )
+        ),
+    )
+    cluster_stack = cdk.Stack(app, "Cluster")
+    HyperPodCluster(
+        cluster_stack,
+        "Cluster",
+        HyperPodClusterProps(
+            instance_groups=groups,
+            subnet=network.subnet,
+            security_group=network.security_group,
+            lifecycle=lifecycle,
+            file_system=file_system,
+        ),
+    )
+    app.synth()
+    pictures = _pictures(tmp_path)
+    assert list(pictures) == ["training"]
+    dot = pictures["training"]
+    assert "Stacks Data + Cluster" in dot or "Stacks Cluster + Data" in dot
+    assert "instance group gpus" in dot and "ml.g5.8xlarge x 2" in dot
+    # The cluster (in Cluster) sits in the subnet and reads the bucket (both in Data).
+    subnet = dot.index("private subnet")
+    assert subnet < dot.index("instance group gpus") < dot.index("S3 bucket")
+    assert "lifecycle scripts (on_create)" in dot
+    assert '"Cluster.' in dot and '"Data.' in dot
