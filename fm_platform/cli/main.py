@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from fm_platform.cli import cluster, endpoint, job
+from fm_platform.cli import cluster, endpoint, job, plan
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
 from fm_platform.cli.errors import describe_error
 
@@ -29,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The `fmp` argument parser."""
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Operate the fm_platform training cluster and inference endpoints.",
+        description="Operate the fm_platform training cluster and inference endpoints; "
+        "plan model catalogs.",
     )
     _global_options(parser, suppress=False)
     common = argparse.ArgumentParser(add_help=False)
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_parser(groups, common)
     job.add_parser(groups, common)
     endpoint.add_parser(groups, common)
+    plan.add_parser(groups, common)
     return parser
 
 

@@ -94,3 +94,8 @@ def largest_memory() -> tuple[str, float]:
     """The priced type with the most accelerator memory and that memory in GiB."""
     spec = max(priced_specs(), key=lambda s: s.accelerator_memory_mib_total)
     return spec.instance_type, spec.accelerator_memory_mib_total / 1024
+
+
+def families() -> set[str]:
+    """The instance families a catalog may prefer (those with priced types)."""
+    return {family(s.instance_type) for s in priced_specs()}
