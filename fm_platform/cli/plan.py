@@ -57,9 +57,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             saving = plan_cost(plan).min_hourly - plan_cost(fresh).min_hourly
             for name, now, after in moves:
                 print(f"move {name}: {now} -> {after}")
-            print(
-                f"repacking moves {len(moves)} models and saves ${saving:,.2f}/h at min scale"
-            )
+            print(f"repacking moves {len(moves)} models and saves ${saving:,.2f}/h at min scale")
             if not args.apply:
                 print("nothing written; add --apply to write the repacked plan")
                 return 0
