@@ -27,8 +27,8 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
     ``config`` defaults to what the app's context says (:meth:`AppConfig.from_context`):
     the seed examples unless a config file or a ``fm_platform`` context object overrides
     them. With context ``catalog`` (``cdk synth -c catalog=examples/catalog.yaml``) the app
-    holds the catalog's planned fleet stacks instead (see :mod:`fm_platform.stacks.fleet`). Stacks are environment-agnostic: synth needs no
-    credentials and no lookups.
+    holds the catalog's planned fleet stacks instead (:mod:`fm_platform.stacks.fleet`).
+    Stacks are environment-agnostic: synth needs no credentials and no lookups.
     """
     catalog = app.node.try_get_context("catalog")
     if catalog:
