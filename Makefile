@@ -32,6 +32,7 @@ snapshot-update: $(READY)
 
 bench: $(READY)
 	$(BIN)/python scripts/bench_synth.py
+	$(BIN)/python scripts/bench_fleet.py
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out

@@ -160,3 +160,36 @@ def test_stacks_stay_within_cloudformation_budgets():
     plan = plan_fleet(example(1000))
     assert len(plan.stacks) > 1
     assert max(len(plan.endpoints_in(s)) for s in plan.stacks) * 2 + 3 <= 200
+
+
+def test_replanning_with_the_plan_file_changes_nothing():
+    cat = example(250)
+    first = plan_fleet(cat)
+    assert plan_fleet(cat, plan_from_json(first.to_json())).to_json() == first.to_json()
+
+
+def test_models_sharing_a_group_share_one_endpoint():
+    plan = plan_fleet(
+        catalog(
+            [
+                {"name": "a", "params_b": 7, "group": "pool"},
+                {"name": "b", "params_b": 13, "group": "pool"},
+                {"name": "c", "params_b": 7},
+            ]
+        )
+    )
+    assert plan.placements["a"].endpoint == plan.placements["b"].endpoint == "ic-pool-001"
+    assert plan.placements["c"].endpoint != "ic-pool-001"
+
+
+def test_inferentia_only_when_the_model_asks_for_it():
+    plan = plan_fleet(
+        catalog(
+            [
+                {"name": "neuron", "params_b": 7, "instance_family": "inf2"},
+                {"name": "gpu", "params_b": 7},
+            ]
+        )
+    )
+    types = {n: plan.endpoints[p.endpoint].instance_type for n, p in plan.placements.items()}
+    assert types["neuron"].startswith("ml.inf2.") and not types["gpu"].startswith("ml.inf2.")

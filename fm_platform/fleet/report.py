@@ -21,7 +21,7 @@ def plan_table(plan: Plan, catalog: Catalog) -> str:
     """Endpoints by stack, then the cost at min and max scale against dedicated endpoints."""
     prices = hourly_prices()
     rows = [HEADERS]
-    for e in plan.endpoints.values():
+    for e in sorted(plan.endpoints.values(), key=lambda e: e.stack):
         price = prices[e.instance_type]
         rows.append(
             (
