@@ -38,6 +38,7 @@ def family(instance_type: str) -> str:
     return instance_type.split(".")[1]
 
 
+@cache
 def copy_memory_gib(model: ModelEntry) -> float:
     """Accelerator memory one copy needs (GiB): ``memory_gib`` or weights x 1.2 + 1."""
     if model.memory_gib is not None:
@@ -62,6 +63,7 @@ def priced_specs() -> tuple[InstanceSpec, ...]:
     return tuple(sorted((instance_spec(t) for t in prices), key=lambda s: prices[s.instance_type]))
 
 
+@cache
 def copy_shape(model_gib: float, spec: InstanceSpec) -> CopyShape | None:
     """One copy's request on ``spec``, or None when a copy cannot fit one instance."""
     host_mib = max(MIN_HOST_MIB, math.ceil(model_gib * 1024))
