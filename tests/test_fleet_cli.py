@@ -62,3 +62,24 @@ def test_a_corrupt_plan_file_is_reported(tmp_path, capsys):
     (tmp_path / "cat.plan.json").write_text("{}")
     assert main(["plan", str(catalog)]) == 1
     assert "is not a fleet plan file" in capsys.readouterr().err
+
+
+def test_unreadable_or_malformed_catalogs_are_one_line_each(tmp_path, capsys):
+    assert main(["plan", str(tmp_path / "missing.yaml")]) == 1
+    assert "cannot read catalog" in capsys.readouterr().err
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("models: [\n")
+    assert main(["plan", str(broken)]) == 1
+    err = capsys.readouterr().err
+    assert "is not valid yaml" in err and "Traceback" not in err
+
+
+def test_a_changed_model_against_the_plan_file_is_reported(tmp_path, capsys):
+    catalog = write(tmp_path, MODELS)
+    main(["plan", str(catalog)])
+    write(tmp_path, [{**MODELS[0], "params_b": 70.6}, *MODELS[1:]])
+    capsys.readouterr()
+    assert main(["plan", str(catalog)]) == 1
+    assert "models[0].params_b=70.6: changed since the plan file (was 8.03)" in (
+        capsys.readouterr().err
+    )
