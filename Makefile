@@ -52,6 +52,7 @@ snapshot-update: $(TEST_READY)
 
 bench: $(SYNTH_READY)
 	$(BIN)/python scripts/bench_synth.py
+	$(BIN)/python scripts/bench_fleet.py
 
 # Documentation: architecture diagrams of the synthesized stacks (docs/diagrams, committed),
 # the HTML API reference (docs/api, generated) and its check in headless Chromium. Graphviz

@@ -28,8 +28,17 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
 
     ``config`` defaults to what the app's context says (:meth:`AppConfig.from_context`):
     the seed examples unless a config file or a ``fm_platform`` context object overrides
-    them. Stacks are environment-agnostic: synth needs no credentials and no lookups.
+    them. With context ``catalog`` (``cdk synth -c catalog=examples/catalog.yaml``) the app
+    holds the catalog's planned fleet stacks instead (:mod:`fm_platform.stacks.fleet`).
+    Stacks are environment-agnostic: synth needs no credentials and no lookups.
     """
+    catalog = app.node.try_get_context("catalog")
+    if catalog:
+        from fm_platform.stacks.fleet import fleet_stacks_from_file
+
+        fleet_stacks_from_file(app, catalog)
+        apply_compliance_packs(app)
+        return DefaultStacks(training=None, inference=None)
     config = config or AppConfig.from_context(app)
     training = (
         TrainingStack(

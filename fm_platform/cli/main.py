@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from fm_platform.cli import cluster, endpoint, job
+from fm_platform.cli import cluster, endpoint, job, plan
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
 from fm_platform.cli.errors import describe_error
 
@@ -36,9 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The `fmp` argument parser."""
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Operate the fm_platform training cluster and inference endpoints.",
+        description="Operate the fm_platform training cluster and inference endpoints; "
+        "plan model catalogs.",
         epilog="examples:\n  fmp cluster status\n  fmp endpoint status --endpoint NAME --json\n"
-        "  fmp COMMAND ACTION --help",
+        "  fmp plan examples/catalog.yaml\n  fmp COMMAND ACTION --help",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_parser(groups, common)
     job.add_parser(groups, common)
     endpoint.add_parser(groups, common)
+    plan.add_parser(groups, common)
     return parser
 
 

@@ -1,0 +1,88 @@
+"""A small catalog's fleet stacks: cfn-lint, the three cdk-nag packs, snapshots, budgets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import aws_cdk as cdk
+import pytest
+from cfnlint.api import ManualArgs, lint
+from syrupy.extensions.json import JSONSnapshotExtension
+
+from fm_platform.fleet.catalog import catalog_from_data
+from fm_platform.fleet.planner import Limits, plan_fleet
+from fm_platform.fleet.sizing import families
+from fm_platform.stacks.fleet import fleet_stacks
+from tests.support import ROOT, nag_findings, normalized
+
+SMALL = {
+    "name": "small",
+    "models": [
+        {"name": "chat-8b", "params_b": 8.03, "peak_rpm": 180},
+        {"name": "chat-70b", "params_b": 70.6},
+        {"name": "ft-7b", "params_b": 7.25, "active_hours": 2, "cold_start_tolerant": True},
+        {
+            "name": "summarizer",
+            "params_b": 8.03,
+            "isolation": "dedicated",
+            "isolation_reason": "PII",
+        },
+        {"name": "emb-a", "params_b": 0.11, "framework": "pytorch", "cold_start_tolerant": True},
+        {"name": "emb-b", "params_b": 0.33, "framework": "pytorch", "cold_start_tolerant": True},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def assembly():
+    catalog = catalog_from_data(SMALL, families())
+    # Two endpoints per stack at most, so the small catalog shards too.
+    plan = plan_fleet(catalog, limits=Limits(stack_outputs=7))
+    app = cdk.App()
+    fleet_stacks(app, plan, catalog)
+    findings = nag_findings(app)
+    return plan, app.synth(), findings
+
+
+def test_small_catalog_shards_into_stacks_named_by_the_plan(assembly):
+    plan, cloud, _ = assembly
+    assert [s.stack_name for s in cloud.stacks] == plan.stacks
+    assert len(plan.stacks) >= 2
+
+
+def test_cdk_nag_packs_find_nothing(assembly):
+    assert assembly[2] == []
+
+
+def test_cfn_lint_and_limits(assembly):
+    for stack in assembly[1].stacks:
+        template = json.dumps(stack.template)
+        matches = lint(template, config=ManualArgs(regions=["us-east-1"]))
+        assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+        assert len(stack.template["Resources"]) <= 500
+        assert len(stack.template.get("Outputs", {})) <= 200
+        assert len(template) < 1_000_000
+
+
+def test_snapshots(assembly, snapshot):
+    templates = {s.stack_name: normalized(s.template) for s in assembly[1].stacks}
+    assert templates == snapshot.use_extension(JSONSnapshotExtension)
+
+
+def test_cdk_synth_with_a_catalog_context_plans_and_synthesizes(tmp_path):
+    catalog = tmp_path / "cat.yaml"
+    catalog.write_text(json.dumps(SMALL))
+    code = (
+        "import aws_cdk as cdk; from fm_platform.app import build_app; "
+        f"app = cdk.App(context={{'catalog': {str(catalog)!r}}}, "
+        f"outdir={str(tmp_path / 'out')!r}); "
+        "build_app(app); print(sorted(s.stack_name for s in app.synth().stacks))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['small-01']"
+    assert (tmp_path / "cat.plan.json").exists()
