@@ -10,11 +10,14 @@ by :func:`nag_rendered` as cdk-nag prints them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Acknowledgment, App, Stack, Validations
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
 from constructs import IConstruct
+
+from fm_platform.validation import is_unresolved
 
 # Rule id prefix -> the pack name cdk-nag 3 expects before "::" in an acknowledgement id.
 _PACK_OF_RULE_PREFIX = {
@@ -37,7 +40,13 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
     Rules are written as cdk-nag reports them, e.g. ``"AwsSolutions-S1"`` or
     ``"AwsSolutions-IAM5[Action::s3:List*]"``; the pack prefix is added here.
     """
-    acknowledgments = []
+    Validations.of(construct).acknowledge(*acknowledgments(reason, *rules))
+
+
+def acknowledgments(reason: str, *rules: str) -> list[Acknowledgment]:
+    """The acknowledgements :func:`acknowledge` adds, for callers that keep a construct's
+    ``Validations`` to acknowledge many findings on it."""
+    result = []
     for rule in rules:
         pack = next(
             (name for prefix, name in _PACK_OF_RULE_PREFIX.items() if rule.startswith(prefix)),
@@ -45,8 +54,8 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
         )
         if pack is None:
             raise ValueError(f"rule {rule!r} belongs to no pack this project runs")
-        acknowledgments.append(Acknowledgment(id=f"{pack}::{rule}", reason=reason))
-    Validations.of(construct).acknowledge(*acknowledgments)
+        result.append(Acknowledgment(id=f"{pack}::{rule}", reason=reason))
+    return result
 
 
 def acknowledge_wildcard_resource(construct: IConstruct, reason: str, *resources: str) -> None:
@@ -56,15 +65,29 @@ def acknowledge_wildcard_resource(construct: IConstruct, reason: str, *resources
     acknowledge(
         construct,
         reason,
-        *(f"AwsSolutions-IAM5[Resource::{nag_rendered(construct, arn)}]" for arn in resources),
+        *(f"AwsSolutions-IAM5[Resource::{arn}]" for arn in nag_rendered_all(construct, resources)),
     )
 
 
 def nag_rendered(scope: IConstruct, value: Any) -> str:
     """``value`` (e.g. an ARN holding tokens) as cdk-nag prints it inside a finding id,
     resolved in ``scope``'s stack: ``Ref`` as ``<Name>``, ``Fn::GetAtt`` as
-    ``<Logical.Attribute>``, joins concatenated, ``${...}`` of ``Fn::Sub`` as ``<...>``."""
+    ``<Logical.Attribute>``, joins concatenated, ``${...}`` of ``Fn::Sub`` as ``<...>``.
+    A string without tokens resolves to itself and is flattened without resolving."""
+    if isinstance(value, str) and not is_unresolved(value):
+        return _flattened(value)
     return _flattened(Stack.of(scope).resolve(value))
+
+
+def nag_rendered_all(scope: IConstruct, values: Sequence[Any]) -> list[str]:
+    """:func:`nag_rendered` of each of ``values``, resolving the ones holding tokens
+    together."""
+    tokens = [value for value in values if not isinstance(value, str) or is_unresolved(value)]
+    resolved = iter(Stack.of(scope).resolve(tokens) if tokens else ())
+    return [
+        _flattened(value if isinstance(value, str) and not is_unresolved(value) else next(resolved))
+        for value in values
+    ]
 
 
 def _flattened(node: Any) -> str:

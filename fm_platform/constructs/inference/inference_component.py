@@ -26,6 +26,7 @@ from fm_platform.constructs.inference.endpoint_base import (
 from fm_platform.constructs.inference.execution_role import grant_containers
 from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpoint
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.scopes import inherit_stack
 from fm_platform.specs.fit import check_fit
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved
@@ -226,6 +227,7 @@ class InferenceComponentModel(Construct):
         self, scope: Construct, construct_id: str, props: InferenceComponentModelProps
     ) -> None:
         super().__init__(scope, construct_id)
+        inherit_stack(self, scope)
         props.validate()
         self.endpoint = props.reference
         self.component_name = props.resolved_component_name
