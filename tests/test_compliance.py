@@ -7,7 +7,12 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 
-from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource, nag_rendered
+from fm_platform.compliance import (
+    acknowledge,
+    acknowledge_wildcard_resource,
+    nag_rendered,
+    nag_rendered_all,
+)
 from tests.support import nag_findings, new_app
 
 
@@ -28,6 +33,13 @@ def test_nag_rendered_prints_values_as_cdk_nag_does(stack):
         "arn:<AWS::Partition>:s3:::x/*"
     )
     assert nag_rendered(stack, "*") == "*"
+    assert nag_rendered(stack, "arn:aws:s3:::${x}/*") == "arn:aws:s3:::<x>/*"
+
+
+def test_nag_rendered_all_renders_each_value(stack):
+    bucket = s3.Bucket(stack, "Models")
+    values = ["*", bucket.arn_for_objects("a/*"), "arn:aws:s3:::b/*", cdk.Aws.ACCOUNT_ID]
+    assert nag_rendered_all(stack, values) == [nag_rendered(stack, v) for v in values]
 
 
 def test_acknowledge_rejects_a_rule_of_a_pack_the_project_does_not_run(stack):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import aws_cdk as cdk
+import jsii
 import pytest
 
+from fm_platform import validation
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import enum_values, shape_rule
-from fm_platform.validation import Problems
+from fm_platform.validation import Problems, is_unresolved
 
 
 def test_problems_are_raised_together_naming_field_value_and_what_is_allowed():
@@ -52,3 +54,33 @@ def test_instance_specs_cover_the_seed_types_and_name_how_to_add_one():
     assert instance_spec("ml.trn1.32xlarge").efa_interfaces == 8
     with pytest.raises(UnknownInstanceTypeError, match="regenerate_instance_specs.py --add"):
         instance_spec("ml.banana.xlarge")
+
+
+def test_is_unresolved_answers_plain_values_without_asking_the_cdk_runtime(monkeypatch):
+    asked = []
+
+    class CountingToken:
+        @staticmethod
+        def is_unresolved(value):
+            asked.append(value)
+            return cdk.Token.is_unresolved(value)
+
+    monkeypatch.setattr(validation, "Token", CountingToken)
+    validation._string_is_unresolved.cache_clear()
+    plain = (None, True, False, 0, 7, 2.5, -1e300, "", "ml.g5.xlarge", "${Token}")
+    assert [is_unresolved(value) for value in plain] == [False] * len(plain)
+    assert asked == []
+    region = cdk.Aws.REGION
+    assert is_unresolved(region) and is_unresolved(region)
+    assert asked == [region]  # a string is asked about once
+    assert not is_unresolved("Token[not a token]")
+    assert is_unresolved(cdk.Token.as_number(cdk.Fn.ref("Count")))
+    assert is_unresolved(cdk.Fn.get_azs())
+    assert is_unresolved(cdk.Lazy.any(_Produce()))
+    assert not is_unresolved(["a", "b"])
+
+
+@jsii.implements(cdk.IAnyProducer)
+class _Produce:
+    def produce(self, context):
+        return 1
