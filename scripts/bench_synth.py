@@ -6,12 +6,13 @@ Each fleet has one endpoint (ml.g5.12xlarge, managed instance scaling down to ze
 local NVMe storage takes no KMS key) per 20 models and 60 models per stack; every model
 has its own model, inference component, scalable target, target-tracking policy and
 scale-out-from-zero step policy with its alarm, and reads its artifacts under its own S3
-prefix (KMS-encrypted). Every measurement is a cold
-one-shot process (the virtualenv's Node first on PATH) that builds the app and synthesizes
-it; the sides alternate, several repetitions per size. Printed per size: build+synth
-seconds of each side (min and median), jsii round trips per model of each side, and the
-ratio of the medians (public / L1); ``nag_s`` is the public fleet built and synthesized with
-the three cdk-nag packs, also in a cold process of its own.
+prefix (KMS-encrypted). Every measurement is a cold one-shot process (the virtualenv's
+Node first on PATH) that imports what its side needs (timed apart: a one-off cost whatever
+the fleet's size), then builds the app and synthesizes it; the sides alternate, several
+repetitions per size. Printed per size: build+synth seconds of each side (min and median),
+the ratio public / L1 of the medians and of the minimums, jsii round trips and template
+KiB per model of each side, import seconds, and ``nag_s``: the public fleet built and
+synthesized with the three cdk-nag packs, in a cold process of its own.
 
 Run with ``make bench`` or ``python scripts/bench_synth.py [--repeats N] [--no-nag]
 [SIZE ...]`` (default sizes 100, 300, 1000).
