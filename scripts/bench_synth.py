@@ -16,7 +16,7 @@ side, import seconds, and ``nag_s``: the public fleet built and synthesized with
 cdk-nag packs, in a cold process of its own.
 
 Run with ``make bench`` or ``python scripts/bench_synth.py [--repeats N] [--no-nag]
-[SIZE ...]`` (default sizes 100, 300, 1000).
+[--without-builtin-validation] [SIZE ...]`` (default sizes 100, 300, 1000).
 """
 
 from __future__ import annotations
@@ -423,7 +423,7 @@ def measure(side: str, model_count: int, with_nag: bool) -> dict:
 
 def run_child(side: str, model_count: int, with_nag: bool) -> dict:
     """Measure in a fresh process, with the virtualenv's Node first on PATH."""
-    env = dict(os.environ)
+    env = dict(os.environ, **CHILD_ENVIRONMENT)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     command = [sys.executable, __file__, "--child", side, str(model_count)]
@@ -435,6 +435,10 @@ def run_child(side: str, model_count: int, with_nag: bool) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+#: Extra environment of the measured processes (see ``--without-builtin-validation``).
+CHILD_ENVIRONMENT: dict[str, str] = {}
+
+
 def _stats(values: list[float]) -> tuple[float, float]:
     return min(values), statistics.median(values)
 
@@ -444,6 +448,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("sizes", nargs="*", type=int, default=list(DEFAULT_SIZES))
     parser.add_argument("--repeats", type=int, default=3, help="runs per side and size")
     parser.add_argument("--no-nag", action="store_true", help="skip the cdk-nag column")
+    parser.add_argument(
+        "--without-builtin-validation",
+        action="store_true",
+        help="CDK_VALIDATION=false: no aws-cdk-lib template validation in synth (an app "
+        "with the cdk-nag packs registered does not run it either)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("SIDE", "MODELS"), help=argparse.SUPPRESS)
     parser.add_argument("--nag", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -451,6 +461,8 @@ def main(argv: list[str]) -> int:
         side, models = args.child
         print(json.dumps(measure(side, int(models), args.nag)))
         return 0
+    if args.without_builtin_validation:
+        CHILD_ENVIRONMENT["CDK_VALIDATION"] = "false"
 
     header = (
         f"{'models':>6} {'public_s min/med':>16} {'l1_s min/med':>14} {'ratio pair/min':>14} "
