@@ -11,13 +11,15 @@ same kind of acknowledgement where checkov and cfn_nag read it, in the template.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsii
 from aws_cdk import Acknowledgment, App, CfnResource, Stack, Validations
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
 from constructs import IConstruct, IValidation
+
+from fm_platform.validation import is_unresolved
 
 # Rule id prefix -> the pack name cdk-nag 3 expects before "::" in an acknowledgement id.
 _PACK_OF_RULE_PREFIX = {
@@ -40,7 +42,13 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
     Rules are written as cdk-nag reports them, e.g. ``"AwsSolutions-S1"`` or
     ``"AwsSolutions-IAM5[Action::s3:List*]"``; the pack prefix is added here.
     """
-    acknowledgments = []
+    Validations.of(construct).acknowledge(*acknowledgments(reason, *rules))
+
+
+def acknowledgments(reason: str, *rules: str) -> list[Acknowledgment]:
+    """The acknowledgements :func:`acknowledge` adds, for callers that keep a construct's
+    ``Validations`` to acknowledge many findings on it."""
+    result = []
     for rule in rules:
         pack = next(
             (name for prefix, name in _PACK_OF_RULE_PREFIX.items() if rule.startswith(prefix)),
@@ -48,19 +56,30 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
         )
         if pack is None:
             raise ValueError(f"rule {rule!r} belongs to no pack this project runs")
-        acknowledgments.append(Acknowledgment(id=f"{pack}::{rule}", reason=reason))
-    Validations.of(construct).acknowledge(*acknowledgments)
+        result.append(Acknowledgment(id=f"{pack}::{rule}", reason=reason))
+    return result
 
 
-def acknowledge_wildcard_resource(construct: IConstruct, reason: str, *resources: str) -> None:
+def acknowledge_wildcard_resource(
+    construct: IConstruct, reason: str, *resources: str, after_references: bool = False
+) -> None:
     """Acknowledge the ``AwsSolutions-IAM5`` findings that ``resources`` (ARNs with a
     wildcard, as granted in ``construct``'s policies; tokens allowed) raise on
     ``construct``, for ``reason``.
 
-    The finding IDs are rendered when the app is validated, after references between
-    stacks have been resolved: an ARN from another stack then reads as the import that the
-    template holds (which depends on the app's cross-stack reference setting)."""
-    construct.node.add_validation(_LateWildcardAcknowledgement(construct, reason, resources))
+    By default the finding IDs are rendered at once. With ``after_references`` they are
+    rendered when the app is validated, after references between stacks have been resolved:
+    an ARN from another stack then reads as the reference the template holds
+    (``Fn::GetStackOutput`` or an import); use it for ARNs that may come from another stack.
+    """
+    if after_references:
+        construct.node.add_validation(_LateWildcardAcknowledgement(construct, reason, resources))
+        return
+    acknowledge(
+        construct,
+        reason,
+        *(f"AwsSolutions-IAM5[Resource::{arn}]" for arn in nag_rendered_all(construct, resources)),
+    )
 
 
 @jsii.implements(IValidation)
@@ -74,22 +93,29 @@ class _LateWildcardAcknowledgement:
         self._resources = resources
 
     def validate(self) -> list[str]:
-        acknowledge(
-            self._construct,
-            self._reason,
-            *(
-                f"AwsSolutions-IAM5[Resource::{nag_rendered(self._construct, arn)}]"
-                for arn in self._resources
-            ),
-        )
+        acknowledge_wildcard_resource(self._construct, self._reason, *self._resources)
         return []
 
 
 def nag_rendered(scope: IConstruct, value: Any) -> str:
     """``value`` (e.g. an ARN holding tokens) as cdk-nag prints it inside a finding id,
     resolved in ``scope``'s stack: ``Ref`` as ``<Name>``, ``Fn::GetAtt`` as
-    ``<Logical.Attribute>``, joins concatenated, ``${...}`` of ``Fn::Sub`` as ``<...>``."""
+    ``<Logical.Attribute>``, joins concatenated, ``${...}`` of ``Fn::Sub`` as ``<...>``.
+    A string without tokens resolves to itself and is flattened without resolving."""
+    if isinstance(value, str) and not is_unresolved(value):
+        return _flattened(value)
     return _flattened(Stack.of(scope).resolve(value))
+
+
+def nag_rendered_all(scope: IConstruct, values: Sequence[Any]) -> list[str]:
+    """:func:`nag_rendered` of each of ``values``, resolving the ones holding tokens
+    together."""
+    tokens = [value for value in values if not isinstance(value, str) or is_unresolved(value)]
+    resolved = iter(Stack.of(scope).resolve(tokens) if tokens else ())
+    return [
+        _flattened(value if isinstance(value, str) and not is_unresolved(value) else next(resolved))
+        for value in values
+    ]
 
 
 def _flattened(node: Any) -> str:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import Annotations, Stack, Token
+from aws_cdk import Annotations, Stack
 from constructs import Construct
+
+from fm_platform.constructs.scopes import region_of, stack_of
+from fm_platform.validation import is_unresolved
 
 #: The AWS account publishing Deep Learning Containers in most commercial regions.
 DLC_ACCOUNT = "763104351884"
@@ -34,7 +37,7 @@ def deep_learning_container_image(scope: Construct, repository_and_tag: str = LM
 def image_region(image: str) -> str | None:
     """The region of an ECR image URI, or None when ``image`` is not one with a literal
     region (another registry, or a token)."""
-    if Token.is_unresolved(image):
+    if is_unresolved(image):
         return None
     match = _ECR_REGION.match(image)
     return match.group("region") if match else None
@@ -44,9 +47,11 @@ def warn_if_image_from_another_region(scope: Construct, image: str) -> None:
     """Add a synth warning on ``scope`` when ``image`` is an ECR image in a region other
     than its stack's (known only when the stack has an explicit region): SageMaker pulls
     images from the endpoint's region, so the model would fail to create."""
-    stack_region = Stack.of(scope).region
     region = image_region(image)
-    if region is None or Token.is_unresolved(stack_region) or region == stack_region:
+    if region is None:
+        return
+    stack_region = region_of(stack_of(scope))
+    if is_unresolved(stack_region) or region == stack_region:
         return
     Annotations.of(scope).add_warning_v2(
         "fm_platform:imageFromAnotherRegion",

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import struct
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from aws_cdk import Token
 
@@ -28,10 +30,40 @@ _MIN_SIMILARITY = 0.6
 _NEAR = 0.05
 _HEAD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*")
 
+# How aws-cdk-lib encodes tokens (core/lib/private/encoding.ts): a string token carries a
+# "${Token[...]}" or "#{Token[...]}" marker, and CDK's own test first looks for "Token[";
+# a number token is a double whose 16 highest bits are 0xFBFF.
+_STRING_TOKEN_MARKER = "Token["
+_NUMBER_TOKEN_BITS = 0xFBFF
+
 
 def is_unresolved(value: object) -> bool:
-    """True for CDK tokens (deploy-time values) that cannot be checked at synth time."""
-    return value is not None and Token.is_unresolved(value)
+    """True for CDK tokens (deploy-time values) that cannot be checked at synth time.
+
+    None, booleans, numbers and strings without a token marker are answered here; only
+    other values ask the CDK runtime (``Token.is_unresolved``), strings once each.
+    """
+    if value is None or isinstance(value, bool):
+        return False
+    if isinstance(value, str):
+        return _STRING_TOKEN_MARKER in value and _string_is_unresolved(value)
+    if isinstance(value, int | float) and not _may_be_number_token(value):
+        return False
+    return Token.is_unresolved(value)
+
+
+@lru_cache(maxsize=8192)
+def _string_is_unresolved(value: str) -> bool:
+    # The answer depends on the text alone, so it is remembered.
+    return Token.is_unresolved(value)
+
+
+def _may_be_number_token(value: float) -> bool:
+    try:
+        bits: int = struct.unpack("<Q", struct.pack("<d", value))[0]
+    except OverflowError:
+        return True  # not a double: let the runtime answer
+    return bits >> 48 == _NUMBER_TOKEN_BITS
 
 
 def closest(value: object, choices: Iterable[str], count: int = 3) -> list[str]:

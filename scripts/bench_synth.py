@@ -1,114 +1,514 @@
 #!/usr/bin/env python3
-"""Benchmark: how long building and synthesizing large model catalogs takes.
+"""Benchmark: an Inference Components fleet written with the public API against the same
+resources written as plain L1 ``Cfn*`` code, side by side in one run.
 
-Builds Inference Components catalogs of several sizes (models packed ten to an endpoint,
-eighty to a stack, so that each stack stays under CloudFormation's 500 resources), then
-times construction, synthesis, and synthesis with the three cdk-nag packs. Prints one row
-per catalog size. Run with ``make bench`` (or ``python scripts/bench_synth.py 50 200``).
+Each fleet has one endpoint (ml.g5.12xlarge, managed instance scaling down to zero; its
+local NVMe storage takes no KMS key) per 20 models and 60 models per stack; every model
+has its own model, inference component, scalable target, target-tracking policy and
+scale-out-from-zero step policy with its alarm, and reads its artifacts under its own S3
+prefix (KMS-encrypted). Every measurement is a cold one-shot process (the virtualenv's
+Node first on PATH) that imports what its side needs (timed apart: a one-off cost whatever
+the fleet's size), then builds the app and synthesizes it; the sides alternate, several
+repetitions per size. Printed per size: build+synth seconds of each side (min and median),
+the ratio public / L1 (the median over repetitions of the ratio of their back-to-back
+runs, and the ratio of the minimums), jsii round trips and template KiB per model of each
+side, import seconds, and ``nag_s``: the public fleet built and synthesized with the three
+cdk-nag packs, in a cold process of its own.
+
+Run with ``make bench`` or ``python scripts/bench_synth.py [--repeats N] [--no-nag]
+[--without-builtin-validation] [SIZE ...]`` (default sizes 100, 300, 1000).
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import aws_cdk as cdk
-
-from fm_platform.compliance import apply_compliance_packs
-from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.stacks.inference import (
-    IcEndpointSpec,
-    IcModelSpec,
-    InferenceConfig,
-    InferenceStack,
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SIZES = (100, 300, 1000)
+MODELS_PER_ENDPOINT = 20
+MODELS_PER_STACK = 60
+SIDES = ("public", "l1")
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+REPOSITORY_ARN = "ecr:us-east-1:763104351884:repository/djl-inference"
+BUCKET = "fm-bench-artifacts"
+ARTIFACT_KEY_ARN = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+INSTANCE_TYPE = "ml.g5.12xlarge"
+# Application Auto Scaling's SageMaker service-linked role (see instance_scaling.py).
+SERVICE_LINKED_ROLE = (
+    "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
+    "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
-MODELS_PER_ENDPOINT = 10
-MODELS_PER_STACK = 80
-DEFAULT_SIZES = (10, 100, 300)
+
+# What each side imports (the CDK runtime starts with aws_cdk), timed apart from build and
+# synth: a one-off cost per process, whatever the fleet's size.
+MODULES = {
+    "public": [
+        "aws_cdk",
+        "aws_cdk.aws_kms",
+        "fm_platform.compliance",
+        "fm_platform.constructs.inference.component_scaling",
+        "fm_platform.constructs.inference.ic_endpoint",
+        "fm_platform.constructs.inference.inference_component",
+        "fm_platform.constructs.inference.model_container",
+    ],
+    "l1": [
+        "aws_cdk",
+        "aws_cdk.aws_applicationautoscaling",
+        "aws_cdk.aws_cloudwatch",
+        "aws_cdk.aws_iam",
+        "aws_cdk.aws_sagemaker",
+        "fm_platform.compliance",
+    ],
+}
 
 
-def catalog(model_count: int) -> list[InferenceConfig]:
-    """``model_count`` one-GPU models (every fourth scaling to zero), as stack configs."""
-    models = [
-        IcModelSpec(
-            model_name=f"model-{index:04d}",
-            accelerators=1,
-            cpu_cores=2,
-            min_memory_mib=16384,
-            scaling=ComponentScaling(min_copies=0 if index % 4 == 0 else 1, max_copies=2),
-        )
-        for index in range(model_count)
-    ]
-    configs = []
+def model_name(index: int) -> str:
+    return f"model-{index:04d}"
+
+
+def prefix(index: int) -> str:
+    return f"models/{model_name(index)}/"
+
+
+def layout(model_count: int) -> list[list[list[int]]]:
+    """Model indices grouped by stack, then by endpoint."""
+    stacks = []
     for first in range(0, model_count, MODELS_PER_STACK):
-        in_stack = models[first : first + MODELS_PER_STACK]
-        endpoints = tuple(
-            IcEndpointSpec(
-                name=f"ep-{(first + start) // MODELS_PER_ENDPOINT:03d}",
-                instance_type="ml.g5.12xlarge",
-                max_instance_count=4,
-                models=tuple(in_stack[start : start + MODELS_PER_ENDPOINT]),
-            )
-            for start in range(0, len(in_stack), MODELS_PER_ENDPOINT)
+        in_stack = range(first, min(first + MODELS_PER_STACK, model_count))
+        stacks.append(
+            [
+                list(in_stack[start : start + MODELS_PER_ENDPOINT])
+                for start in range(0, len(in_stack), MODELS_PER_ENDPOINT)
+            ]
         )
-        configs.append(
-            InferenceConfig(
-                ic_endpoints=endpoints, single_model_endpoints=(), multi_model_endpoints=()
-            )
-        )
-    return configs
+    return stacks
 
 
-def measure(model_count: int, *, with_nag: bool) -> dict[str, float]:
+# -- the public API ---------------------------------------------------------------------------
+
+
+def public_fleet(app, model_count: int) -> list:
+    import aws_cdk as cdk
+    from aws_cdk import aws_kms as kms
+
+    from fm_platform.constructs.inference.component_scaling import ComponentScaling
+    from fm_platform.constructs.inference.ic_endpoint import (
+        InferenceEndpoint,
+        InferenceEndpointProps,
+    )
+    from fm_platform.constructs.inference.inference_component import (
+        InferenceComponentModel,
+        InferenceComponentModelProps,
+    )
+    from fm_platform.constructs.inference.model_container import ModelContainer
+
+    stacks = []
+    for stack_index, endpoints in enumerate(layout(model_count)):
+        stack = cdk.Stack(app, f"Fleet{stack_index}")
+        stacks.append(stack)
+        key = kms.Key.from_key_arn(stack, "ArtifactKey", ARTIFACT_KEY_ARN)
+        for models in endpoints:
+            endpoint = InferenceEndpoint(
+                stack,
+                f"Endpoint{models[0] // MODELS_PER_ENDPOINT}",
+                InferenceEndpointProps(
+                    instance_type=INSTANCE_TYPE, min_instance_count=0, max_instance_count=4
+                ),
+            )
+            for index in models:
+                InferenceComponentModel(
+                    stack,
+                    f"Model{index}",
+                    InferenceComponentModelProps(
+                        model_name=model_name(index),
+                        endpoint=endpoint,
+                        container=ModelContainer(
+                            image=IMAGE, model_data_url=f"s3://{BUCKET}/{prefix(index)}"
+                        ),
+                        accelerators=1,
+                        min_memory_mib=8192,
+                        artifact_key=key,
+                        scaling=ComponentScaling(min_copies=0, max_copies=2),
+                    ),
+                )
+    return stacks
+
+
+# -- the same resources in plain L1 code ------------------------------------------------------
+
+
+def l1_fleet(app, model_count: int) -> list:
+    import aws_cdk as cdk
+
+    stacks = []
+    partition, account, region = cdk.Aws.PARTITION, cdk.Aws.ACCOUNT_ID, cdk.Aws.REGION
+    autoscaling_role = f"arn:{partition}:iam::{account}:role/{SERVICE_LINKED_ROLE}"
+    for stack_index, endpoints in enumerate(layout(model_count)):
+        stack = cdk.Stack(app, f"Fleet{stack_index}")
+        stacks.append(stack)
+        for models in endpoints:
+            _l1_endpoint(stack, models, partition, account, region, autoscaling_role)
+    return stacks
+
+
+def _l1_endpoint(stack, models, partition, account, region, autoscaling_role) -> None:
+    from aws_cdk import aws_applicationautoscaling as appscaling
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    name = f"Endpoint{models[0] // MODELS_PER_ENDPOINT}"
+    role = iam.CfnRole(
+        stack,
+        f"{name}Role",
+        assume_role_policy_document=_document(
+            {
+                "Action": "sts:AssumeRole",
+                "Effect": "Allow",
+                "Principal": {"Service": "sagemaker.amazonaws.com"},
+            }
+        ),
+    )
+    role_arn = role.attr_arn
+    logs = [
+        f"arn:{partition}:logs:{region}:{account}:log-group:/aws/sagemaker/{kind}/*{stream}"
+        for kind in ("Endpoints", "InferenceComponents")
+        for stream in ("", ":log-stream:*")
+    ]
+    bucket = f"arn:{partition}:s3:::{BUCKET}"
+    policy = iam.CfnPolicy(
+        stack,
+        f"{name}Policy",
+        policy_name=f"{name}Policy",
+        roles=[role.ref],
+        policy_document=_document(
+            {"Action": "ecr:GetAuthorizationToken", "Effect": "Allow", "Resource": "*"},
+            {
+                "Action": "cloudwatch:PutMetricData",
+                "Condition": {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
+                "Effect": "Allow",
+                "Resource": "*",
+            },
+            {
+                "Action": [
+                    "logs:CreateLogGroup",
+                    "logs:CreateLogStream",
+                    "logs:DescribeLogStreams",
+                    "logs:PutLogEvents",
+                ],
+                "Effect": "Allow",
+                "Resource": logs,
+            },
+            {
+                "Action": [
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                ],
+                "Effect": "Allow",
+                "Resource": f"arn:{partition}:{REPOSITORY_ARN}",
+            },
+            {"Action": "kms:Decrypt", "Effect": "Allow", "Resource": ARTIFACT_KEY_ARN},
+            {
+                "Action": "s3:GetObject",
+                "Effect": "Allow",
+                "Resource": [f"{bucket}/{prefix(i)}*" for i in models],
+            },
+            {
+                "Action": "s3:ListBucket",
+                "Condition": {"StringLike": {"s3:prefix": [f"{prefix(i)}*" for i in models]}},
+                "Effect": "Allow",
+                "Resource": bucket,
+            },
+        ),
+    )
+    config = sagemaker.CfnEndpointConfig(
+        stack,
+        f"{name}Config",
+        execution_role_arn=role_arn,
+        production_variants=[
+            sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                variant_name="AllTraffic",
+                instance_type=INSTANCE_TYPE,
+                initial_instance_count=1,
+                managed_instance_scaling=sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
+                    status="ENABLED", min_instance_count=0, max_instance_count=4
+                ),
+                routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(
+                    routing_strategy="LEAST_OUTSTANDING_REQUESTS"
+                ),
+            )
+        ],
+    )
+    config.add_resource_dependency(policy)
+    endpoint = sagemaker.CfnEndpoint(
+        stack, name, endpoint_config_name=config.attr_endpoint_config_name
+    )
+    endpoint_name = endpoint.attr_endpoint_name
+    ic = sagemaker.CfnInferenceComponent
+    for index in models:
+        component_name = model_name(index)
+        model = sagemaker.CfnModel(
+            stack,
+            f"Model{index}",
+            execution_role_arn=role_arn,
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=IMAGE,
+                model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
+                    s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+                        s3_uri=f"s3://{BUCKET}/{prefix(index)}",
+                        s3_data_type="S3Prefix",
+                        compression_type="None",
+                    )
+                ),
+            ),
+        )
+        model.add_resource_dependency(policy)
+        component = ic(
+            stack,
+            f"Component{index}",
+            endpoint_name=endpoint_name,
+            variant_name="AllTraffic",
+            inference_component_name=component_name,
+            specification=ic.InferenceComponentSpecificationProperty(
+                model_name=model.attr_model_name,
+                compute_resource_requirements=(
+                    ic.InferenceComponentComputeResourceRequirementsProperty(
+                        number_of_accelerator_devices_required=1, min_memory_required_in_mb=8192
+                    )
+                ),
+            ),
+            runtime_config=ic.InferenceComponentRuntimeConfigProperty(copy_count=1),
+        )
+        target = appscaling.CfnScalableTarget(
+            stack,
+            f"Target{index}",
+            service_namespace="sagemaker",
+            resource_id=f"inference-component/{component_name}",
+            scalable_dimension="sagemaker:inference-component:DesiredCopyCount",
+            min_capacity=0,
+            max_capacity=2,
+            role_arn=autoscaling_role,
+        )
+        target.add_resource_dependency(component)
+        target_id = target.ref
+        appscaling.CfnScalingPolicy(
+            stack,
+            f"Tracking{index}",
+            policy_name="TargetTracking",
+            policy_type="TargetTrackingScaling",
+            scaling_target_id=target_id,
+            target_tracking_scaling_policy_configuration=appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
+                target_value=10,
+                predefined_metric_specification=appscaling.CfnScalingPolicy.PredefinedMetricSpecificationProperty(
+                    predefined_metric_type="SageMakerInferenceComponentInvocationsPerCopy"
+                ),
+                scale_in_cooldown=300,
+                scale_out_cooldown=60,
+            ),
+        )
+        step = appscaling.CfnScalingPolicy(
+            stack,
+            f"ScaleOutFromZero{index}",
+            policy_name="ScaleOutFromZero",
+            policy_type="StepScaling",
+            scaling_target_id=target_id,
+            step_scaling_policy_configuration=appscaling.CfnScalingPolicy.StepScalingPolicyConfigurationProperty(
+                adjustment_type="ChangeInCapacity",
+                cooldown=60,
+                metric_aggregation_type="Maximum",
+                step_adjustments=[
+                    appscaling.CfnScalingPolicy.StepAdjustmentProperty(
+                        metric_interval_lower_bound=0, scaling_adjustment=1
+                    )
+                ],
+            ),
+        )
+        cloudwatch.CfnAlarm(
+            stack,
+            f"NoCapacityAlarm{index}",
+            alarm_description=(
+                f"Requests to inference component {component_name} found no copy: scale "
+                "out from zero."
+            ),
+            namespace="AWS/SageMaker",
+            metric_name="NoCapacityInvocationFailures",
+            dimensions=[
+                cloudwatch.CfnAlarm.DimensionProperty(
+                    name="InferenceComponentName", value=component_name
+                )
+            ],
+            statistic="Maximum",
+            period=60,
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator="GreaterThanOrEqualToThreshold",
+            treat_missing_data="notBreaching",
+            alarm_actions=[step.ref],
+        )
+
+
+def _document(*statements: dict) -> dict:
+    return {"Statement": list(statements), "Version": "2012-10-17"}
+
+
+# -- one measurement (child process) ----------------------------------------------------------
+
+
+def measure(side: str, model_count: int, with_nag: bool) -> dict:
+    """Build and synthesize one fleet in this process; count jsii round trips."""
+    from jsii._kernel.providers import process
+
+    round_trips = [0]
+    send = process._NodeProcess.send
+
+    def counting_send(self, request, response_type):
+        round_trips[0] += 1
+        return send(self, request, response_type)
+
+    process._NodeProcess.send = counting_send  # type: ignore[method-assign]
+
+    importing = time.perf_counter()
+    for module in MODULES[side]:
+        importlib.import_module(module)
+    imported = time.perf_counter()
+
+    import aws_cdk as cdk
+
+    from fm_platform.compliance import apply_compliance_packs
+
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    build = public_fleet if side == "public" else l1_fleet
     with tempfile.TemporaryDirectory() as outdir:
-        app = cdk.App(context=CONTEXT, outdir=outdir)
         started = time.perf_counter()
-        stacks = [
-            InferenceStack(app, f"Catalog{index}", config=config)
-            for index, config in enumerate(catalog(model_count))
-        ]
+        before = round_trips[0]
+        app = cdk.App(context=context, outdir=outdir)
+        stacks = build(app, model_count)
         built = time.perf_counter()
+        build_trips = round_trips[0] - before
         if with_nag:
             apply_compliance_packs(app)
         assembly = app.synth()
         synthesized = time.perf_counter()
+        synth_trips = round_trips[0] - before - build_trips
         templates = [assembly.get_stack_by_name(s.stack_name).template for s in stacks]
-        return {
-            "stacks": len(stacks),
-            "build_s": built - started,
-            "synth_s": synthesized - built,
-            "max_resources": max(len(t["Resources"]) for t in templates),
-            "max_template_kib": max(len(json.dumps(t)) for t in templates) / 1024,
-        }
+    return {
+        "side": side,
+        "models": model_count,
+        "nag": with_nag,
+        "stacks": len(stacks),
+        "import_s": imported - importing,
+        "build_s": built - started,
+        "synth_s": synthesized - built,
+        "total_s": synthesized - started,
+        "build_trips": build_trips,
+        "synth_trips": synth_trips,
+        "resources": sum(len(t["Resources"]) for t in templates),
+        "template_bytes": sum(len(json.dumps(t, separators=(",", ":"))) for t in templates),
+    }
+
+
+# -- the run (parent process) -----------------------------------------------------------------
+
+
+def run_child(side: str, model_count: int, with_nag: bool) -> dict:
+    """Measure in a fresh process, with the virtualenv's Node first on PATH."""
+    env = dict(os.environ, **CHILD_ENVIRONMENT)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    command = [sys.executable, __file__, "--child", side, str(model_count)]
+    if with_nag:
+        command.append("--nag")
+    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+#: Extra environment of the measured processes (see ``--without-builtin-validation``).
+CHILD_ENVIRONMENT: dict[str, str] = {}
+
+
+def _stats(values: list[float]) -> tuple[float, float]:
+    return min(values), statistics.median(values)
 
 
 def main(argv: list[str]) -> int:
-    sizes = [int(arg) for arg in argv] or list(DEFAULT_SIZES)
-    measure(MODELS_PER_ENDPOINT, with_nag=True)  # warm up the jsii runtime; not reported
-    header = (
-        f"{'models':>6} {'stacks':>6} {'build s':>8} {'synth s':>8} {'synth+nag s':>11} "
-        f"{'ms/model':>8} {'max res':>7} {'max KiB':>7}"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=list(DEFAULT_SIZES))
+    parser.add_argument("--repeats", type=int, default=3, help="runs per side and size")
+    parser.add_argument("--no-nag", action="store_true", help="skip the cdk-nag column")
+    parser.add_argument(
+        "--without-builtin-validation",
+        action="store_true",
+        help="CDK_VALIDATION=false: no aws-cdk-lib template validation in synth (an app "
+        "with the cdk-nag packs registered does not run it either)",
     )
-    print(header)
-    for size in sizes:
-        plain = measure(size, with_nag=False)
-        nagged = measure(size, with_nag=True)
-        total = plain["build_s"] + plain["synth_s"]
+    parser.add_argument("--child", nargs=2, metavar=("SIDE", "MODELS"), help=argparse.SUPPRESS)
+    parser.add_argument("--nag", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        side, models = args.child
+        print(json.dumps(measure(side, int(models), args.nag)))
+        return 0
+    if args.without_builtin_validation:
+        CHILD_ENVIRONMENT["CDK_VALIDATION"] = "false"
+
+    header = (
+        f"{'models':>6} {'public_s min/med':>16} {'l1_s min/med':>14} {'ratio pair/min':>14} "
+        f"{'rt/model pub/l1':>15} {'KiB/model pub/l1':>16} {'import_s pub/l1':>15} "
+        f"{'nag_s':>6}"
+    )
+    print(header, flush=True)
+    for size in args.sizes:
+        runs: dict[str, list[dict]] = {side: [] for side in SIDES}
+        for repeat in range(args.repeats):
+            order = SIDES if repeat % 2 == 0 else tuple(reversed(SIDES))
+            for side in order:
+                result = run_child(side, size, with_nag=False)
+                runs[side].append(result)
+                print(
+                    f"  {size} {side} #{repeat + 1}: {result['total_s']:.1f} s "
+                    f"(build {result['build_s']:.1f}, synth {result['synth_s']:.1f})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        nag = "-" if args.no_nag else f"{run_child('public', size, with_nag=True)['total_s']:.1f}"
+        total = {side: _stats([r["total_s"] for r in runs[side]]) for side in SIDES}
+        imports = {side: statistics.median(r["import_s"] for r in runs[side]) for side in SIDES}
+        trips = {
+            side: (runs[side][0]["build_trips"] + runs[side][0]["synth_trips"]) / size
+            for side in SIDES
+        }
+        kib = {side: runs[side][0]["template_bytes"] / 1024 / size for side in SIDES}
+        (public_min, public_med), (l1_min, l1_med) = total["public"], total["l1"]
+        # Runs of one repetition are back to back, under about the same machine load.
+        paired = statistics.median(
+            p["total_s"] / q["total_s"] for p, q in zip(runs["public"], runs["l1"], strict=True)
+        )
         print(
-            f"{size:>6} {plain['stacks']:>6} {plain['build_s']:>8.2f} {plain['synth_s']:>8.2f} "
-            f"{nagged['synth_s']:>11.2f} {1000 * total / size:>8.1f} "
-            f"{plain['max_resources']:>7} {plain['max_template_kib']:>7.0f}"
+            f"{size:>6} {public_min:>7.1f}/{public_med:<8.1f} {l1_min:>6.1f}/{l1_med:<7.1f} "
+            f"{paired:>6.2f}/{public_min / l1_min:<6.2f} "
+            f"{trips['public']:>7.1f}/{trips['l1']:<7.1f} {kib['public']:>8.2f}/{kib['l1']:<7.2f} "
+            f"{imports['public']:>7.1f}/{imports['l1']:<7.1f} {nag:>6}",
+            flush=True,
         )
     print(
-        f"({MODELS_PER_ENDPOINT} models per ml.g5.12xlarge endpoint, at most "
-        f"{MODELS_PER_STACK} per stack; CloudFormation allows {500} resources and 1 MiB "
-        f"per template; ms/model = build + synth without nag)"
+        "(seconds: build + synth in a cold process, imports apart; ratio = public / L1: the "
+        "median of the ratios of the back-to-back runs of each repetition, and of the "
+        f"minimums; {MODELS_PER_ENDPOINT} models per {INSTANCE_TYPE} "
+        f"endpoint, {MODELS_PER_STACK} per stack; {args.repeats} runs per side, alternating; "
+        "nag_s: the public fleet with the three cdk-nag packs, one cold run)"
     )
     return 0
 

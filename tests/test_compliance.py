@@ -11,6 +11,7 @@ from fm_platform.compliance import (
     acknowledge,
     acknowledge_wildcard_resource,
     nag_rendered,
+    nag_rendered_all,
     suppress_scanner_findings,
 )
 from tests.support import nag_findings, new_app
@@ -33,6 +34,13 @@ def test_nag_rendered_prints_values_as_cdk_nag_does(stack):
         "arn:<AWS::Partition>:s3:::x/*"
     )
     assert nag_rendered(stack, "*") == "*"
+    assert nag_rendered(stack, "arn:aws:s3:::${x}/*") == "arn:aws:s3:::<x>/*"
+
+
+def test_nag_rendered_all_renders_each_value(stack):
+    bucket = s3.Bucket(stack, "Models")
+    values = ["*", bucket.arn_for_objects("a/*"), "arn:aws:s3:::b/*", cdk.Aws.ACCOUNT_ID]
+    assert nag_rendered_all(stack, values) == [nag_rendered(stack, v) for v in values]
 
 
 def test_acknowledge_rejects_a_rule_of_a_pack_the_project_does_not_run(stack):

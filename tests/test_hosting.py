@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
@@ -11,6 +13,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk.assertions import Annotations, Match, Template
 
 from fm_platform.constructs.inference.execution_role import (
+    STATEMENT_BUDGET,
     HostingRole,
     HostingRoleProps,
     execution_role_for,
@@ -362,6 +365,77 @@ def test_key_token_url_gets_no_grant_but_a_warning(token_grants):
     annotations.has_warning("/Tokens/KeyToken", Match.string_like_regexp("no read grant"))
 
 
+def _statements_of(stack: cdk.Stack, role: iam.Role) -> list[dict]:
+    """The statements of ``role``'s policy and of the managed policies CDK moves its
+    overflow into."""
+    template = Template.from_stack(stack)
+    role_ref = [{"Ref": stack.get_logical_id(role.node.default_child)}]
+    return [
+        statement
+        for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+        for policy in template.find_resources(kind).values()
+        if policy["Properties"]["Roles"] == role_ref
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_grants_share_statements_and_each_is_added_once():
+    # A bare app: no policy minimisation merges the statements afterwards.
+    stack = cdk.Stack(cdk.App(), "Shared")
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    key = kms.Key(stack, "ArtifactKey")
+    urls = [
+        "s3://models/a/",
+        "s3://models/b/",
+        "s3://models/t5/model.tar.gz",
+        "s3://other/c/",
+    ]
+    for _ in range(2):  # every model's grants twice: nothing is added the second time
+        for url in urls:
+            grant_model_artifacts(role, url, key)
+            grant_image_pull(role, IMAGE)
+    statements = {}
+    for statement in _statements_of(stack, role):
+        statements.setdefault(json.dumps(statement["Action"]), []).append(statement)
+    pull_actions = [
+        "ecr:BatchCheckLayerAvailability",
+        "ecr:BatchGetImage",
+        "ecr:GetDownloadUrlForLayer",
+    ]
+    [pull] = statements[json.dumps(pull_actions)]
+    assert pull["Resource"] == _arn(
+        ":ecr:us-west-2:763104351884:repository/huggingface-pytorch-tgi-inference"
+    )
+    assert len(statements['"kms:Decrypt"']) == 1
+    [read] = statements['"s3:GetObject"']
+    assert read["Resource"] == [
+        _arn(":s3:::models/a/*"),
+        _arn(":s3:::models/b/*"),
+        _arn(":s3:::models/t5/model.tar.gz"),
+        _arn(":s3:::other/c/*"),
+    ]
+    assert [(s["Resource"], s["Condition"]) for s in statements['"s3:ListBucket"']] == [
+        (_arn(":s3:::models"), {"StringLike": {"s3:prefix": ["a/*", "b/*"]}}),
+        (_arn(":s3:::other"), {"StringLike": {"s3:prefix": "c/*"}}),
+    ]
+
+
+def test_a_full_statement_is_continued_in_a_new_one():
+    stack = cdk.Stack(cdk.App(), "Budget")
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    prefixes = [f"models/{'m' * 60}-{index:03d}/" for index in range(60)]
+    for prefix in prefixes:
+        grant_model_artifacts(role, f"s3://models/{prefix}", None)
+    statements = _statements_of(stack, role)
+    reads = [s for s in statements if s["Action"] == "s3:GetObject"]
+    listings = [s for s in statements if s["Action"] == "s3:ListBucket"]
+    assert len(reads) > 1 and len(listings) > 1
+    for statement in reads + listings:
+        assert len(json.dumps(statement)) < 3 * STATEMENT_BUDGET
+    text = json.dumps(reads + listings)
+    assert all(text.count(f"{prefix}*") == 2 for prefix in prefixes)  # read and listed once
+
+
 def test_hosting_execution_role_returns_the_role():
     stack = cdk.Stack(new_app(), "Fn")
     role = hosting_execution_role(stack, "Hosting", images=[IMAGE])
@@ -414,6 +488,7 @@ def test_role_and_keyless_nvme_config_are_nag_clean():
             model_data_urls=[
                 "s3://models/llama/",
                 f"s3://{models.bucket.bucket_name}/models/mistral/",
+                f"s3://{models.bucket.bucket_name}/models/qwen/",
             ],
             in_vpc=True,
         ),

@@ -8,6 +8,7 @@ import json
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
@@ -273,6 +274,41 @@ def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
     }
     target_props = template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")[target]
     assert target_props["Properties"]["MinCapacity"] == 0
+
+
+def test_scaling_resources_keep_their_logical_ids(synthesized):
+    # The IDs aws-cdk-lib's ScalableTarget, TargetTrackingScalingPolicy, StepScalingAction
+    # and Alarm gave these resources before they became L1 resources: a scalable target
+    # under a new logical ID would be deregistered when the old one is deleted.
+    scaling = synthesized["idle"].scaling
+    stack = synthesized["stack"]
+    assert {
+        name: stack.get_logical_id(getattr(scaling, name))
+        for name in ("target", "tracking_policy", "scale_out_from_zero", "no_capacity_alarm")
+    } == {
+        "target": "IdleScalingTarget315D7DF9",
+        "tracking_policy": "IdleScalingTargetTrackingFC3F1541",
+        "scale_out_from_zero": "IdleScalingScaleOutFromZero6D4A4DF4",
+        "no_capacity_alarm": "IdleScalingNoCapacityAlarm6271050E",
+    }
+
+
+def test_scaling_attributes_are_typed_l1_resources_with_short_policy_names(synthesized):
+    idle, busy = synthesized["idle"].scaling, synthesized["busy"].scaling
+    assert isinstance(idle.target, appscaling.CfnScalableTarget)
+    assert isinstance(idle.no_capacity_alarm, cloudwatch.CfnAlarm)
+    assert (idle.tracking_policy.policy_name, idle.scale_out_from_zero.policy_name) == (
+        "TargetTracking",
+        "ScaleOutFromZero",
+    )
+    assert (busy.scale_out_from_zero, busy.no_capacity_alarm) == (None, None)
+    [role_arn] = {
+        json.dumps(target["Properties"]["RoleARN"])
+        for target in synthesized["serving"]
+        .find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+        .values()
+    }
+    assert "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint" in role_arn
 
 
 def test_scale_to_zero_warns_when_the_endpoint_keeps_instances(synthesized):

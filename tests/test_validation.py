@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import aws_cdk as cdk
+import jsii
 import pytest
 
+from fm_platform import validation
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.specs.sagemaker_model import enum_values, shape_rule
-from fm_platform.validation import Problems, ValidationError, did_you_mean
+from fm_platform.validation import Problems, ValidationError, did_you_mean, is_unresolved
 
 
 def test_problems_are_raised_together_naming_field_value_and_what_is_allowed():
@@ -105,3 +107,33 @@ def test_long_enums_get_the_closest_values_not_the_whole_list():
     )
     assert choice == "colour='bleu': not one of the 21 allowed values; did you mean blue?"
     assert did_you_mean("zzzz", ["alpha", "beta"]) == ""
+
+
+def test_is_unresolved_answers_plain_values_without_asking_the_cdk_runtime(monkeypatch):
+    asked = []
+
+    class CountingToken:
+        @staticmethod
+        def is_unresolved(value):
+            asked.append(value)
+            return cdk.Token.is_unresolved(value)
+
+    monkeypatch.setattr(validation, "Token", CountingToken)
+    validation._string_is_unresolved.cache_clear()
+    plain = (None, True, False, 0, 7, 2.5, -1e300, "", "ml.g5.xlarge", "${Token}")
+    assert [is_unresolved(value) for value in plain] == [False] * len(plain)
+    assert asked == []
+    region = cdk.Aws.REGION
+    assert is_unresolved(region) and is_unresolved(region)
+    assert asked == [region]  # a string is asked about once
+    assert not is_unresolved("Token[not a token]")
+    assert is_unresolved(cdk.Token.as_number(cdk.Fn.ref("Count")))
+    assert is_unresolved(cdk.Fn.get_azs())
+    assert is_unresolved(cdk.Lazy.any(_Produce()))
+    assert not is_unresolved(["a", "b"])
+
+
+@jsii.implements(cdk.IAnyProducer)
+class _Produce:
+    def produce(self, context):
+        return 1

@@ -16,12 +16,14 @@ import weakref
 from aws_cdk import Stack
 from constructs import Construct
 
+from fm_platform.constructs.scopes import stack_of
 from fm_platform.specs.sagemaker_model import shape_rule
 from fm_platform.validation import is_unresolved
 
 _HASH_LENGTH = 8
 _NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9-]")
 _NAMES_IN_STACK: weakref.WeakKeyDictionary[Stack, set[str]] = weakref.WeakKeyDictionary()
+_PREFIXES: weakref.WeakKeyDictionary[Stack, str] = weakref.WeakKeyDictionary()
 
 
 def component_name_for(stack_name: str, model_name: str) -> str:
@@ -48,16 +50,22 @@ def default_component_name(scope: Construct, model_name: str) -> str:
     :func:`component_name_for`). A nested stack's name is only known at deploy time, so
     there the nearest enclosing stack with a known name stands in, followed by the
     construct IDs of the nested stacks in between (letters, digits and hyphens kept)."""
-    stack = Stack.of(scope)
-    nested_ids: list[str] = []
-    while is_unresolved(stack.stack_name) and stack.nested_stack_parent is not None:
-        nested_ids.insert(0, _NOT_IN_NAMES.sub("", stack.node.id))
-        stack = stack.nested_stack_parent
-    prefix = "-".join([stack.stack_name, *(i for i in nested_ids if i)])
-    return component_name_for(prefix, model_name)
+    return component_name_for(_stack_prefix(stack_of(scope)), model_name)
+
+
+def _stack_prefix(stack: Stack) -> str:
+    """The name prefix of components in ``stack``, worked out once per stack."""
+    prefix = _PREFIXES.get(stack)
+    if prefix is None:
+        named, nested_ids = stack, list[str]()
+        while is_unresolved(named.stack_name) and named.nested_stack_parent is not None:
+            nested_ids.insert(0, _NOT_IN_NAMES.sub("", named.node.id))
+            named = named.nested_stack_parent
+        prefix = _PREFIXES[stack] = "-".join([named.stack_name, *(i for i in nested_ids if i)])
+    return prefix
 
 
 def component_names_in_stack(scope: Construct) -> set[str]:
     """The component names already used in ``scope``'s stack (a stack deploys into one
     account and region, where names must be unique); add a name once it is taken."""
-    return _NAMES_IN_STACK.setdefault(Stack.of(scope), set())
+    return _NAMES_IN_STACK.setdefault(stack_of(scope), set())

@@ -8,27 +8,30 @@ copy, driven by an alarm on ``NoCapacityInvocationFailures`` (requests that foun
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Literal
 
-from aws_cdk import Duration
+from aws_cdk import CfnResource, Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
-from constructs import Construct, IDependable
+from constructs import Construct
 
-from fm_platform.constructs.inference.instance_scaling import autoscaling_service_linked_role
+from fm_platform.constructs.inference.instance_scaling import autoscaling_service_linked_role_arn
+from fm_platform.constructs.scopes import inherit_stack
 from fm_platform.validation import Problems
 
 ScalingMetric = Literal["invocations_per_copy", "concurrent_requests_per_copy"]
 
-_METRICS = appscaling.PredefinedMetric
+# The PredefinedMetricType values (CloudFormation's ScalingPolicy schema, checked by
+# cfn-lint) of Application Auto Scaling's per-copy metrics of inference components.
 _PREDEFINED = {
-    "invocations_per_copy": _METRICS.SAGEMAKER_INFERENCE_COMPONENT_INVOCATIONS_PER_COPY,
+    "invocations_per_copy": "SageMakerInferenceComponentInvocationsPerCopy",
     "concurrent_requests_per_copy": (
-        _METRICS.SAGEMAKER_INFERENCE_COMPONENT_CONCURRENT_REQUESTS_PER_COPY_HIGH_RESOLUTION
+        "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"
     ),
 }
+_POLICY = appscaling.CfnScalingPolicy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,13 +76,16 @@ class ComponentScaling:
 
 
 class ComponentAutoScaling(Construct):
-    """Application Auto Scaling for one inference component.
+    """Application Auto Scaling for one inference component, as CloudFormation resources.
 
-    Resources (stable construct IDs): ``Target`` (scalable target on
-    ``inference-component/<name>``, depending on ``component``), ``Target/Tracking``, and
-    for scale to zero ``ScaleOutFromZero`` (step policy, +1 copy) with
-    ``NoCapacityAlarm``. Attributes: ``target``, ``tracking_policy``,
-    ``scale_out_from_zero`` and ``no_capacity_alarm`` (None unless scaling to zero).
+    Resources (stable construct IDs, the same logical IDs as aws-cdk-lib's scaling
+    constructs give): ``Target/Resource`` (scalable target on ``inference-component/<name>``
+    through Application Auto Scaling's SageMaker service-linked role, depending on
+    ``component``), ``Target/Tracking/Resource`` (target-tracking policy ``TargetTracking``),
+    and for scale to zero ``ScaleOutFromZero/Resource`` (step policy ``ScaleOutFromZero``,
+    +1 copy) with ``NoCapacityAlarm/Resource``. Attributes: ``target``, ``tracking_policy``,
+    ``scale_out_from_zero`` and ``no_capacity_alarm`` (the last two None unless scaling to
+    zero).
     """
 
     def __init__(
@@ -88,63 +94,101 @@ class ComponentAutoScaling(Construct):
         construct_id: str,
         *,
         component_name: str,
-        component: IDependable,
+        component: CfnResource,
         scaling: ComponentScaling,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.target = appscaling.ScalableTarget(
-            self,
-            "Target",
-            service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
+        inherit_stack(self, scope)
+        # Plain constructs holding "Resource" children keep the logical IDs of the
+        # aws-cdk-lib L2s used before (a renamed scalable target would be deregistered).
+        target_scope = Construct(self, "Target")
+        self.target = appscaling.CfnScalableTarget(
+            target_scope,
+            "Resource",
+            service_namespace="sagemaker",
             resource_id=f"inference-component/{component_name}",
             scalable_dimension="sagemaker:inference-component:DesiredCopyCount",
             min_capacity=scaling.min_copies,
             max_capacity=scaling.max_copies,
             # The service-linked role: no role per model is needed.
-            role=autoscaling_service_linked_role(self, "ServiceLinkedRole"),
+            role_arn=autoscaling_service_linked_role_arn(self),
         )
-        self.target.node.add_dependency(component)
-        self.tracking_policy = self.target.scale_to_track_metric(
-            "Tracking",
-            target_value=scaling.target_value,
-            predefined_metric=_PREDEFINED[scaling.metric],
-            scale_in_cooldown=scaling.scale_in_cooldown,
-            scale_out_cooldown=scaling.scale_out_cooldown,
+        # The resource ID names the component literally: register it once it exists.
+        self.target.add_resource_dependency(component)
+        target_id = self.target.ref
+        self.tracking_policy = appscaling.CfnScalingPolicy(
+            Construct(target_scope, "Tracking"),
+            "Resource",
+            policy_name="TargetTracking",
+            policy_type="TargetTrackingScaling",
+            scaling_target_id=target_id,
+            target_tracking_scaling_policy_configuration=(
+                _POLICY.TargetTrackingScalingPolicyConfigurationProperty(
+                    target_value=scaling.target_value,
+                    predefined_metric_specification=_POLICY.PredefinedMetricSpecificationProperty(
+                        predefined_metric_type=_PREDEFINED[scaling.metric]
+                    ),
+                    scale_in_cooldown=_seconds(scaling.scale_in_cooldown),
+                    scale_out_cooldown=_seconds(scaling.scale_out_cooldown),
+                )
+            ),
         )
-        self.scale_out_from_zero: appscaling.StepScalingAction | None = None
-        self.no_capacity_alarm: cloudwatch.Alarm | None = None
+        self.scale_out_from_zero: appscaling.CfnScalingPolicy | None = None
+        self.no_capacity_alarm: cloudwatch.CfnAlarm | None = None
         if scaling.scales_to_zero:
-            self._add_scale_out_from_zero(component_name, scaling)
+            self._add_scale_out_from_zero(component_name, scaling, target_id)
 
-    def _add_scale_out_from_zero(self, component_name: str, scaling: ComponentScaling) -> None:
-        self.scale_out_from_zero = appscaling.StepScalingAction(
-            self,
-            "ScaleOutFromZero",
-            scaling_target=self.target,
-            adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-            metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
-            cooldown=scaling.scale_out_cooldown,
+    def _add_scale_out_from_zero(
+        self, component_name: str, scaling: ComponentScaling, target_id: str
+    ) -> None:
+        self.scale_out_from_zero = appscaling.CfnScalingPolicy(
+            Construct(self, "ScaleOutFromZero"),
+            "Resource",
+            policy_name="ScaleOutFromZero",
+            policy_type="StepScaling",
+            scaling_target_id=target_id,
+            step_scaling_policy_configuration=_POLICY.StepScalingPolicyConfigurationProperty(
+                adjustment_type="ChangeInCapacity",
+                cooldown=_seconds(scaling.scale_out_cooldown),
+                metric_aggregation_type="Maximum",
+                step_adjustments=[
+                    _POLICY.StepAdjustmentProperty(
+                        metric_interval_lower_bound=0, scaling_adjustment=1
+                    )
+                ],
+            ),
         )
-        self.scale_out_from_zero.add_adjustment(adjustment=1, lower_bound=0)
-        self.no_capacity_alarm = cloudwatch.Alarm(
-            self,
-            "NoCapacityAlarm",
+        self.no_capacity_alarm = cloudwatch.CfnAlarm(
+            Construct(self, "NoCapacityAlarm"),
+            "Resource",
             alarm_description=(
                 f"Requests to inference component {component_name} found no copy: scale "
                 "out from zero."
             ),
-            metric=cloudwatch.Metric(
-                namespace="AWS/SageMaker",
-                metric_name="NoCapacityInvocationFailures",
-                dimensions_map={"InferenceComponentName": component_name},
-                statistic=cloudwatch.Stats.MAXIMUM,
-                period=Duration.minutes(1),
-            ),
+            namespace="AWS/SageMaker",
+            metric_name="NoCapacityInvocationFailures",
+            dimensions=[
+                cloudwatch.CfnAlarm.DimensionProperty(
+                    name="InferenceComponentName", value=component_name
+                )
+            ],
+            statistic="Maximum",
+            period=60,
             threshold=1,
             evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            comparison_operator="GreaterThanOrEqualToThreshold",
+            treat_missing_data="notBreaching",
+            alarm_actions=[self.scale_out_from_zero.ref],
         )
-        self.no_capacity_alarm.add_alarm_action(
-            cloudwatch_actions.ApplicationScalingAction(self.scale_out_from_zero)
-        )
+
+
+def _seconds(duration: Duration) -> int | float:
+    """``duration`` in seconds, computed once per Duration (most components share the
+    defaults)."""
+    seconds = _SECONDS.get(duration)
+    if seconds is None:
+        seconds = _SECONDS[duration] = duration.to_seconds()
+    return seconds
+
+
+_SECONDS: weakref.WeakKeyDictionary[Duration, int | float] = weakref.WeakKeyDictionary()

@@ -24,7 +24,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.inference.execution_role import execution_role_for, role_policies
+from fm_platform.constructs.inference.execution_role import (
+    depend_on_role_policies,
+    execution_role_for,
+    role_arn,
+)
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.images import warn_if_image_from_another_region
 from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
@@ -170,16 +174,15 @@ def create_model(
     model = sagemaker.CfnModel(
         scope,
         construct_id,
-        execution_role_arn=role.role_arn,
+        execution_role_arn=role_arn(role),
         primary_container=container,
         enable_network_isolation=network_isolation or None,
         vpc_config=vpc_config.model_property() if vpc_config else None,
         tags=list(tags) or None,
     )
-    for policy in role_policies(role):
-        model.node.add_dependency(policy)
+    depend_on_role_policies(model, role)
     if container.image is not None:
-        warn_if_image_from_another_region(model, container.image)
+        warn_if_image_from_another_region(scope, container.image)
     return model
 
 

@@ -4,16 +4,23 @@ grants each model adds to it (image pull, artifact read, VPC access)."""
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Annotations, ArnFormat, Stack, Token
+from aws_cdk import Annotations, ArnFormat, CfnResource, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
+from fm_platform.compliance import (
+    acknowledge,
+    acknowledge_wildcard_resource,
+    acknowledgments,
+    nag_rendered,
+)
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.validation import is_unresolved
 
 # <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
 # be a token (e.g. Stack.region), whose text holds dots.
@@ -176,39 +183,14 @@ class HostingRole(Construct):
 
 
 def grant_image_pull(role: iam.IRole, image: str) -> None:
-    """Add ECR layer download for ``image`` to ``role`` (any role, imported ones too).
+    """Add ECR layer download for ``image`` to ``role`` (any role, imported ones too); a
+    repository already granted to ``role`` is not granted again.
 
     Scoped to the image's repository when the URI names its account and repository
     literally (the region may be a token); otherwise to every repository of this account
     and region, with the wildcard acknowledged.
     """
-    stack = Stack.of(role)
-    repository = _image_repository_arn(stack, image)
-    if repository is None:
-        repository = stack.format_arn(service="ecr", resource="repository", resource_name="*")
-        acknowledge_wildcard_resource(
-            role,
-            f"the image URI {image!r} names its account or repository only at deploy time "
-            "(e.g. a CDK image asset), so its repository cannot be named: pulls are limited "
-            "to this account's and region's repositories.",
-            repository,
-        )
-    role.add_to_principal_policy(
-        iam.PolicyStatement(actions=list(_PULL_ACTIONS), resources=[repository])
-    )
-
-
-def _image_repository_arn(stack: Stack, image: str) -> str | None:
-    """The ARN of the ECR repository of ``image``, or None when the URI is not an ECR image
-    URI with a literal account and repository (a token region stays a token in the ARN)."""
-    match = _ECR_IMAGE.match(image)
-    if match is None or Token.is_unresolved(match["repository"]):
-        return None
-    region = match["region"]
-    if not (Token.is_unresolved(region) or _REGION.match(region)):
-        return None
-    partition = "aws-cn" if match["cn"] else stack.partition
-    return f"arn:{partition}:ecr:{region}:{match['account']}:repository/{match['repository']}"
+    _grants_of(role).pull(image)
 
 
 def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | None) -> None:
@@ -217,51 +199,226 @@ def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | 
 
     The bucket may be a token (e.g. a bucket created in the same stack); when the URL is not
     an ``s3://`` URI with a literal key, no read is granted and a warning asks for an
-    explicit grant (e.g. ``bucket.grant_read(role)``) instead.
+    explicit grant (e.g. ``bucket.grant_read(role)``) instead. Every object and prefix a
+    role reads sits in one ``s3:GetObject`` statement, and every prefix of a bucket in one
+    ``s3:ListBucket`` statement (a new one once a statement holds
+    :data:`STATEMENT_BUDGET` characters of ARNs or prefixes).
     """
+    grants = _grants_of(role)
     if key is not None:
-        key.grant_decrypt(role)
+        grants.decrypt(key)
     match = _S3_URL.match(model_data_url)
-    if match is None or Token.is_unresolved(match["key"]):
+    if match is None or is_unresolved(match["key"]):
         Annotations.of(role).add_warning_v2(
             "fm_platform:artifactGrantSkipped",
             f"model artifacts {model_data_url!r} are not an s3:// URI with a literal key, so "
             "no read grant was added; grant read on them to the execution role yourself.",
         )
         return
-    bucket_arn = f"arn:{Stack.of(role).partition}:s3:::{match['bucket']}"
-    key_path = match["key"]
+    bucket, key_path = match["bucket"], match["key"]
     if not key_path.endswith("/"):
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["s3:GetObject"], resources=[f"{bucket_arn}/{key_path}"])
-        )
+        grants.read(bucket, key_path)
         return
-    objects = f"{bucket_arn}/{key_path}*"
-    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects]))
-    role.add_to_principal_policy(
-        iam.PolicyStatement(
-            actions=["s3:ListBucket"],
-            resources=[bucket_arn],
-            conditions={"StringLike": {"s3:prefix": f"{key_path}*"}},
+    grants.read(bucket, f"{key_path}*")
+    if grants.list_prefix(bucket, f"{key_path}*"):
+        grants.acknowledge_wildcard(
+            f"uncompressed model artifacts are every object under the prefix "
+            f"{model_data_url}; read is limited to that prefix.",
+            bucket,
+            f"{key_path}*",
         )
-    )
-    acknowledge_wildcard_resource(
-        role,
-        f"uncompressed model artifacts are every object under the prefix {model_data_url}; "
-        "read is limited to that prefix.",
-        objects,
-    )
+
+
+#: Characters of resource ARNs (or ``s3:prefix`` values) after which a grant starts a new
+#: statement: CDK's policy minimisation merges statements only up to about 2000 characters,
+#: so that an oversized policy can still be split into managed policies.
+STATEMENT_BUDGET = 1500
+
+
+class _Statement:
+    """A policy statement of a role that later grants extend instead of adding their own;
+    ``values`` are its resources or condition values, ``size`` their characters."""
+
+    def __init__(self, statement: iam.PolicyStatement, value: str) -> None:
+        self.statement = statement
+        self.values = [value]
+        self.size = len(value)
+
+    def has_room_for(self, value: str) -> bool:
+        return self.size + len(value) <= STATEMENT_BUDGET
+
+    def add(self, value: str) -> None:
+        self.values.append(value)
+        self.size += len(value)
+
+
+class _RoleGrants:
+    """What this module has granted one role: each image, key, object and prefix once,
+    objects and prefixes collected in shared statements, so that a grant costs one call
+    into the CDK runtime instead of a statement of its own."""
+
+    def __init__(self, role: iam.IRole) -> None:
+        self.role = role
+        self.stack = Stack.of(role)
+        self.partition = self.stack.partition
+        self.granted: set[tuple[str, str]] = set()
+        self.keys: list[kms.IKey] = []
+        self.bucket_arns: dict[str, str] = {}
+        self.rendered_bucket_arns: dict[str, str] = {}
+        self.statements: dict[tuple[str, str], _Statement] = {}
+        self.validations: Validations | None = None
+
+    def _first_time(self, kind: str, value: str) -> bool:
+        if (kind, value) in self.granted:
+            return False
+        self.granted.add((kind, value))
+        return True
+
+    def pull(self, image: str) -> None:
+        if not self._first_time("image", image):
+            return
+        repository = _image_repository_arn(self.partition, image)
+        if repository is None:
+            repository = self.stack.format_arn(
+                service="ecr", resource="repository", resource_name="*"
+            )
+            acknowledge_wildcard_resource(
+                self.role,
+                f"the image URI {image!r} names its account or repository only at deploy "
+                "time (e.g. a CDK image asset), so its repository cannot be named: pulls are "
+                "limited to this account's and region's repositories.",
+                repository,
+            )
+        if self._first_time("repository", repository):
+            self._add_resource("pull", _PULL_ACTIONS, repository)
+
+    def decrypt(self, key: kms.IKey) -> None:
+        if any(known is key for known in self.keys):
+            return
+        self.keys.append(key)
+        key.grant_decrypt(self.role)
+
+    def bucket_arn(self, bucket: str) -> str:
+        arn = self.bucket_arns.get(bucket)
+        if arn is None:
+            arn = self.bucket_arns[bucket] = f"arn:{self.partition}:s3:::{bucket}"
+        return arn
+
+    def read(self, bucket: str, key_pattern: str) -> None:
+        arn = f"{self.bucket_arn(bucket)}/{key_pattern}"
+        if self._first_time("object", arn):
+            self._add_resource("read", ("s3:GetObject",), arn)
+
+    def list_prefix(self, bucket: str, prefix: str) -> bool:
+        """Let the role list ``prefix`` in ``bucket``; False when it already could."""
+        if not self._first_time(f"prefix of {bucket}", prefix):
+            return False
+        current = self.statements.get(("list", bucket))
+        if current is not None and current.has_room_for(prefix):
+            current.add(prefix)
+            current.statement.add_condition("StringLike", {"s3:prefix": list(current.values)})
+            return True
+        statement = iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[self.bucket_arn(bucket)],
+            conditions={"StringLike": {"s3:prefix": prefix}},
+        )
+        self.role.add_to_principal_policy(statement)
+        self.statements["list", bucket] = _Statement(statement, prefix)
+        return True
+
+    def acknowledge_wildcard(self, reason: str, bucket: str, key_pattern: str) -> None:
+        """Acknowledge the ``AwsSolutions-IAM5`` finding of the objects ``key_pattern`` in
+        ``bucket`` (the bucket ARN is rendered once per bucket)."""
+        rendered = self.rendered_bucket_arns.get(bucket)
+        if rendered is None:
+            rendered = nag_rendered(self.role, self.bucket_arn(bucket))
+            self.rendered_bucket_arns[bucket] = rendered
+        if self.validations is None:
+            self.validations = Validations.of(self.role)
+        finding = rendered + nag_rendered(self.role, f"/{key_pattern}")
+        self.validations.acknowledge(
+            *acknowledgments(reason, f"AwsSolutions-IAM5[Resource::{finding}]")
+        )
+
+    def _add_resource(self, kind: str, actions: Sequence[str], arn: str) -> None:
+        current = self.statements.get((kind, ""))
+        if current is not None and current.has_room_for(arn):
+            current.add(arn)
+            current.statement.add_resources(arn)
+            return
+        statement = iam.PolicyStatement(actions=list(actions), resources=[arn])
+        self.role.add_to_principal_policy(statement)
+        self.statements[kind, ""] = _Statement(statement, arn)
+
+
+_GRANTS: weakref.WeakKeyDictionary[iam.IRole, _RoleGrants] = weakref.WeakKeyDictionary()
+
+
+def _grants_of(role: iam.IRole) -> _RoleGrants:
+    grants = _GRANTS.get(role)
+    if grants is None:
+        grants = _GRANTS[role] = _RoleGrants(role)
+    return grants
+
+
+def _image_repository_arn(partition: str, image: str) -> str | None:
+    """The ARN of the ECR repository of ``image``, or None when the URI is not an ECR image
+    URI with a literal account and repository (a token region stays a token in the ARN)."""
+    match = _ECR_IMAGE.match(image)
+    if match is None or is_unresolved(match["repository"]):
+        return None
+    region = match["region"]
+    if not (is_unresolved(region) or _REGION.match(region)):
+        return None
+    partition = "aws-cn" if match["cn"] else partition
+    return f"arn:{partition}:ecr:{region}:{match['account']}:repository/{match['repository']}"
 
 
 def role_policies(role: iam.IRole) -> list[IConstruct]:
     """The policies CDK attached to ``role`` for its grants (its default policy), for
     resources that must wait for them: depending on these instead of the role itself
-    avoids a dependency the role ARN reference already implies."""
-    return [
+    avoids a dependency the role ARN reference already implies. Once found they are
+    remembered (a role's default policy, once created, stays)."""
+    known = _POLICIES.get(role)
+    if known:
+        return known
+    found: list[IConstruct] = [
         child
         for name in ("DefaultPolicy", "Policy")
         if (child := role.node.try_find_child(name)) is not None
     ]
+    if found:
+        _POLICIES[role] = found
+    return found
+
+
+def depend_on_role_policies(resource: CfnResource, role: iam.IRole) -> None:
+    """Make ``resource`` wait for :func:`role_policies` of ``role`` (a ``DependsOn`` on
+    each policy's resource), so that SageMaker can use the grants at once."""
+    for policy in role_policies(role):
+        if policy not in _POLICY_RESOURCES:
+            _POLICY_RESOURCES[policy] = policy.node.default_child
+        policy_resource = _POLICY_RESOURCES[policy]
+        if isinstance(policy_resource, CfnResource):
+            resource.add_resource_dependency(policy_resource)
+        else:
+            resource.node.add_dependency(policy)
+
+
+def role_arn(role: iam.IRole) -> str:
+    """``role.role_arn``, read once per role."""
+    arn = _ROLE_ARNS.get(role)
+    if arn is None:
+        arn = _ROLE_ARNS[role] = role.role_arn
+    return arn
+
+
+_POLICIES: weakref.WeakKeyDictionary[iam.IRole, list[IConstruct]] = weakref.WeakKeyDictionary()
+_POLICY_RESOURCES: weakref.WeakKeyDictionary[IConstruct, IConstruct | None] = (
+    weakref.WeakKeyDictionary()
+)
+_ROLE_ARNS: weakref.WeakKeyDictionary[iam.IRole, str] = weakref.WeakKeyDictionary()
 
 
 def hosting_execution_role(

@@ -37,6 +37,7 @@ from fm_platform.constructs.inference.execution_role import grant_containers
 from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpoint
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
+from fm_platform.constructs.scopes import inherit_stack
 from fm_platform.specs.fit import check_fit
 from fm_platform.specs.sagemaker_model import member_shape_name
 from fm_platform.validation import Problems, is_unresolved
@@ -290,6 +291,7 @@ class InferenceComponentModel(Construct):
         self, scope: Construct, construct_id: str, props: InferenceComponentModelProps
     ) -> None:
         super().__init__(scope, construct_id)
+        inherit_stack(self, scope)
         self.component_name = props.component_name or default_component_name(self, props.model_name)
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)

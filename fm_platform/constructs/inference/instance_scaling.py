@@ -6,6 +6,7 @@ follows a target number of invocations per instance.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from aws_cdk import Duration, Stack
@@ -14,6 +15,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from fm_platform.constructs.scopes import stack_of
 from fm_platform.validation import Problems
 
 # Application Auto Scaling's dimension for the instance count of an endpoint variant.
@@ -31,13 +33,24 @@ def autoscaling_service_linked_role(scope: Construct, construct_id: str) -> iam.
     """Application Auto Scaling's SageMaker service-linked role, imported (nothing is
     created) as ``construct_id`` under ``scope``."""
     return iam.Role.from_role_arn(
-        scope,
-        construct_id,
-        Stack.of(scope).format_arn(
-            service="iam", region="", resource="role", resource_name=SERVICE_LINKED_ROLE_NAME
-        ),
-        mutable=False,
+        scope, construct_id, autoscaling_service_linked_role_arn(scope), mutable=False
     )
+
+
+def autoscaling_service_linked_role_arn(scope: Construct) -> str:
+    """The ARN of Application Auto Scaling's SageMaker service-linked role in ``scope``'s
+    stack (its partition and account), built once per stack."""
+    stack = stack_of(scope)
+    arn = _SERVICE_LINKED_ROLE_ARNS.get(stack)
+    if arn is None:
+        arn = stack.format_arn(
+            service="iam", region="", resource="role", resource_name=SERVICE_LINKED_ROLE_NAME
+        )
+        _SERVICE_LINKED_ROLE_ARNS[stack] = arn
+    return arn
+
+
+_SERVICE_LINKED_ROLE_ARNS: weakref.WeakKeyDictionary[Stack, str] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, kw_only=True)

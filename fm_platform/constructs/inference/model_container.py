@@ -3,26 +3,10 @@ container property."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from aws_cdk import aws_sagemaker as sagemaker
-
-# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
-# be a token (e.g. Stack.region), whose text holds dots.
-_ECR_IMAGE = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>.+?)\.amazonaws\.com"
-    r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
-)
-_REGION = re.compile(r"^[a-z0-9-]+$")
-# s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
-_S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")
-_PULL_ACTIONS = (
-    "ecr:BatchCheckLayerAvailability",
-    "ecr:BatchGetImage",
-    "ecr:GetDownloadUrlForLayer",
-)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,6 @@ volume; local NVMe storage is hardware-encrypted and the key does not apply to i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from aws_cdk import Annotations
@@ -14,21 +13,6 @@ from constructs import Construct, IConstruct
 from fm_platform.compliance import acknowledge
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.specs.instances import instance_spec
-
-# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
-# be a token (e.g. Stack.region), whose text holds dots.
-_ECR_IMAGE = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>.+?)\.amazonaws\.com"
-    r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
-)
-_REGION = re.compile(r"^[a-z0-9-]+$")
-# s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
-_S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")
-_PULL_ACTIONS = (
-    "ecr:BatchCheckLayerAvailability",
-    "ecr:BatchGetImage",
-    "ecr:GetDownloadUrlForLayer",
-)
 
 
 def storage_key_applies(instance_type: str) -> bool:

@@ -192,4 +192,5 @@ def _acknowledge_findings(role: ClusterExecutionRole, interfaces: str) -> None:
         "systems) are authorised only against '*'.",
         interfaces,
         "*",
+        after_references=True,
     )

@@ -253,6 +253,7 @@ def _acknowledge_lifecycle_read(role: iam.IRole, lifecycle: LifecycleSource) -> 
         "running the on-create script, so the role reads all objects under that prefix "
         "(and no other object of the bucket).",
         bucket.arn_for_objects(f"{prefix.strip('/')}/*"),
+        after_references=True,
     )
 
 

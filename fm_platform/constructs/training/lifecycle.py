@@ -324,6 +324,7 @@ class LifecycleScripts(Construct):
             "The upload writes and prunes every object under the lifecycle prefix, whose "
             "names come from the scripts folder; the grant stops at that prefix.",
             self.objects_arn,
+            after_references=True,
         )
         return policy
 
