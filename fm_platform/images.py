@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import Annotations, Stack
+from aws_cdk import Annotations
 from constructs import Construct
 
 from fm_platform.constructs.scopes import region_of, stack_of
@@ -30,7 +30,7 @@ _ECR_REGION = re.compile(r"^\d{12}\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.
 def deep_learning_container_image(scope: Construct, repository_and_tag: str = LMI_IMAGE) -> str:
     """The URI of a Deep Learning Container image (by default the LMI image for LLMs) in
     ``scope``'s stack's region; a token when the stack is environment-agnostic."""
-    region = Stack.of(scope).region
+    region = region_of(stack_of(scope))
     return f"{DLC_ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{repository_and_tag}"
 
 

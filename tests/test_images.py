@@ -3,13 +3,23 @@ another region."""
 
 from __future__ import annotations
 
+import json
+
 import aws_cdk as cdk
+import aws_cdk.assertions
 from aws_cdk.assertions import Annotations, Match
 
 from fm_platform import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
     InferenceConfig,
+    InferenceEndpoint,
+    InferenceEndpointProps,
     InferenceStack,
+    ModelContainer,
     MultiModelEndpointSpec,
+    SingleModelEndpoint,
+    SingleModelEndpointProps,
     deep_learning_container_image,
 )
 from fm_platform.images import LMI_IMAGE, image_region
@@ -56,3 +66,45 @@ def test_an_image_from_another_region_gets_a_warning():
 def test_no_warning_in_the_same_region_or_when_the_region_is_unknown():
     assert warnings("us-east-1", US_EAST_IMAGE) == []
     assert warnings(None, US_EAST_IMAGE) == []
+
+
+def _models(stack: cdk.Stack) -> list[dict]:
+    template = cdk.assertions.Template.from_stack(stack)
+    return [m["Properties"] for m in template.find_resources("AWS::SageMaker::Model").values()]
+
+
+def test_a_container_without_an_image_runs_the_regions_lmi_image():
+    stack = cdk.Stack(cdk.App(), "Models", env=cdk.Environment(region="eu-west-1"))
+    endpoint = InferenceEndpoint(
+        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.xlarge")
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            model_name="chat",
+            endpoint=endpoint,
+            container=ModelContainer(model_data_url="s3://artifacts/chat/"),
+            accelerators=1,
+            min_memory_mib=8192,
+        ),
+    )
+    SingleModelEndpoint(
+        stack,
+        "Summarizer",
+        SingleModelEndpointProps(
+            model_name="summarizer",
+            container=ModelContainer(),
+            instance_type="ml.g5.2xlarge",
+        ),
+    )
+    expected = f"763104351884.dkr.ecr.eu-west-1.amazonaws.com/{LMI_IMAGE}"
+    assert [m["PrimaryContainer"]["Image"] for m in _models(stack)] == [expected, expected]
+    # The execution roles may pull exactly that repository.
+    template = json.dumps(cdk.assertions.Template.from_stack(stack).to_json())
+    assert "repository/djl-inference" in template
+
+
+def test_a_given_image_is_kept():
+    container = ModelContainer(image=US_EAST_IMAGE)
+    assert container.with_image_for(cdk.Stack(cdk.App(), "S")) is container

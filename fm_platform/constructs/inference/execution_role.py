@@ -479,7 +479,7 @@ def grant_containers(
 
 
 def _images(containers: Sequence[ModelContainer]) -> list[str]:
-    return list(dict.fromkeys(c.image for c in containers))
+    return list(dict.fromkeys(c.image for c in containers if c.image is not None))
 
 
 def _model_data_urls(containers: Sequence[ModelContainer]) -> list[str]:

@@ -301,12 +301,13 @@ class InferenceComponentModel(Construct):
         place_copies(self, self.endpoint, props.demand(self.component_name))
         role = self.endpoint.execution_role
 
-        grant_containers(role, [props.container], props.artifact_key)
+        container = props.container.with_image_for(self)
+        grant_containers(role, [container], props.artifact_key)
         self.model = create_model(
             self,
             "Model",
             role=role,
-            container=props.container.to_container_property(),
+            container=container.to_container_property(),
             network_isolation=self.endpoint.network_isolation,
             vpc_config=self.endpoint.vpc_config,
         )

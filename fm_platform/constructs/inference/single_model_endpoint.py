@@ -8,7 +8,7 @@ variant scales on invocations per instance.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aws_cdk import CfnTag
 from aws_cdk import aws_applicationautoscaling as appscaling
@@ -201,7 +201,10 @@ class SingleModelEndpoint(VariantEndpoint):
         super().__init__(scope, construct_id)
         props.validate()
         self.variant_name = props.variant_name
-        variants = props.all_variants
+        variants = [
+            replace(variant, container=variant.container.with_image_for(self))
+            for variant in props.all_variants
+        ]
 
         self._prepare_models(props, [v.container for v in variants])
         tags = [CfnTag(key="fm_platform:model-name", value=props.model_name)]
