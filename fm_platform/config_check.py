@@ -22,14 +22,8 @@ import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 
-from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpointProps
-from fm_platform.constructs.inference.inference_component import InferenceComponentModelProps
+from fm_platform.constructs.inference.ic_endpoint import EndpointReference
 from fm_platform.constructs.inference.model_container import ModelContainer
-from fm_platform.constructs.inference.multi_model_endpoint import MultiModelEndpointProps
-from fm_platform.constructs.inference.single_model_endpoint import (
-    DataCaptureProps,
-    SingleModelEndpointProps,
-)
 from fm_platform.constructs.training.filesystem import SharedFileSystemProps
 from fm_platform.constructs.training.hyperpod import HyperPodClusterProps
 from fm_platform.constructs.training.instance_groups import NodeRole, provisioning_parameters
@@ -171,18 +165,8 @@ def _check_inference(
     if "inference.single_model_endpoints" not in incomplete:
         for index, single in enumerate(config.single_model_endpoints):
             where = f"single_model_endpoints[{index}]"
-            SingleModelEndpointProps(
-                model_name=single.name,
-                container=_container(single.container.image, single.container.model_data_url),
-                instance_type=single.instance_type,
-                initial_instance_count=single.initial_instance_count,
-                scaling=single.scaling,
-                network_isolation=single.network_isolation,
-                data_capture=(
-                    DataCaptureProps(sampling_percentage=single.data_capture_percentage)
-                    if single.data_capture_percentage is not None
-                    else None
-                ),
+            single.props(
+                _container(single.container.image, single.container.model_data_url)
             ).validate(
                 problems.scoped(
                     f"{where}.",
@@ -196,14 +180,7 @@ def _check_inference(
             )
     if "inference.multi_model_endpoints" not in incomplete:
         for index, multi in enumerate(config.multi_model_endpoints):
-            MultiModelEndpointProps(
-                models_s3_prefix=multi.models_s3_prefix or _ARTIFACTS,
-                image=multi.image or _IMAGE,
-                instance_type=multi.instance_type,
-                environment=dict(multi.environment),
-                initial_instance_count=multi.initial_instance_count,
-                scaling=multi.scaling,
-            ).validate(
+            multi.props(multi.image or _IMAGE, multi.models_s3_prefix or _ARTIFACTS).validate(
                 problems.scoped(
                     f"multi_model_endpoints[{index}].", about=f"endpoint {multi.name!r}"
                 )
@@ -213,39 +190,33 @@ def _check_inference(
 def _check_ic_endpoint(
     spec: IcEndpointSpec, problems: Problems, where: str, stand_ins: _StandIns
 ) -> None:
-    InferenceEndpointProps(
-        instance_type=spec.instance_type,
-        initial_instance_count=spec.initial_instance_count,
-        min_instance_count=spec.min_instance_count,
-        max_instance_count=spec.max_instance_count,
-        routing_strategy=spec.routing_strategy,
-    ).validate(problems.scoped(where, about=f"endpoint {spec.name!r}"))
+    spec.props().validate(problems.scoped(where, about=f"endpoint {spec.name!r}"))
     reference = EndpointReference(
         endpoint_name=spec.name,
         variant_name="AllTraffic",
         instance_type=spec.instance_type,
         execution_role=stand_ins.role(),
         min_instance_count=spec.min_instance_count,
+        initial_instance_count=spec.initial_instance_count,
+        max_instance_count=spec.max_instance_count,
     )
     for index, model in enumerate(spec.models):
-        InferenceComponentModelProps(
-            model_name=model.model_name,
-            endpoint=reference,
-            container=_container(model.container.image, model.container.model_data_url),
-            accelerators=model.accelerators,
-            cpu_cores=model.cpu_cores,
-            min_memory_mib=model.min_memory_mib,
-            initial_copies=model.initial_copies,
-            scaling=model.scaling,
-        ).validate(
+        props = model.props(
+            reference, _container(model.container.image, model.container.model_data_url)
+        )
+        # As the stack names them: the names of one stack's components must differ.
+        name = model.component_name or model.model_name
+        props.validate(
             problems.scoped(
                 f"{where}models[{index}].",
                 # The fit check's instance_type problems are the endpoint's, reported above.
                 fields={"instance_type": None},
                 about=f"model {model.model_name!r} on endpoint {spec.name!r}",
-            )
+            ),
+            component_name=name,
         )
-        reference.component_names.add(model.model_name)
+        reference.component_names.add(name)
+        reference.placements.append(props.demand(name))
 
 
 def _container(image: str | None, model_data_url: str | None) -> ModelContainer:

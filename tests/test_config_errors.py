@@ -207,3 +207,35 @@ def test_endpoint_and_model_names_are_named_by_position():
         "inference.ic_endpoints[1].models[0].model_name='m': must be unique: it names the "
         "inference component, and those are unique per account and region",
     ]
+
+
+def test_minimum_copies_beyond_the_endpoints_instances_are_named_by_key():
+    # Two one-GPU models keeping 3 copies each need 6 GPUs; one ml.g5.12xlarge has 4.
+    models = [
+        {"model_name": name, "accelerators": 1, "min_memory_mib": 1024, "initial_copies": 3}
+        for name in ("first", "second")
+    ]
+    data = {
+        "deploy_training": False,
+        "inference": {
+            "ic_endpoints": [
+                {
+                    "name": "tight",
+                    "instance_type": "ml.g5.12xlarge",
+                    "initial_instance_count": 1,
+                    "max_instance_count": 1,
+                    "models": models,
+                }
+            ],
+            "single_model_endpoints": [],
+            "multi_model_endpoints": [],
+        },
+    }
+    with pytest.raises(ValidationError) as error:
+        load_config(data)
+    (line,) = error.value.problems
+    assert line.startswith(
+        "inference.ic_endpoints[0].models[1].initial_copies=3 (model 'second' on endpoint "
+        "'tight'): the minimum copies of the endpoint's models need more than its "
+        "max_instance_count (1) instances hold"
+    )

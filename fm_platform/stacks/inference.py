@@ -31,10 +31,15 @@ from typing import Any
 
 from aws_cdk import Annotations, CfnOutput, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.ic_endpoint import (
+    EndpointReference,
+    InferenceEndpoint,
+    InferenceEndpointProps,
+)
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
@@ -109,6 +114,26 @@ class IcModelSpec:
     scaling: ComponentScaling | None = None
     component_name: str | None = None
 
+    def props(
+        self,
+        endpoint: InferenceEndpoint | EndpointReference,
+        container: ModelContainer,
+        artifact_key: kms.IKey | None = None,
+    ) -> InferenceComponentModelProps:
+        """The construct props of this model on ``endpoint``, running ``container``."""
+        return InferenceComponentModelProps(
+            model_name=self.model_name,
+            endpoint=endpoint,
+            container=container,
+            accelerators=self.accelerators,
+            cpu_cores=self.cpu_cores,
+            min_memory_mib=self.min_memory_mib,
+            initial_copies=self.initial_copies,
+            scaling=self.scaling,
+            component_name=self.component_name,
+            artifact_key=artifact_key,
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class IcEndpointSpec:
@@ -133,6 +158,18 @@ class IcEndpointSpec:
     routing_strategy: str = "LEAST_OUTSTANDING_REQUESTS"
     network_isolation: bool = True
 
+    def props(self, vpc: ec2.IVpc | None = None) -> InferenceEndpointProps:
+        """The construct props of this endpoint, in ``vpc`` when given."""
+        return InferenceEndpointProps(
+            instance_type=self.instance_type,
+            initial_instance_count=self.initial_instance_count,
+            min_instance_count=self.min_instance_count,
+            max_instance_count=self.max_instance_count,
+            routing_strategy=self.routing_strategy,
+            network_isolation=self.network_isolation,
+            vpc=vpc,
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class SingleModelEndpointSpec:
@@ -153,6 +190,29 @@ class SingleModelEndpointSpec:
     scaling: InstanceScaling | None = None
     network_isolation: bool = True
     data_capture_percentage: int | None = None
+
+    def props(
+        self,
+        container: ModelContainer,
+        vpc: ec2.IVpc | None = None,
+        artifact_key: kms.IKey | None = None,
+    ) -> SingleModelEndpointProps:
+        """The construct props of this endpoint, running ``container``."""
+        return SingleModelEndpointProps(
+            model_name=self.name,
+            container=container,
+            instance_type=self.instance_type,
+            initial_instance_count=self.initial_instance_count,
+            scaling=self.scaling,
+            network_isolation=self.network_isolation,
+            data_capture=(
+                DataCaptureProps(sampling_percentage=self.data_capture_percentage)
+                if self.data_capture_percentage is not None
+                else None
+            ),
+            vpc=vpc,
+            artifact_key=artifact_key,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,6 +235,27 @@ class MultiModelEndpointSpec:
     initial_instance_count: int = 1
     scaling: InstanceScaling | None = None
     network_isolation: bool = True
+
+    def props(
+        self,
+        image: str,
+        models_s3_prefix: str,
+        vpc: ec2.IVpc | None = None,
+        artifact_key: kms.IKey | None = None,
+    ) -> MultiModelEndpointProps:
+        """The construct props of this endpoint, running ``image`` over
+        ``models_s3_prefix``."""
+        return MultiModelEndpointProps(
+            models_s3_prefix=models_s3_prefix,
+            image=image,
+            instance_type=self.instance_type,
+            environment=dict(self.environment),
+            initial_instance_count=self.initial_instance_count,
+            scaling=self.scaling,
+            network_isolation=self.network_isolation,
+            vpc=vpc,
+            artifact_key=artifact_key,
+        )
 
 
 def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
@@ -445,19 +526,7 @@ class InferenceStack(Stack):
 
     def _ic_endpoint(self, spec: IcEndpointSpec) -> None:
         group = Construct(self, f"IcEndpoint-{spec.name}")
-        endpoint = InferenceEndpoint(
-            group,
-            "Endpoint",
-            InferenceEndpointProps(
-                instance_type=spec.instance_type,
-                initial_instance_count=spec.initial_instance_count,
-                min_instance_count=spec.min_instance_count,
-                max_instance_count=spec.max_instance_count,
-                routing_strategy=spec.routing_strategy,
-                network_isolation=spec.network_isolation,
-                vpc=self.vpc,
-            ),
-        )
+        endpoint = InferenceEndpoint(group, "Endpoint", spec.props(self.vpc))
         self.ic_endpoints[spec.name] = endpoint
         keeps_copies = any(m.scaling is None or m.scaling.min_copies > 0 for m in spec.models)
         for model in spec.models:
@@ -465,18 +534,7 @@ class InferenceStack(Stack):
             created = InferenceComponentModel(
                 group,
                 f"Model-{model.model_name}",
-                InferenceComponentModelProps(
-                    model_name=model.model_name,
-                    endpoint=endpoint,
-                    container=container,
-                    accelerators=model.accelerators,
-                    cpu_cores=model.cpu_cores,
-                    min_memory_mib=model.min_memory_mib,
-                    initial_copies=model.initial_copies,
-                    scaling=model.scaling,
-                    component_name=model.component_name,
-                    artifact_key=self.artifacts.encryption_key,
-                ),
+                model.props(endpoint, container, self.artifacts.encryption_key),
             )
             if keeps_copies:
                 Annotations.of(created).acknowledge_warning(
@@ -491,21 +549,7 @@ class InferenceStack(Stack):
         endpoint = SingleModelEndpoint(
             self,
             f"SingleModelEndpoint-{spec.name}",
-            SingleModelEndpointProps(
-                model_name=spec.name,
-                container=container,
-                instance_type=spec.instance_type,
-                initial_instance_count=spec.initial_instance_count,
-                scaling=spec.scaling,
-                network_isolation=spec.network_isolation,
-                data_capture=(
-                    DataCaptureProps(sampling_percentage=spec.data_capture_percentage)
-                    if spec.data_capture_percentage is not None
-                    else None
-                ),
-                vpc=self.vpc,
-                artifact_key=self.artifacts.encryption_key,
-            ),
+            spec.props(container, self.vpc, self.artifacts.encryption_key),
         )
         self.single_model_endpoints[spec.name] = endpoint
 
@@ -515,17 +559,7 @@ class InferenceStack(Stack):
         endpoint = MultiModelEndpoint(
             self,
             f"MultiModelEndpoint-{spec.name}",
-            MultiModelEndpointProps(
-                models_s3_prefix=prefix,
-                image=image,
-                instance_type=spec.instance_type,
-                environment=dict(spec.environment),
-                initial_instance_count=spec.initial_instance_count,
-                scaling=spec.scaling,
-                network_isolation=spec.network_isolation,
-                vpc=self.vpc,
-                artifact_key=self.artifacts.encryption_key,
-            ),
+            spec.props(image, prefix, self.vpc, self.artifacts.encryption_key),
         )
         self.multi_model_endpoints[spec.name] = endpoint
 
