@@ -4,7 +4,9 @@
 Per size, one line: ``models stacks max_resources plan_s synth_s baseline_s ratio
 instances lower_bound dedicated cost_ratio``. ``synth_s`` is a cold subprocess building
 the fleet stacks and synthesizing them; ``baseline_s`` a cold subprocess creating the same
-resources as raw L1 code (one ``CfnResource`` per resource of those templates, no
+resources as plain L1 code (one ``CfnResource`` per resource of those templates, declared
+after what it references, references passed as the referenced resource's ``ref`` or
+``get_att`` and ``DependsOn`` as ``add_resource_dependency``, the way hand-written L1 code does; no
 validation), timed in the same run. cdk-nag is off in both.
 
     python scripts/bench_fleet.py [SIZES...]
@@ -47,16 +49,65 @@ app.synth()
 
 _BASELINE = """
 import json, pathlib, aws_cdk as cdk
+
+def order(resources):
+    # Each resource after those it references or depends on, as plain code declares them.
+    done, ordered = set(), []
+    def needs(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "Ref" and value in resources:
+                    yield value
+                elif key == "Fn::GetAtt" and value[0] in resources:
+                    yield value[0]
+                else:
+                    yield from needs(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from needs(item)
+    def visit(name):
+        if name in done:
+            return
+        done.add(name)
+        resource = resources[name]
+        depends = resource.get("DependsOn", [])
+        depends = [depends] if isinstance(depends, str) else depends
+        for other in [*needs(resource.get("Properties", {{}})), *depends]:
+            visit(other)
+        ordered.append(name)
+    for name in resources:
+        visit(name)
+    return ordered
+
+def value(node, created):
+    # References become the referenced construct's attributes, as in hand-written L1 code.
+    if isinstance(node, dict):
+        if set(node) == {{"Ref"}} and node["Ref"] in created:
+            return created[node["Ref"]].ref
+        if set(node) == {{"Fn::GetAtt"}} and node["Fn::GetAtt"][0] in created:
+            target, attribute = node["Fn::GetAtt"]
+            return created[target].get_att(attribute)
+        return {{key: value(item, created) for key, item in node.items()}}
+    if isinstance(node, list):
+        return [value(item, created) for item in node]
+    return node
+
 app = cdk.App(outdir={outdir!r})
 for path in sorted(pathlib.Path({source!r}).glob("*.template.json")):
     template = json.loads(path.read_text())
     stack = cdk.Stack(app, path.name.split(".")[0])
-    for logical_id, resource in template["Resources"].items():
-        cfn = cdk.CfnResource(stack, logical_id, type=resource["Type"],
-                              properties=resource.get("Properties"))
-        cfn.override_logical_id(logical_id)
+    resources, created = template["Resources"], {{}}
+    for logical_id in order(resources):
+        resource = resources[logical_id]
+        created[logical_id] = cfn = cdk.CfnResource(
+            stack, logical_id, type=resource["Type"],
+            properties=value(resource.get("Properties"), created),
+        )
+        depends = resource.get("DependsOn", [])
+        for other in [depends] if isinstance(depends, str) else depends:
+            cfn.add_resource_dependency(created[other])
     for output_id, output in template.get("Outputs", {{}}).items():
-        cdk.CfnOutput(stack, output_id, value=json.dumps(output["Value"]))
+        cdk.CfnOutput(stack, output_id, value=cdk.Token.as_string(value(output["Value"], created)))
 app.synth()
 """
 
