@@ -52,6 +52,7 @@ class SecureBucket(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: SecureBucketProps) -> None:
+        """Create the bucket, its key and its access-log bucket under ``scope``."""
         super().__init__(scope, construct_id)
         # Grant log delivery through the bucket policy, not an ACL (which would need
         # ObjectWriter ownership), whatever the embedding app's feature flags say.

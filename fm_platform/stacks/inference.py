@@ -482,6 +482,7 @@ class InferenceStack(Stack):
         vpc: ec2.IVpc | None = None,
         **stack_kwargs: Any,
     ) -> None:
+        """Build the stack's endpoints and models from ``config``; it is validated first."""
         super().__init__(scope, construct_id, **stack_kwargs)
         config.validate()
         self.config = config

@@ -132,6 +132,8 @@ class TrainingStack(Stack):
         data: TrainingDataStack | None = None,
         **stack_kwargs: Any,
     ) -> None:
+        """Build the cluster stack from ``config`` (and its data stack unless ``data`` is given);
+        the instance groups are validated first."""
         super().__init__(scope, construct_id, **stack_kwargs)
         # Set here, not left to the app's @aws-cdk/core:defaultCrossStackReferences: the
         # cluster reads the data stack's values with Fn::GetStackOutput, so no export locks

@@ -42,6 +42,7 @@ class TrainingDataStack(Stack):
     def __init__(
         self, scope: Construct, construct_id: str, *, config: TrainingConfig, **stack_kwargs: Any
     ) -> None:
+        """Build the network, file system and lifecycle storage from ``config``."""
         super().__init__(scope, construct_id, **stack_kwargs)
         self.config = config
         self.network = ClusterNetwork(

@@ -97,6 +97,7 @@ class ComponentAutoScaling(Construct):
         component: CfnResource,
         scaling: ComponentScaling,
     ) -> None:
+        """Create the component's scalable target, policies and alarm under ``scope``."""
         super().__init__(scope, construct_id)
         inherit_stack(self, scope)
         # Plain constructs holding "Resource" children keep the logical IDs of the

@@ -73,6 +73,8 @@ class HostingRole(Construct):
     def __init__(
         self, scope: Construct, construct_id: str, props: HostingRoleProps | None = None
     ) -> None:
+        """Create the role under ``scope`` with ``props`` (by default no image, artifact or VPC
+        grants)."""
         super().__init__(scope, construct_id)
         props = props or HostingRoleProps()
         stack = Stack.of(self)

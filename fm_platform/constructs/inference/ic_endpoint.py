@@ -192,6 +192,7 @@ class InferenceEndpoint(RealtimeEndpoint):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: InferenceEndpointProps) -> None:
+        """Create the endpoint and its config under ``scope``; ``props`` is validated first."""
         super().__init__(scope, construct_id)
         props.validate()
         self.instance_type = props.instance_type

@@ -290,6 +290,8 @@ class InferenceComponentModel(Construct):
     def __init__(
         self, scope: Construct, construct_id: str, props: InferenceComponentModelProps
     ) -> None:
+        """Create the model, its inference component and its scaling under ``scope``; ``props`` is
+        validated first."""
         super().__init__(scope, construct_id)
         inherit_stack(self, scope)
         self.component_name = props.component_name or default_component_name(self, props.model_name)

@@ -110,6 +110,8 @@ class MultiModelEndpoint(VariantEndpoint):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: MultiModelEndpointProps) -> None:
+        """Create the endpoint, its config and its model under ``scope``; ``props`` is validated
+        first."""
         super().__init__(scope, construct_id)
         props.validate()
         self.variant_name = VARIANT_NAME

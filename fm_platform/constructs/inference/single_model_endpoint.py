@@ -198,6 +198,8 @@ class SingleModelEndpoint(VariantEndpoint):
     def __init__(
         self, scope: Construct, construct_id: str, props: SingleModelEndpointProps
     ) -> None:
+        """Create the endpoint, its config and its models under ``scope``; ``props`` is validated
+        first."""
         super().__init__(scope, construct_id)
         props.validate()
         self.variant_name = props.variant_name

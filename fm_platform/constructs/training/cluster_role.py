@@ -49,6 +49,7 @@ class ClusterExecutionRole(iam.Role):
     customer-managed policy (construct ID ``Policy``) instead of an inline policy."""
 
     def __init__(self, scope: Construct, construct_id: str, **role_props: Any) -> None:
+        """Create the role and its customer-managed policy under ``scope``."""
         super().__init__(scope, construct_id, **role_props)
         self.policy = iam.ManagedPolicy(
             self, "Policy", description="HyperPod cluster instances (fm_platform)", roles=[self]

@@ -159,6 +159,7 @@ class SharedFileSystem(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: SharedFileSystemProps) -> None:
+        """Create the file system under ``scope``; ``props`` is validated first."""
         super().__init__(scope, construct_id)
         props.validate()
         self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(

@@ -151,6 +151,8 @@ class HyperPodCluster(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: HyperPodClusterProps) -> None:
+        """Create the cluster and its execution role under ``scope``; ``props`` is validated
+        first."""
         super().__init__(scope, construct_id)
         props.validate()
         for index, group in enumerate(props.instance_groups):

@@ -178,6 +178,7 @@ class LifecycleScripts(Construct):
     on_create_script = ON_CREATE_SCRIPT
 
     def __init__(self, scope: Construct, construct_id: str, props: LifecycleScriptsProps) -> None:
+        """Upload the scripts under ``scope``; ``props`` is validated first."""
         super().__init__(scope, construct_id)
         props.validate()
         self.prefix = props.prefix
@@ -414,6 +415,7 @@ class LifecycleStorage(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc | None = None):
+        """Create the bucket, the upload log group and security group under ``scope``."""
         super().__init__(scope, construct_id)
         self.bucket = lifecycle_bucket(self)
         self.upload_log_group = upload_log_group(self)

@@ -147,6 +147,8 @@ class ClusterNetwork(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: ClusterNetworkProps) -> None:
+        """Create the network under ``scope`` (or adopt the one in ``props``); ``props`` is
+        validated first."""
         super().__init__(scope, construct_id)
         props.validate()
         self.availability_zone_id: str | None = None
