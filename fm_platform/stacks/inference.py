@@ -57,7 +57,6 @@ from fm_platform.constructs.inference.single_model_endpoint import (
 )
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.images import (
-    LMI_IMAGE,
     PYTORCH_CPU_IMAGE,
     PYTORCH_GPU_IMAGE,
     deep_learning_container_image,
@@ -515,7 +514,7 @@ class InferenceStack(Stack):
 
     def _container(self, spec: ContainerSpec, model_name: str) -> ModelContainer:
         return ModelContainer(
-            image=spec.image or self.dlc_image(LMI_IMAGE),
+            image=spec.image,  # None: the hosting construct's default, LMI in this region
             model_data_url=spec.model_data_url or self._artifacts_url(model_name),
             environment=dict(spec.environment),
         )

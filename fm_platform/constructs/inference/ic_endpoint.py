@@ -28,7 +28,7 @@ from fm_platform.constructs.inference.endpoint_capacity import CopyDemand
 from fm_platform.constructs.inference.execution_role import (
     HostingRole,
     HostingRoleProps,
-    role_policies,
+    depend_on_role_policies,
 )
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.specs.sagemaker_model import member_shape_name
@@ -243,8 +243,7 @@ class InferenceEndpoint(RealtimeEndpoint):
             self, self.endpoint_config, [props.instance_type], props.encryption_key
         )
         # The config names the role; its policy must exist before SageMaker uses it.
-        for policy in role_policies(self.execution_role):
-            self.endpoint_config.node.add_dependency(policy)
+        depend_on_role_policies(self.endpoint_config, self.execution_role)
 
         self._create_endpoint(self.endpoint_config, props.endpoint_name)
         self.reference = EndpointReference(
