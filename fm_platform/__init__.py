@@ -1,17 +1,20 @@
 """fm_platform: AWS CDK constructs and stacks for training (SageMaker HyperPod with Slurm)
 and serving (SageMaker real-time endpoints) foundation models.
 
-Every construct takes one frozen props object, validates it at construction (one
-``ValueError`` listing every problem) and exposes the resources it creates as attributes.
+Every construct takes one frozen props object: its plain options (``XxxOptions``, shared
+with the app's configuration) and the resources it references (``XxxProps`` extends the
+options). The props are validated at construction: one ``ValueError`` lists every problem.
+Constructs expose the resources they create as attributes.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 #: The package version (semantic versioning; see CHANGELOG.md). pyproject.toml reads it.
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # The public names and the modules that define them. They are imported on first use, so
 # that the ``fmp`` command (fm_platform.cli) starts without loading aws-cdk-lib.
@@ -21,61 +24,162 @@ _EXPORTS = {
     "apply_compliance_packs": "fm_platform.compliance",
     "build_app": "fm_platform.app",
     "ClusterNetwork": "fm_platform.constructs.training.network",
+    "ClusterNetworkOptions": "fm_platform.constructs.training.network",
     "ClusterNetworkProps": "fm_platform.constructs.training.network",
     "ComponentScaling": "fm_platform.constructs.inference.component_scaling",
-    "ContainerSpec": "fm_platform.stacks.inference",
+    "ContainerImage": "fm_platform.constructs.inference.container_image",
+    "DataCaptureOptions": "fm_platform.constructs.inference.single_model_endpoint",
     "DataCaptureProps": "fm_platform.constructs.inference.single_model_endpoint",
     "DataRepositoryAssociationProps": "fm_platform.constructs.training.filesystem",
     "deep_learning_container_image": "fm_platform.images",
-    "EndpointReference": "fm_platform.constructs.inference.ic_endpoint",
+    "EndpointReference": "fm_platform.constructs.inference.component_endpoint",
     "HostingRole": "fm_platform.constructs.inference.execution_role",
     "HostingRoleProps": "fm_platform.constructs.inference.execution_role",
     "HyperPodCluster": "fm_platform.constructs.training.hyperpod",
+    "HyperPodClusterOptions": "fm_platform.constructs.training.hyperpod",
     "HyperPodClusterProps": "fm_platform.constructs.training.hyperpod",
-    "IcEndpointSpec": "fm_platform.stacks.inference",
-    "IcModelSpec": "fm_platform.stacks.inference",
+    "InferenceComponentEndpoint": "fm_platform.constructs.inference.component_endpoint",
+    "InferenceComponentEndpointBase": "fm_platform.constructs.inference.component_endpoint",
+    "InferenceComponentEndpointConfig": "fm_platform.config",
+    "InferenceComponentEndpointOptions": "fm_platform.constructs.inference.component_endpoint",
+    "InferenceComponentEndpointProps": "fm_platform.constructs.inference.component_endpoint",
     "InferenceComponentModel": "fm_platform.constructs.inference.inference_component",
+    "InferenceComponentModelOptions": "fm_platform.constructs.inference.inference_component",
     "InferenceComponentModelProps": "fm_platform.constructs.inference.inference_component",
-    "InferenceConfig": "fm_platform.stacks.inference",
-    "InferenceEndpoint": "fm_platform.constructs.inference.ic_endpoint",
-    "InferenceEndpointProps": "fm_platform.constructs.inference.ic_endpoint",
+    "InferenceConfig": "fm_platform.config",
     "InferenceStack": "fm_platform.stacks.inference",
-    "instance_spec": "fm_platform.specs.instances",
+    "instance_spec": "fm_platform.hardware.instances",
     "InstanceGroup": "fm_platform.constructs.training.instance_groups",
     "InstanceScaling": "fm_platform.constructs.inference.instance_scaling",
-    "InstanceSpec": "fm_platform.specs.instances",
+    "InstanceSpec": "fm_platform.hardware.instances",
     "LifecycleScripts": "fm_platform.constructs.training.lifecycle",
+    "LifecycleScriptsOptions": "fm_platform.constructs.training.lifecycle",
     "LifecycleScriptsProps": "fm_platform.constructs.training.lifecycle",
     "LifecycleStorage": "fm_platform.constructs.training.lifecycle",
     "load_config": "fm_platform.config",
     "ModelContainer": "fm_platform.constructs.inference.model_container",
     "MultiModelEndpoint": "fm_platform.constructs.inference.multi_model_endpoint",
+    "MultiModelEndpointConfig": "fm_platform.config",
+    "MultiModelEndpointOptions": "fm_platform.constructs.inference.multi_model_endpoint",
     "MultiModelEndpointProps": "fm_platform.constructs.inference.multi_model_endpoint",
-    "MultiModelEndpointSpec": "fm_platform.stacks.inference",
     "NodeRole": "fm_platform.constructs.training.instance_groups",
-    "Problems": "fm_platform.validation",
+    "Problems": "fm_platform.rules.problems",
     "provisioning_parameters": "fm_platform.constructs.training.instance_groups",
-    "register_instance_type": "fm_platform.specs.instances",
-    "register_instance_types_from_file": "fm_platform.specs.instances",
+    "register_instance_type": "fm_platform.hardware.instances",
+    "register_instance_types_from_file": "fm_platform.hardware.instances",
     "RollingUpdate": "fm_platform.constructs.inference.inference_component",
     "SecureBucket": "fm_platform.constructs.secure_bucket",
     "SecureBucketProps": "fm_platform.constructs.secure_bucket",
     "SharedFileSystem": "fm_platform.constructs.training.filesystem",
+    "SharedFileSystemOptions": "fm_platform.constructs.training.filesystem",
     "SharedFileSystemProps": "fm_platform.constructs.training.filesystem",
     "SingleModelEndpoint": "fm_platform.constructs.inference.single_model_endpoint",
+    "SingleModelEndpointConfig": "fm_platform.config",
+    "SingleModelEndpointOptions": "fm_platform.constructs.inference.single_model_endpoint",
     "SingleModelEndpointProps": "fm_platform.constructs.inference.single_model_endpoint",
-    "SingleModelEndpointSpec": "fm_platform.stacks.inference",
-    "TrainingConfig": "fm_platform.stacks.training",
+    "TrainingConfig": "fm_platform.config",
     "TrainingDataStack": "fm_platform.stacks.training_data",
     "TrainingStack": "fm_platform.stacks.training",
-    "ValidationError": "fm_platform.validation",
+    "ValidationError": "fm_platform.rules.problems",
     "VariantSpec": "fm_platform.constructs.inference.single_model_endpoint",
 }
 
-__all__ = sorted(_EXPORTS)
+# Names kept for compatibility: each warns once used, naming its replacement (CHANGELOG).
+_DEPRECATED = {
+    "ContainerSpec": ("fm_platform.constructs.inference.model_container", "ModelContainer"),
+    "IcEndpointSpec": ("fm_platform.config", "InferenceComponentEndpointConfig"),
+    "IcModelSpec": (
+        "fm_platform.constructs.inference.inference_component",
+        "InferenceComponentModelOptions",
+    ),
+    "InferenceEndpoint": (
+        "fm_platform.constructs.inference.component_endpoint",
+        "InferenceComponentEndpoint",
+    ),
+    "InferenceEndpointProps": (
+        "fm_platform.constructs.inference.component_endpoint",
+        "InferenceComponentEndpointProps",
+    ),
+    "MultiModelEndpointSpec": ("fm_platform.config", "MultiModelEndpointConfig"),
+    "SingleModelEndpointSpec": ("fm_platform.config", "SingleModelEndpointConfig"),
+}
+
+__all__ = [
+    "AppConfig",
+    "ClusterNetwork",
+    "ClusterNetworkOptions",
+    "ClusterNetworkProps",
+    "ComponentScaling",
+    "ContainerImage",
+    "DataCaptureOptions",
+    "DataCaptureProps",
+    "DataRepositoryAssociationProps",
+    "EndpointReference",
+    "HostingRole",
+    "HostingRoleProps",
+    "HyperPodCluster",
+    "HyperPodClusterOptions",
+    "HyperPodClusterProps",
+    "InferenceComponentEndpoint",
+    "InferenceComponentEndpointBase",
+    "InferenceComponentEndpointConfig",
+    "InferenceComponentEndpointOptions",
+    "InferenceComponentEndpointProps",
+    "InferenceComponentModel",
+    "InferenceComponentModelOptions",
+    "InferenceComponentModelProps",
+    "InferenceConfig",
+    "InferenceStack",
+    "InstanceGroup",
+    "InstanceScaling",
+    "InstanceSpec",
+    "LifecycleScripts",
+    "LifecycleScriptsOptions",
+    "LifecycleScriptsProps",
+    "LifecycleStorage",
+    "ModelContainer",
+    "MultiModelEndpoint",
+    "MultiModelEndpointConfig",
+    "MultiModelEndpointOptions",
+    "MultiModelEndpointProps",
+    "NodeRole",
+    "Problems",
+    "RollingUpdate",
+    "SecureBucket",
+    "SecureBucketProps",
+    "SharedFileSystem",
+    "SharedFileSystemOptions",
+    "SharedFileSystemProps",
+    "SingleModelEndpoint",
+    "SingleModelEndpointConfig",
+    "SingleModelEndpointOptions",
+    "SingleModelEndpointProps",
+    "TrainingConfig",
+    "TrainingDataStack",
+    "TrainingStack",
+    "ValidationError",
+    "VariantSpec",
+    "acknowledge",
+    "apply_compliance_packs",
+    "build_app",
+    "deep_learning_container_image",
+    "instance_spec",
+    "load_config",
+    "provisioning_parameters",
+    "register_instance_type",
+    "register_instance_types_from_file",
+]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        module, replacement = _DEPRECATED[name]
+        warnings.warn(
+            f"fm_platform.{name} is deprecated: use fm_platform.{replacement}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(module), replacement)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -91,16 +195,28 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from fm_platform.app import build_app
     from fm_platform.compliance import acknowledge, apply_compliance_packs
-    from fm_platform.config import AppConfig, load_config
-    from fm_platform.constructs.inference.component_scaling import ComponentScaling
-    from fm_platform.constructs.inference.execution_role import HostingRole, HostingRoleProps
-    from fm_platform.constructs.inference.ic_endpoint import (
-        EndpointReference,
-        InferenceEndpoint,
-        InferenceEndpointProps,
+    from fm_platform.config import (
+        AppConfig,
+        InferenceComponentEndpointConfig,
+        InferenceConfig,
+        MultiModelEndpointConfig,
+        SingleModelEndpointConfig,
+        TrainingConfig,
+        load_config,
     )
+    from fm_platform.constructs.inference.component_endpoint import (
+        EndpointReference,
+        InferenceComponentEndpoint,
+        InferenceComponentEndpointBase,
+        InferenceComponentEndpointOptions,
+        InferenceComponentEndpointProps,
+    )
+    from fm_platform.constructs.inference.component_scaling import ComponentScaling
+    from fm_platform.constructs.inference.container_image import ContainerImage
+    from fm_platform.constructs.inference.execution_role import HostingRole, HostingRoleProps
     from fm_platform.constructs.inference.inference_component import (
         InferenceComponentModel,
+        InferenceComponentModelOptions,
         InferenceComponentModelProps,
         RollingUpdate,
     )
@@ -108,11 +224,14 @@ if TYPE_CHECKING:
     from fm_platform.constructs.inference.model_container import ModelContainer
     from fm_platform.constructs.inference.multi_model_endpoint import (
         MultiModelEndpoint,
+        MultiModelEndpointOptions,
         MultiModelEndpointProps,
     )
     from fm_platform.constructs.inference.single_model_endpoint import (
+        DataCaptureOptions,
         DataCaptureProps,
         SingleModelEndpoint,
+        SingleModelEndpointOptions,
         SingleModelEndpointProps,
         VariantSpec,
     )
@@ -120,9 +239,14 @@ if TYPE_CHECKING:
     from fm_platform.constructs.training.filesystem import (
         DataRepositoryAssociationProps,
         SharedFileSystem,
+        SharedFileSystemOptions,
         SharedFileSystemProps,
     )
-    from fm_platform.constructs.training.hyperpod import HyperPodCluster, HyperPodClusterProps
+    from fm_platform.constructs.training.hyperpod import (
+        HyperPodCluster,
+        HyperPodClusterOptions,
+        HyperPodClusterProps,
+    )
     from fm_platform.constructs.training.instance_groups import (
         InstanceGroup,
         NodeRole,
@@ -130,26 +254,23 @@ if TYPE_CHECKING:
     )
     from fm_platform.constructs.training.lifecycle import (
         LifecycleScripts,
+        LifecycleScriptsOptions,
         LifecycleScriptsProps,
         LifecycleStorage,
     )
-    from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
-    from fm_platform.images import deep_learning_container_image
-    from fm_platform.specs.instances import (
+    from fm_platform.constructs.training.network import (
+        ClusterNetwork,
+        ClusterNetworkOptions,
+        ClusterNetworkProps,
+    )
+    from fm_platform.hardware.instances import (
         InstanceSpec,
         instance_spec,
         register_instance_type,
         register_instance_types_from_file,
     )
-    from fm_platform.stacks.inference import (
-        ContainerSpec,
-        IcEndpointSpec,
-        IcModelSpec,
-        InferenceConfig,
-        InferenceStack,
-        MultiModelEndpointSpec,
-        SingleModelEndpointSpec,
-    )
-    from fm_platform.stacks.training import TrainingConfig, TrainingStack
+    from fm_platform.images import deep_learning_container_image
+    from fm_platform.rules.problems import Problems, ValidationError
+    from fm_platform.stacks.inference import InferenceStack
+    from fm_platform.stacks.training import TrainingStack
     from fm_platform.stacks.training_data import TrainingDataStack
-    from fm_platform.validation import Problems, ValidationError

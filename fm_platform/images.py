@@ -13,7 +13,7 @@ from aws_cdk import Annotations
 from constructs import Construct
 
 from fm_platform.constructs.scopes import region_of, stack_of
-from fm_platform.validation import is_unresolved
+from fm_platform.constructs.tokens import is_unresolved
 
 #: The AWS account publishing Deep Learning Containers in most commercial regions.
 DLC_ACCOUNT = "763104351884"

@@ -1,6 +1,6 @@
 """What a plan costs per hour, against one dedicated endpoint per model.
 
-Hourly cost = instances x on-demand price of their type (``fm_platform/specs/
+Hourly cost = instances x on-demand price of their type (``fm_platform/hardware/
 instance_prices.json``). At minimum scale every endpoint runs its minimum instances (an
 Inference Components endpoint whose models all scale to zero runs none); at maximum scale
 its maximum. The dedicated layout puts each model alone on the cheapest type one copy
@@ -18,8 +18,8 @@ from fm_platform.fleet.fitness import max_copies
 from fm_platform.fleet.plan import Plan
 from fm_platform.fleet.planner import IC
 from fm_platform.fleet.sizing import candidates, copy_memory_gib, copy_shape
-from fm_platform.specs.instances import instance_spec
-from fm_platform.specs.prices import hourly_prices
+from fm_platform.hardware.instances import instance_spec
+from fm_platform.hardware.prices import hourly_prices
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fm_platform.fleet.sizing import CopyShape
-from fm_platform.specs.instances import InstanceSpec
+from fm_platform.hardware.instances import InstanceSpec
 
 
 def capacity(spec: InstanceSpec) -> tuple[float, float, float]:

@@ -39,9 +39,9 @@ from fm_platform.fleet.sizing import (
     family,
     largest_memory,
 )
-from fm_platform.specs.instances import InstanceSpec, instance_spec
-from fm_platform.specs.prices import hourly_prices
-from fm_platform.validation import Problems
+from fm_platform.hardware.instances import InstanceSpec, instance_spec
+from fm_platform.hardware.prices import hourly_prices
+from fm_platform.rules.problems import Problems
 
 IC, SINGLE, MULTI = "inference-components", "single-model", "multi-model"
 MME_MAX_GIB = 4.0

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.cost import dedicated_cost, lower_bound, plan_cost
 from fm_platform.fleet.plan import Plan
-from fm_platform.specs.prices import hourly_prices, price_region
+from fm_platform.hardware.prices import hourly_prices, price_region
 
 HEADERS = ("stack", "endpoint", "kind", "instance type", "models", "inst min-max", "$/h min-max")
 

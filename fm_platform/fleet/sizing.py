@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from fm_platform.fleet.catalog import DTYPE_BYTES, ModelEntry
-from fm_platform.specs.instances import InstanceSpec, instance_spec
-from fm_platform.specs.prices import hourly_prices
+from fm_platform.hardware.instances import InstanceSpec, instance_spec
+from fm_platform.hardware.prices import hourly_prices
 
 GIB = 1024**3
 KV_RUNTIME_FACTOR = 1.2

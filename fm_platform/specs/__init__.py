@@ -1,8 +1,25 @@
-"""Facts the constructs check input against.
+"""Deprecated: the instance facts moved to :mod:`fm_platform.hardware` and botocore's rules
+to :mod:`fm_platform.rules.sagemaker_model`; the old module paths still import."""
 
-- :mod:`fm_platform.specs.sagemaker_model`: limits, enums and name patterns read from
-  botocore's SageMaker service model (the same model the AWS APIs validate against).
-- :mod:`fm_platform.specs.instances`: accelerators, memory and network facts per ``ml.*``
-  instance type, which botocore does not know, from the package data file
-  ``instance_specs.json`` (sources and date inside the file).
-"""
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+
+_MOVED = {
+    "instances": "fm_platform.hardware.instances",
+    "prices": "fm_platform.hardware.prices",
+    "regenerate": "fm_platform.hardware.regenerate",
+    "regions": "fm_platform.hardware.regions",
+    "sagemaker_model": "fm_platform.rules.sagemaker_model",
+}
+
+warnings.warn(
+    "fm_platform.specs is deprecated: use fm_platform.hardware (instance facts, prices) and "
+    "fm_platform.rules.sagemaker_model (botocore's limits)",
+    DeprecationWarning,
+    stacklevel=2,
+)
+for _name, _target in _MOVED.items():
+    sys.modules[f"{__name__}.{_name}"] = importlib.import_module(_target)

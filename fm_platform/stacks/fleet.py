@@ -22,15 +22,15 @@ from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.plan import EndpointPlan, Plan
 from fm_platform.fleet.planner import IC, MULTI, SINGLE
-from fm_platform.stacks.inference import (
-    ContainerSpec,
-    IcEndpointSpec,
-    IcModelSpec,
+from fm_platform.config.inference import (
+    InferenceComponentEndpointConfig,
     InferenceConfig,
-    InferenceStack,
-    MultiModelEndpointSpec,
-    SingleModelEndpointSpec,
+    MultiModelEndpointConfig,
+    SingleModelEndpointConfig,
 )
+from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.stacks.inference import InferenceStack
 
 #: Invocations per instance per minute a multi-model endpoint scales on.
 MME_TARGET_INVOCATIONS = 200.0
@@ -45,19 +45,19 @@ def _environment(framework: str, accelerators: int) -> dict[str, str]:
     }
 
 
-def _ic_endpoint(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> IcEndpointSpec:
+def _ic_endpoint(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> InferenceComponentEndpointConfig:
     entries = {m.name: m for m in catalog.models}
     models = []
     for name in endpoint.models:
         p, entry = plan.placements[name], entries[name]
         fixed = p.min_copies == 1 and p.max_copies == 1
         models.append(
-            IcModelSpec(
+            InferenceComponentModelOptions(
                 model_name=name,
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
                 cpu_cores=p.cpu_cores,
-                container=ContainerSpec(environment=_environment(entry.framework, p.accelerators)),
+                container=ModelContainer(environment=_environment(entry.framework, p.accelerators)),
                 initial_copies=1,
                 scaling=None
                 if fixed
@@ -69,7 +69,7 @@ def _ic_endpoint(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> IcEndp
             )
         )
     initial = max(1, endpoint.min_instances)
-    return IcEndpointSpec(
+    return InferenceComponentEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
         models=tuple(models),
@@ -79,7 +79,7 @@ def _ic_endpoint(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> IcEndp
     )
 
 
-def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModelEndpointSpec:
+def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModelEndpointConfig:
     name = endpoint.models[0]
     p = plan.placements[name]
     entry = next(m for m in catalog.models if m.name == name)
@@ -92,17 +92,17 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
         if endpoint.max_instances > 1
         else None
     )
-    return SingleModelEndpointSpec(
+    return SingleModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
-        container=ContainerSpec(environment=_environment(entry.framework, p.accelerators)),
+        container=ModelContainer(environment=_environment(entry.framework, p.accelerators)),
         scaling=scaling,
         network_isolation=True,
     )
 
 
-def _multi(endpoint: EndpointPlan) -> MultiModelEndpointSpec:
-    return MultiModelEndpointSpec(
+def _multi(endpoint: EndpointPlan) -> MultiModelEndpointConfig:
+    return MultiModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
         scaling=InstanceScaling(

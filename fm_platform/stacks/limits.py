@@ -4,22 +4,20 @@ from __future__ import annotations
 
 from aws_cdk import CfnResource, Stack
 
-from fm_platform.validation import Problems
+from fm_platform.rules.inference import (
+    MAX_OUTPUTS_PER_STACK,
+    MAX_RESOURCES_PER_STACK,
+    check_resource_count as _check_count,
+)
+from fm_platform.rules.problems import Problems
 
-#: CloudFormation's quotas per stack.
-MAX_RESOURCES_PER_STACK = 500
-MAX_OUTPUTS_PER_STACK = 200
+__all__ = ["MAX_OUTPUTS_PER_STACK", "MAX_RESOURCES_PER_STACK", "check_resource_count"]
 
 
 def check_resource_count(stack: Stack, advice: str) -> None:
     """Raise a ``ValueError`` when ``stack`` holds more resources than CloudFormation
     accepts, before anything deploys; ``advice`` says how to split it."""
+    problems = Problems(f"stack {stack.node.id}")
     count = sum(isinstance(child, CfnResource) for child in stack.node.find_all())
-    if count > MAX_RESOURCES_PER_STACK:
-        problems = Problems(f"stack {stack.node.id}")
-        problems.add(
-            "resources",
-            count,
-            f"CloudFormation allows at most {MAX_RESOURCES_PER_STACK} per stack; {advice}",
-        )
-        problems.raise_if_any()
+    _check_count(problems, count, advice)
+    problems.raise_if_any()

@@ -1,105 +1,33 @@
-"""The training stacks, configured by one :class:`TrainingConfig`: a HyperPod cluster with
-Slurm (:class:`TrainingStack`) and what it keeps (:class:`TrainingDataStack`: network, FSx
-for Lustre, lifecycle-script bucket)."""
+"""The training cluster's stack: a HyperPod cluster with Slurm (:class:`TrainingStack`),
+configured by one :class:`~fm_platform.config.TrainingConfig`, next to what it keeps
+(:class:`~fm_platform.stacks.training_data.TrainingDataStack`: network, FSx for Lustre,
+lifecycle-script bucket)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stack
 from constructs import Construct
 
-from fm_platform.constructs.training.hyperpod import HyperPodCluster, HyperPodClusterProps
+from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.options import options_values
+from fm_platform.constructs.training.hyperpod import (
+    HyperPodCluster,
+    HyperPodClusterOptions,
+    HyperPodClusterProps,
+)
 from fm_platform.constructs.training.instance_groups import (
-    InstanceGroup,
-    NodeRole,
     provisioning_parameters,
     validate_instance_groups,
 )
-from fm_platform.constructs.training.lifecycle import LifecycleScripts, LifecycleScriptsProps
-from fm_platform.mapping import dataclass_values, list_of
-from fm_platform.stacks.training_data import TrainingDataStack
-from fm_platform.validation import Problems
-
-#: The training walkthrough's example: one ml.m5.12xlarge head node and four
-#: ml.trn1.32xlarge workers in the Slurm partition "dev".
-DEFAULT_INSTANCE_GROUPS = (
-    InstanceGroup(
-        name="controller",
-        role=NodeRole.CONTROLLER,
-        instance_type="ml.m5.12xlarge",
-        instance_count=1,
-    ),
-    InstanceGroup(
-        name="workers",
-        role=NodeRole.WORKER,
-        instance_type="ml.trn1.32xlarge",
-        instance_count=4,
-        partition_name="dev",
-    ),
+from fm_platform.constructs.training.lifecycle import (
+    LifecycleScripts,
+    LifecycleScriptsOptions,
+    LifecycleScriptsProps,
 )
-
-
-@dataclass(frozen=True, kw_only=True)
-class TrainingConfig:
-    """Everything a user configures in the training stack.
-
-    availability_zone_id: AZ ID of the cluster and its file system; by default use1-az4
-        (us-east-1 only: set it when deploying elsewhere).
-    vpc_cidr: by default 10.0.0.0/16.
-    private_subnet_cidr_mask: by default 17 (32,763 usable addresses; every EFA interface
-        takes one).
-    storage_capacity_gib: FSx for Lustre size; by default 1200.
-    per_unit_storage_throughput_mbps: FSx throughput per TiB; by default 250.
-    instance_groups: by default a controller group "controller" (one ml.m5.12xlarge) and a
-        worker group "workers" (four ml.trn1.32xlarge, partition "dev").
-    cluster_name: by default CloudFormation generates one.
-    node_recovery: by default Automatic.
-    lifecycle_assets_path: folder of lifecycle scripts; by default the package's own.
-    """
-
-    availability_zone_id: str = "use1-az4"
-    vpc_cidr: str = "10.0.0.0/16"
-    private_subnet_cidr_mask: int = 17
-    storage_capacity_gib: int = 1200
-    per_unit_storage_throughput_mbps: int = 250
-    instance_groups: tuple[InstanceGroup, ...] = DEFAULT_INSTANCE_GROUPS
-    cluster_name: str | None = None
-    node_recovery: str = "Automatic"
-    lifecycle_assets_path: str | None = None
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> TrainingConfig:
-        """A config from JSON-like data (a config file or ``cdk.json`` context); keys are
-        the field names, missing keys keep their defaults. ``instance_groups`` is a list of
-        mappings with the :class:`InstanceGroup` field names and ``role`` one of
-        ``controller``, ``login``, ``worker``. With ``into``, problems are recorded there
-        and the config is built from the valid entries."""
-        problems = Problems.within(into, "TrainingConfig")
-        values = dataclass_values(problems, "", data, cls)
-        if "instance_groups" in values:
-            values["instance_groups"] = list_of(
-                problems, "instance_groups", values["instance_groups"], _instance_group
-            )
-        problems.raise_if_any()
-        return cls(**values)
-
-
-def _instance_group(problems: Problems, where: str, data: Any) -> InstanceGroup | None:
-    """One instance group from its mapping, ``role`` given by name."""
-    roles = {role.value: role for role in NodeRole}
-    values = dataclass_values(problems, where, data, InstanceGroup)
-    role = values.get("role")
-    if role is not None and role not in roles:
-        problems.add(f"{where}role", role, "must be one of " + ", ".join(roles))
-    if problems or role is None:
-        return None
-    values["role"] = roles[role]
-    if values.get("deep_health_checks") is not None:
-        values["deep_health_checks"] = tuple(values["deep_health_checks"])
-    return InstanceGroup(**values)
+from fm_platform.rules.problems import Problems
+from fm_platform.stacks.training_data import TrainingDataStack
 
 
 class TrainingStack(Stack):
@@ -159,8 +87,8 @@ class TrainingStack(Stack):
             self,
             "LifecycleScripts",
             LifecycleScriptsProps(
+                **options_values(LifecycleScriptsOptions, config),
                 provisioning_parameters=self.provisioning_parameters,
-                assets_path=config.lifecycle_assets_path,
                 bucket=storage.bucket,
                 upload_log_group=storage.upload_log_group,
                 vpc=self.network.vpc,
@@ -172,13 +100,11 @@ class TrainingStack(Stack):
             self,
             "Cluster",
             HyperPodClusterProps(
-                instance_groups=config.instance_groups,
+                **options_values(HyperPodClusterOptions, config),
                 subnet=self.network.subnet,
                 security_group=self.network.security_group,
                 lifecycle=self.lifecycle,
                 file_system=self.file_system,
-                cluster_name=config.cluster_name,
-                node_recovery=config.node_recovery,
             ),
         )
         self._add_outputs()

@@ -3,21 +3,25 @@ file system, the lifecycle-script bucket, keys and logs) and the network they li
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_cdk import CfnOutput, CfnResource, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from fm_platform.constructs.training.filesystem import SharedFileSystem, SharedFileSystemProps
+from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.options import options_values
+from fm_platform.constructs.training.filesystem import (
+    SharedFileSystem,
+    SharedFileSystemOptions,
+    SharedFileSystemProps,
+)
 from fm_platform.constructs.training.lifecycle import LifecycleStorage
-from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
-
-if TYPE_CHECKING:
-    from fm_platform.stacks.training import TrainingConfig
-
-#: Where nodes mount the shared file system.
-FSX_MOUNT_PATH = "/fsx"
+from fm_platform.constructs.training.network import (
+    ClusterNetwork,
+    ClusterNetworkOptions,
+    ClusterNetworkProps,
+)
 
 
 class TrainingDataStack(Stack):
@@ -48,22 +52,16 @@ class TrainingDataStack(Stack):
         self.network = ClusterNetwork(
             self,
             "Network",
-            ClusterNetworkProps(
-                availability_zone_id=config.availability_zone_id,
-                vpc_cidr=config.vpc_cidr,
-                private_subnet_cidr_mask=config.private_subnet_cidr_mask,
-            ),
+            ClusterNetworkProps(**options_values(ClusterNetworkOptions, config)),
         )
         self.file_system = SharedFileSystem(
             self,
             "FileSystem",
             SharedFileSystemProps(
+                **options_values(SharedFileSystemOptions, config),
                 vpc=self.network.vpc,
                 subnet=self.network.subnet,
                 security_group=self.network.security_group,
-                storage_capacity_gib=config.storage_capacity_gib,
-                per_unit_storage_throughput_mbps=config.per_unit_storage_throughput_mbps,
-                mount_path=FSX_MOUNT_PATH,
             ),
         )
         self.lifecycle = LifecycleStorage(self, "LifecycleScripts", vpc=self.network.vpc)

@@ -9,7 +9,6 @@ account and region too, so the default name is ``<stack name>-<model name>``.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import weakref
 
@@ -17,32 +16,12 @@ from aws_cdk import Stack
 from constructs import Construct
 
 from fm_platform.constructs.scopes import stack_of
-from fm_platform.specs.sagemaker_model import shape_rule
-from fm_platform.validation import is_unresolved
+from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.rules.components import component_name_for
 
-_HASH_LENGTH = 8
 _NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9-]")
 _NAMES_IN_STACK: weakref.WeakKeyDictionary[Stack, set[str]] = weakref.WeakKeyDictionary()
 _PREFIXES: weakref.WeakKeyDictionary[Stack, str] = weakref.WeakKeyDictionary()
-
-
-def component_name_for(stack_name: str, model_name: str) -> str:
-    """``<stack_name>-<model_name>`` when it fits the name limit (63 characters).
-
-    A longer name keeps the whole model name and as much of the stack name as fits, with
-    8 hex digits of the SHA-256 of the untrimmed name between them
-    (``<stack prefix>-<hash>-<model_name>``), so that trimmed names stay distinct; a model
-    name too long for even that gives ``<first characters>-<hash>``.
-    """
-    full = f"{stack_name}-{model_name}"
-    limit = shape_rule("InferenceComponentName").max or 63
-    if len(full) <= limit:
-        return full
-    digest = hashlib.sha256(full.encode()).hexdigest()[:_HASH_LENGTH]
-    room = limit - len(model_name) - len(digest) - 2
-    if room >= 1:
-        return f"{stack_name[:room].rstrip('-')}-{digest}-{model_name}"
-    return f"{full[: limit - len(digest) - 1].rstrip('-')}-{digest}"
 
 
 def default_component_name(scope: Construct, model_name: str) -> str:

@@ -8,8 +8,7 @@ copy, driven by an alarm on ``NoCapacityInvocationFailures`` (requests that foun
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from aws_cdk import CfnResource, Duration
@@ -18,8 +17,10 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from fm_platform.constructs.inference.instance_scaling import autoscaling_service_linked_role_arn
+from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.constructs.scopes import inherit_stack
-from fm_platform.validation import Problems
+from fm_platform.rules.problems import Problems
+from fm_platform.rules.scaling import check_component_scaling
 
 ScalingMetric = Literal["invocations_per_copy", "concurrent_requests_per_copy"]
 
@@ -36,7 +37,8 @@ _POLICY = appscaling.CfnScalingPolicy
 
 @dataclass(frozen=True, kw_only=True)
 class ComponentScaling:
-    """How one inference component scales its copies.
+    """How one inference component scales its copies (the configuration's ``scaling`` keys
+    of a model too).
 
     max_copies: the most copies.
     min_copies: the fewest copies; 0 scales to zero when idle (the first request after
@@ -45,16 +47,24 @@ class ComponentScaling:
         per minute) or ``concurrent_requests_per_copy`` (in-flight requests per copy,
         high resolution); by default ``invocations_per_copy``.
     target_value: the metric value to hold each copy at; by default 10.
-    scale_in_cooldown: wait after a scale-in before the next; by default 5 minutes.
-    scale_out_cooldown: wait after a scale-out before the next; by default 1 minute.
+    scale_in_cooldown_seconds: wait after a scale-in before the next; by default 300.
+    scale_out_cooldown_seconds: wait after a scale-out before the next; by default 60.
+    scale_in_cooldown, scale_out_cooldown: deprecated (a ``Duration``): use the
+        ``_seconds`` fields, the unit :class:`InstanceScaling` takes too.
     """
 
     max_copies: int
     min_copies: int = 1
     metric: ScalingMetric = "invocations_per_copy"
     target_value: float = 10.0
-    scale_in_cooldown: Duration = Duration.minutes(5)
-    scale_out_cooldown: Duration = Duration.minutes(1)
+    scale_in_cooldown_seconds: int = 300
+    scale_out_cooldown_seconds: int = 60
+    scale_in_cooldown: Duration | None = field(default=None, metadata=DEPRECATED)
+    scale_out_cooldown: Duration | None = field(default=None, metadata=DEPRECATED)
+
+    def __post_init__(self) -> None:
+        for name in ("scale_in_cooldown", "scale_out_cooldown"):
+            deprecated_alias(self, name, f"{name}_seconds", _whole_seconds)
 
     @property
     def scales_to_zero(self) -> bool:
@@ -62,17 +72,21 @@ class ComponentScaling:
 
     def check(self, problems: Problems, prefix: str = "scaling") -> None:
         """Record every problem of these settings in ``problems``."""
-        problems.check_range(f"{prefix}.min_copies", self.min_copies, 0, None)
-        problems.check_range(f"{prefix}.max_copies", self.max_copies, 1, None)
-        if self.min_copies > self.max_copies:
-            problems.add(
-                f"{prefix}.min_copies",
-                self.min_copies,
-                f"must not exceed max_copies ({self.max_copies})",
-            )
-        problems.check_choice(f"{prefix}.metric", self.metric, _PREDEFINED)
-        if self.target_value <= 0:
-            problems.add(f"{prefix}.target_value", self.target_value, "must be greater than 0")
+        check_component_scaling(
+            problems,
+            prefix,
+            min_copies=self.min_copies,
+            max_copies=self.max_copies,
+            metric=self.metric,
+            metrics=_PREDEFINED,
+            target_value=self.target_value,
+            scale_in_cooldown_seconds=self.scale_in_cooldown_seconds,
+            scale_out_cooldown_seconds=self.scale_out_cooldown_seconds,
+        )
+
+
+def _whole_seconds(duration: Duration) -> int:
+    return int(duration.to_seconds())
 
 
 class ComponentAutoScaling(Construct):
@@ -129,8 +143,8 @@ class ComponentAutoScaling(Construct):
                     predefined_metric_specification=_POLICY.PredefinedMetricSpecificationProperty(
                         predefined_metric_type=_PREDEFINED[scaling.metric]
                     ),
-                    scale_in_cooldown=_seconds(scaling.scale_in_cooldown),
-                    scale_out_cooldown=_seconds(scaling.scale_out_cooldown),
+                    scale_in_cooldown=scaling.scale_in_cooldown_seconds,
+                    scale_out_cooldown=scaling.scale_out_cooldown_seconds,
                 )
             ),
         )
@@ -150,7 +164,7 @@ class ComponentAutoScaling(Construct):
             scaling_target_id=target_id,
             step_scaling_policy_configuration=_POLICY.StepScalingPolicyConfigurationProperty(
                 adjustment_type="ChangeInCapacity",
-                cooldown=_seconds(scaling.scale_out_cooldown),
+                cooldown=scaling.scale_out_cooldown_seconds,
                 metric_aggregation_type="Maximum",
                 step_adjustments=[
                     _POLICY.StepAdjustmentProperty(
@@ -181,15 +195,3 @@ class ComponentAutoScaling(Construct):
             treat_missing_data="notBreaching",
             alarm_actions=[self.scale_out_from_zero.ref],
         )
-
-
-def _seconds(duration: Duration) -> int | float:
-    """``duration`` in seconds, computed once per Duration (most components share the
-    defaults)."""
-    seconds = _SECONDS.get(duration)
-    if seconds is None:
-        seconds = _SECONDS[duration] = duration.to_seconds()
-    return seconds
-
-
-_SECONDS: weakref.WeakKeyDictionary[Duration, int | float] = weakref.WeakKeyDictionary()

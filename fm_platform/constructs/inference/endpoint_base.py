@@ -1,14 +1,13 @@
 """What every SageMaker real-time endpoint construct shares.
 
-- :func:`check_instance_type` / :func:`check_network`: validation of the hosting instance
-  type and of the VPC options.
 - :func:`endpoint_network` / :class:`EndpointNetwork` / :class:`EndpointVpcConfig`: VPC
   placement (selected subnets and, unless given, a dedicated security group without ingress
   and with HTTPS-only egress).
 - :class:`RealtimeEndpoint`: the ``Endpoint`` resource serving an endpoint config, its name
-  and ARN, and invoke grants; :class:`VariantEndpoint` (options:
+  and ARN, invoke grants and per-variant ``AWS/SageMaker`` metrics, every ``metric_*``
+  method with the same options; :class:`VariantEndpoint` (options:
   :class:`VariantEndpointProps`) adds the models of its variants (VPC placement, execution
-  role) and per-variant metrics.
+  role).
 """
 
 from __future__ import annotations
@@ -31,9 +30,8 @@ from fm_platform.constructs.inference.execution_role import (
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.images import warn_if_image_from_another_region
-from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
-from fm_platform.specs.sagemaker_model import enum_values
-from fm_platform.validation import Problems, did_you_mean, is_unresolved
+from fm_platform.rules.hosting import check_vpc_options
+from fm_platform.rules.problems import Problems
 
 INVOKE_ACTIONS = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
 _SELECTION_FIELDS = (
@@ -44,37 +42,6 @@ _SELECTION_FIELDS = (
     "subnets",
     "subnet_type",
 )
-
-
-def check_instance_type(problems: Problems, field: str, instance_type: str) -> None:
-    """Check ``instance_type`` is a SageMaker hosting type this package has figures for."""
-    if is_unresolved(instance_type):
-        return
-    offered = enum_values("ProductionVariantInstanceType")
-    if instance_type not in offered:
-        problems.add(
-            field,
-            instance_type,
-            "not an instance type SageMaker hosting offers (botocore enum "
-            "ProductionVariantInstanceType); "
-            + (did_you_mean(instance_type, offered) or "e.g. ml.m5.xlarge, ml.g5.12xlarge"),
-        )
-        return
-    try:
-        instance_spec(instance_type)
-    except UnknownInstanceTypeError as error:
-        problems.add(field, instance_type, error.args[0])
-
-
-def check_network(problems: Problems, vpc: ec2.IVpc | None, **options: object) -> None:
-    """Report each VPC option in ``options`` (field name to value) set without ``vpc``; an
-    empty sequence counts as unset."""
-    if vpc is not None:
-        return
-    for name, value in options.items():
-        if value is None or (isinstance(value, Sequence) and not value):
-            continue
-        problems.add(name, value, "needs `vpc` to be set")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,31 +164,38 @@ def sagemaker_metric(
     metric_name: str,
     dimensions: dict[str, str],
     *,
-    statistic: str = cloudwatch.Stats.AVERAGE,
+    statistic: str | None = None,
     namespace: str = "AWS/SageMaker",
     period: Duration | None = None,
+    label: str | None = None,
+    unit: cloudwatch.Unit | None = None,
 ) -> cloudwatch.Metric:
-    """A SageMaker metric with ``dimensions`` over ``period`` (by default 1 minute)."""
+    """A SageMaker metric with ``dimensions``: by default the Average over 1 minute."""
     return cloudwatch.Metric(
         namespace=namespace,
         metric_name=metric_name,
         dimensions_map=dimensions,
-        statistic=statistic,
+        statistic=statistic or cloudwatch.Stats.AVERAGE,
         period=period or Duration.minutes(1),
+        label=label,
+        unit=unit,
     )
 
 
 class RealtimeEndpoint(Construct):
-    """Base of the endpoint constructs.
+    """Base of the endpoint constructs: invoke grants and per-variant metrics.
 
-    Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``),
-    ``endpoint_name``, ``endpoint_arn`` (the endpoint's ``Ref``, which is its ARN: the same
-    token for every endpoint construct, so cross-stack exports of it stay stable).
+    Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``;
+    None for an imported endpoint), ``endpoint_name``, ``endpoint_arn`` (the endpoint's
+    ``Ref``, which is its ARN: the same token for every endpoint construct, so cross-stack
+    exports of it stay stable); ``variant_name`` (set by the subclass: the variant the
+    ``metric_*`` methods measure unless told another).
     """
 
-    endpoint: sagemaker.CfnEndpoint
+    endpoint: sagemaker.CfnEndpoint | None
     endpoint_name: str
     endpoint_arn: str
+    variant_name: str
 
     def _create_endpoint(
         self, endpoint_config: sagemaker.CfnEndpointConfig, endpoint_name: str | None
@@ -242,16 +216,140 @@ class RealtimeEndpoint(Construct):
         ``InvokeEndpointWithResponseStream``)."""
         return grant_endpoint_invoke(grantee, self.endpoint_arn)
 
+    # -- metrics: every method takes the same options -------------------------------------
+
+    def metric(
+        self,
+        metric_name: str,
+        variant_name: str | None = None,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+        namespace: str = "AWS/SageMaker",
+    ) -> cloudwatch.Metric:
+        """A metric of a variant of this endpoint (dimensions ``EndpointName`` and
+        ``VariantName``; by default the endpoint's ``variant_name``): by default the Average
+        over 1 minute. Instance utilisation metrics live in namespace
+        ``/aws/sagemaker/Endpoints``."""
+        dimensions = {
+            "EndpointName": self.endpoint_name,
+            "VariantName": variant_name or self.variant_name,
+        }
+        return sagemaker_metric(
+            metric_name,
+            dimensions,
+            statistic=statistic,
+            namespace=namespace,
+            period=period,
+            label=label,
+            unit=unit,
+        )
+
+    def metric_invocations(
+        self,
+        variant_name: str | None = None,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Requests sent to the variant (by default the Sum)."""
+        return self.metric(
+            "Invocations",
+            variant_name,
+            statistic=statistic or cloudwatch.Stats.SUM,
+            period=period,
+            label=label,
+            unit=unit,
+        )
+
+    def metric_invocation_5xx_errors(
+        self,
+        variant_name: str | None = None,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Requests the model answered with a 5xx error (by default the Sum)."""
+        return self.metric(
+            "Invocation5XXErrors",
+            variant_name,
+            statistic=statistic or cloudwatch.Stats.SUM,
+            period=period,
+            label=label,
+            unit=unit,
+        )
+
+    def metric_invocation_4xx_errors(
+        self,
+        variant_name: str | None = None,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Requests answered with a 4xx error (by default the Sum)."""
+        return self.metric(
+            "Invocation4XXErrors",
+            variant_name,
+            statistic=statistic or cloudwatch.Stats.SUM,
+            period=period,
+            label=label,
+            unit=unit,
+        )
+
+    def metric_model_latency(
+        self,
+        variant_name: str | None = None,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Time the model took to respond, in microseconds (by default the Average)."""
+        return self.metric(
+            "ModelLatency",
+            variant_name,
+            statistic=statistic,
+            period=period,
+            label=label,
+            unit=unit,
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
-class VariantEndpointProps:
-    """The options shared by the props of endpoints whose variants serve models they create
-    (:class:`SingleModelEndpointProps`, :class:`MultiModelEndpointProps`).
+class VariantEndpointOptions:
+    """The plain options shared by the endpoints whose variants serve models they create
+    (:class:`SingleModelEndpointOptions`, :class:`MultiModelEndpointOptions`).
 
     network_isolation: run the containers without network access; by default True:
         SageMaker reads the artifacts from S3 and the images from ECR with the execution
         role, outside the container. Set False only for containers that must reach the
         network themselves, e.g. to download weights from a model hub at startup.
+    endpoint_name: the endpoint's name; by default CloudFormation generates one.
+    """
+
+    network_isolation: bool = True
+    endpoint_name: str | None = None
+
+    def check_endpoint(self, problems: Problems) -> None:
+        """Add the problems of these shared fields to ``problems``."""
+        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantEndpointProps(VariantEndpointOptions):
+    """The references shared by the props of endpoints whose variants serve models they
+    create (:class:`SingleModelEndpointProps`, :class:`MultiModelEndpointProps`), beside the
+    fields of :class:`VariantEndpointOptions`.
+
     vpc: run the models in this VPC; by default SageMaker's own network is used.
     vpc_subnets: the subnets in ``vpc``; by default CDK's default selection (the private
         subnets, else the isolated ones).
@@ -264,38 +362,34 @@ class VariantEndpointProps:
     execution_role: the role the models run as; by default a least-privilege role is created.
         A passed role gets image pull and artifact read added; VPC network-interface
         permissions are then the caller's to grant.
-    endpoint_name: the endpoint's name; by default CloudFormation generates one.
     """
 
-    network_isolation: bool = True
     vpc: ec2.IVpc | None = None
     vpc_subnets: ec2.SubnetSelection | None = None
     security_group: ec2.ISecurityGroup | None = None
     encryption_key: kms.IKey | None = None
     artifact_key: kms.IKey | None = None
     execution_role: iam.IRole | None = None
-    endpoint_name: str | None = None
 
-    def check_endpoint(self, problems: Problems) -> None:
-        """Add the problems of these shared fields to ``problems``."""
-        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
-        check_network(
-            problems, self.vpc, vpc_subnets=self.vpc_subnets, security_group=self.security_group
+    def check_references(self, problems: Problems) -> None:
+        """Add the problems of the VPC options to ``problems``."""
+        check_vpc_options(
+            problems,
+            self.vpc is not None,
+            {"vpc_subnets": self.vpc_subnets, "security_group": self.security_group},
         )
 
 
 class VariantEndpoint(RealtimeEndpoint):
     """An endpoint whose production variants serve models it creates: their VPC placement,
-    execution role and ``AWS::SageMaker::Model`` resources, and per-variant
-    ``AWS/SageMaker`` metrics (dimensions ``EndpointName`` and ``VariantName``).
+    execution role and ``AWS::SageMaker::Model`` resources.
 
     Attributes (set by :meth:`_prepare_models`): ``network`` and ``security_group`` (None
-    outside a VPC), ``execution_role``; ``variant_name`` (set by the subclass: the default
-    variant of the ``metric_*`` methods). Construct IDs: ``SecurityGroup``,
+    outside a VPC), ``execution_role``. Construct IDs: ``SecurityGroup``,
     ``ExecutionRole``.
     """
 
-    variant_name: str
+    endpoint: sagemaker.CfnEndpoint
     network: EndpointNetwork | None
     security_group: ec2.ISecurityGroup | None
     execution_role: iam.IRole
@@ -336,27 +430,3 @@ class VariantEndpoint(RealtimeEndpoint):
             vpc_config=self.network.vpc_config if self.network else None,
             tags=tags,
         )
-
-    def metric(
-        self,
-        metric_name: str,
-        *,
-        variant_name: str | None = None,
-        statistic: str = cloudwatch.Stats.AVERAGE,
-        period: Duration | None = None,
-    ) -> cloudwatch.Metric:
-        """A metric of a variant (by default ``variant_name``) over ``period`` (by default 1
-        minute)."""
-        dimensions = {
-            "EndpointName": self.endpoint_name,
-            "VariantName": variant_name or self.variant_name,
-        }
-        return sagemaker_metric(metric_name, dimensions, statistic=statistic, period=period)
-
-    def metric_invocations(self, variant_name: str | None = None) -> cloudwatch.Metric:
-        """Invocations per minute (sum) of a variant; by default ``variant_name``."""
-        return self.metric("Invocations", variant_name=variant_name, statistic=cloudwatch.Stats.SUM)
-
-    def metric_model_latency(self, variant_name: str | None = None) -> cloudwatch.Metric:
-        """Average model latency (microseconds) of a variant; by default ``variant_name``."""
-        return self.metric("ModelLatency", variant_name=variant_name)

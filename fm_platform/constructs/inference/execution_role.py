@@ -19,16 +19,10 @@ from fm_platform.compliance import (
     acknowledgments,
     nag_rendered,
 )
+from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.constructs.inference.model_container import ModelContainer
-from fm_platform.validation import is_unresolved
+from fm_platform.constructs.tokens import is_unresolved
 
-# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
-# be a token (e.g. Stack.region), whose text holds dots.
-_ECR_IMAGE = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>.+?)\.amazonaws\.com"
-    r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
-)
-_REGION = re.compile(r"^[a-z0-9-]+$")
 # s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
 _S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")
 _PULL_ACTIONS = (
@@ -45,8 +39,8 @@ SAGEMAKER_LOG_GROUP_KINDS = ("Endpoints", "InferenceComponents")
 class HostingRoleProps:
     """Options for :class:`HostingRole`.
 
-    images: container images the role may pull; by default none (add with
-        :meth:`HostingRole.grant_image_pull`).
+    images: container images (URIs or :class:`ContainerImage`) the role may pull; by
+        default none (add with :meth:`HostingRole.grant_image_pull`).
     model_data_urls: S3 artifacts (object URI or prefix ending in ``/``) the role may read;
         by default none (add with :meth:`HostingRole.grant_model_artifacts`).
     artifact_key: the KMS key encrypting the artifacts; by default no KMS grant.
@@ -54,7 +48,7 @@ class HostingRoleProps:
         by default False.
     """
 
-    images: Sequence[str] = ()
+    images: Sequence[str | ContainerImage] = ()
     model_data_urls: Sequence[str] = ()
     artifact_key: kms.IKey | None = None
     in_vpc: bool = False
@@ -143,11 +137,11 @@ class HostingRole(Construct):
         if props.in_vpc:
             self.grant_vpc_access()
 
-    def grant_image_pull(self, image: str) -> None:
-        """Let the role pull ``image``: layer download on its ECR repository, parsed from
-        the URI (whose region may be a token); when the account or repository is only
-        known at deploy time, every repository of this account and region."""
-        grant_image_pull(self.role, image)
+    def grant_image_pull(self, image: str | ContainerImage) -> None:
+        """Let the role pull ``image``: layer download on its ECR repository; when the
+        account or repository is only known at deploy time, every repository of this
+        account and region."""
+        ContainerImage.of(image).bind(self, self.role)
 
     def grant_model_artifacts(self, model_data_url: str, key: kms.IKey | None = None) -> None:
         """Let the role read ``model_data_url`` (an object, or every object under a prefix
@@ -184,15 +178,17 @@ class HostingRole(Construct):
         )
 
 
-def grant_image_pull(role: iam.IRole, image: str) -> None:
-    """Add ECR layer download for ``image`` to ``role`` (any role, imported ones too); a
-    repository already granted to ``role`` is not granted again.
+def grant_image_pull(role: iam.IRole, uri: str, image: ContainerImage | None = None) -> None:
+    """Add ECR layer download for the image at ``uri`` (described by ``image``, by default
+    read from the URI) to ``role`` (any role, imported ones too); a repository already
+    granted to ``role`` is not granted again.
 
-    Scoped to the image's repository when the URI names its account and repository
-    literally (the region may be a token); otherwise to every repository of this account
-    and region, with the wildcard acknowledged.
+    Scoped to the image's repository when it is known (an ECR URI naming its account and
+    repository literally, whose region may be a token; an ECR repository; a Deep Learning
+    Container); otherwise to every repository of this account and region, with the
+    wildcard acknowledged.
     """
-    _grants_of(role).pull(image)
+    _grants_of(role).pull(uri, image or ContainerImage.from_uri(uri))
 
 
 def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | None) -> None:
@@ -276,10 +272,10 @@ class _RoleGrants:
         self.granted.add((kind, value))
         return True
 
-    def pull(self, image: str) -> None:
+    def pull(self, image: str, container_image: ContainerImage) -> None:
         if not self._first_time("image", image):
             return
-        repository = _image_repository_arn(self.partition, image)
+        repository = container_image.repository_arn(self.role, self.partition)
         if repository is None:
             repository = self.stack.format_arn(
                 service="ecr", resource="repository", resource_name="*"
@@ -364,19 +360,6 @@ def _grants_of(role: iam.IRole) -> _RoleGrants:
     return grants
 
 
-def _image_repository_arn(partition: str, image: str) -> str | None:
-    """The ARN of the ECR repository of ``image``, or None when the URI is not an ECR image
-    URI with a literal account and repository (a token region stays a token in the ARN)."""
-    match = _ECR_IMAGE.match(image)
-    if match is None or is_unresolved(match["repository"]):
-        return None
-    region = match["region"]
-    if not (is_unresolved(region) or _REGION.match(region)):
-        return None
-    partition = "aws-cn" if match["cn"] else partition
-    return f"arn:{partition}:ecr:{region}:{match['account']}:repository/{match['repository']}"
-
-
 def role_policies(role: iam.IRole) -> list[IConstruct]:
     """The policies CDK attached to ``role`` for its grants (its default policy), for
     resources that must wait for them: depending on these instead of the role itself
@@ -427,7 +410,7 @@ def hosting_execution_role(
     scope: Construct,
     construct_id: str,
     *,
-    images: Sequence[str] = (),
+    images: Sequence[str | ContainerImage] = (),
     model_data_urls: Sequence[str] = (),
     artifact_key: kms.IKey | None = None,
     in_vpc: bool = False,
@@ -465,23 +448,27 @@ def execution_role_for(
             artifact_key=artifact_key,
             in_vpc=in_vpc,
         )
-    grant_containers(role, containers, artifact_key)
+    grant_containers(scope, role, containers, artifact_key)
     return role
 
 
 def grant_containers(
-    role: iam.IRole, containers: Sequence[ModelContainer], artifact_key: kms.IKey | None
+    scope: Construct,
+    role: iam.IRole,
+    containers: Sequence[ModelContainer],
+    artifact_key: kms.IKey | None,
 ) -> None:
-    """Let ``role`` pull each container's image and read its artifacts (decrypting with
-    ``artifact_key`` when given); each image and location is granted once."""
+    """Let ``role`` pull each container's image (as named in ``scope``'s stack) and read
+    its artifacts (decrypting with ``artifact_key`` when given); each image and location is
+    granted once."""
     for image in _images(containers):
-        grant_image_pull(role, image)
+        image.bind(scope, role)
     for url in _model_data_urls(containers):
         grant_model_artifacts(role, url, artifact_key)
 
 
-def _images(containers: Sequence[ModelContainer]) -> list[str]:
-    return list(dict.fromkeys(c.image for c in containers if c.image is not None))
+def _images(containers: Sequence[ModelContainer]) -> list[ContainerImage]:
+    return list(dict.fromkeys(c.container_image() for c in containers))
 
 
 def _model_data_urls(containers: Sequence[ModelContainer]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from aws_cdk import Annotations, Duration
@@ -15,6 +15,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from fm_platform.constructs.inference.component_endpoint import (
+    EndpointReference,
+    InferenceComponentEndpointBase,
+)
 from fm_platform.constructs.inference.component_naming import (
     component_names_in_stack,
     default_component_name,
@@ -28,22 +32,21 @@ from fm_platform.constructs.inference.endpoint_base import (
     grant_endpoint_invoke,
     sagemaker_metric,
 )
-from fm_platform.constructs.inference.endpoint_capacity import (
-    CopyDemand,
-    check_min_copies_fit,
-    place_copies,
-)
 from fm_platform.constructs.inference.execution_role import grant_containers
-from fm_platform.constructs.inference.ic_endpoint import EndpointReference, InferenceEndpoint
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
+from fm_platform.constructs.options import checked
 from fm_platform.constructs.scopes import inherit_stack
-from fm_platform.specs.fit import check_fit
-from fm_platform.specs.sagemaker_model import member_shape_name
-from fm_platform.validation import Problems, is_unresolved
-
-_STARTUP = "InferenceComponentStartupParameters"
-_ROLLING = "InferenceComponentRollingUpdatePolicy"
+from fm_platform.constructs.tokens import is_unresolved, known
+from fm_platform.rules.capacity import CopyDemand
+from fm_platform.rules.components import (
+    check_component_name_free,
+    check_copy_resources,
+    check_initial_copies,
+    check_rolling_update,
+    check_startup_timeouts,
+)
+from fm_platform.rules.problems import Problems
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,31 +58,25 @@ class RollingUpdate:
     wait_interval_s: seconds to watch each batch before the next (0-3600); by default 120.
     maximum_execution_timeout_s: seconds before the update is rolled back (600-28800); by
         default SageMaker's.
-    rollback_alarms: alarms that roll the update back when they fire; by default none.
+    rollback_alarms: alarms (or alarm names) that roll the update back when they fire; by
+        default none.
     """
 
     batch_size: int = 1
     batch_unit: Literal["COPY_COUNT", "CAPACITY_PERCENT"] = "COPY_COUNT"
     wait_interval_s: int = 120
     maximum_execution_timeout_s: int | None = None
-    rollback_alarms: Sequence[cloudwatch.IAlarm] = ()
+    rollback_alarms: Sequence[cloudwatch.IAlarm | str] = ()
 
     def check(self, problems: Problems, prefix: str = "rolling_update") -> None:
         """Record every problem of these settings in ``problems``."""
-        problems.check_choice(
-            f"{prefix}.batch_unit", self.batch_unit, ("COPY_COUNT", "CAPACITY_PERCENT")
-        )
-        high = 100 if self.batch_unit == "CAPACITY_PERCENT" else None
-        problems.check_range(f"{prefix}.batch_size", self.batch_size, 1, high)
-        problems.check_shape(
-            f"{prefix}.wait_interval_s",
-            self.wait_interval_s,
-            member_shape_name(_ROLLING, "WaitIntervalInSeconds"),
-        )
-        problems.check_shape(
-            f"{prefix}.maximum_execution_timeout_s",
-            self.maximum_execution_timeout_s,
-            member_shape_name(_ROLLING, "MaximumExecutionTimeoutInSeconds"),
+        check_rolling_update(
+            problems,
+            prefix,
+            batch_size=self.batch_size,
+            batch_unit=self.batch_unit,
+            wait_interval_s=self.wait_interval_s,
+            maximum_execution_timeout_s=self.maximum_execution_timeout_s,
         )
 
     def to_property(
@@ -88,7 +85,10 @@ class RollingUpdate:
         ic = sagemaker.CfnInferenceComponent
         rollback = (
             ic.AutoRollbackConfigurationProperty(
-                alarms=[ic.AlarmProperty(alarm_name=a.alarm_name) for a in self.rollback_alarms]
+                alarms=[
+                    ic.AlarmProperty(alarm_name=a if isinstance(a, str) else a.alarm_name)
+                    for a in self.rollback_alarms
+                ]
             )
             if self.rollback_alarms
             else None
@@ -106,16 +106,16 @@ class RollingUpdate:
 
 
 @dataclass(frozen=True, kw_only=True)
-class InferenceComponentModelProps:
-    """Options for :class:`InferenceComponentModel`.
+class InferenceComponentModelOptions:
+    """Plain options of :class:`InferenceComponentModel` (the keys of an item of an
+    endpoint's ``models`` in the configuration too).
 
     model_name: a stable logical name (1-63 letters, digits and hyphens); with the stack's
         name it names the component unless ``component_name`` is given.
-    endpoint: the endpoint to place the model on (an :class:`InferenceEndpoint` or its
-        ``reference``, possibly from another stack).
-    container: the model's image, artifacts and environment.
     accelerators: accelerator devices each copy needs; 0 for CPU models.
     min_memory_mib: host memory reserved for each copy (at least 128).
+    container: the model's image, artifacts and environment; by default the Large Model
+        Inference image and no artifacts (the stacks default the artifacts to their bucket).
     cpu_cores: CPU cores reserved for each copy (at least 0.25); by default none reserved.
     max_memory_mib: host memory limit of each copy; by default no limit.
     initial_copies: the component's ``CopyCount`` (at least 1, also for models that scale
@@ -133,18 +133,16 @@ class InferenceComponentModelProps:
         ``initial_copies``.
     component_name: the inference component's name, used to invoke the model; by default
         ``<stack name>-<model_name>`` (trimmed with a hash to 63 characters, see
-        :func:`component_name_for`), so that copies of the stack in one account and region
-        do not collide (component names are unique per account and region). An explicit
-        name is used as given; give a distinct one to place the same model on two
-        endpoints of one stack.
-    artifact_key: the KMS key encrypting the model artifacts; by default no KMS grant.
+        :func:`~fm_platform.rules.components.component_name_for`), so that copies of the
+        stack in one account and region do not collide (component names are unique per
+        account and region). An explicit name is used as given; give a distinct one to
+        place the same model on two endpoints of one stack.
     """
 
     model_name: str
-    endpoint: EndpointReference | InferenceEndpoint
-    container: ModelContainer
     accelerators: int
     min_memory_mib: int
+    container: ModelContainer = field(default_factory=ModelContainer)
     cpu_cores: float | None = None
     max_memory_mib: int | None = None
     initial_copies: int | None = None
@@ -153,22 +151,18 @@ class InferenceComponentModelProps:
     rolling_update: RollingUpdate | None = None
     scaling: ComponentScaling | None = None
     component_name: str | None = None
-    artifact_key: kms.IKey | None = None
-
-    @property
-    def reference(self) -> EndpointReference:
-        endpoint = self.endpoint
-        return endpoint.reference if isinstance(endpoint, InferenceEndpoint) else endpoint
 
     @property
     def copies_at_creation(self) -> int:
         """``initial_copies``, by default the scaling minimum (at least 1), else 1."""
         if self.initial_copies is not None:
             return self.initial_copies
-        return max(self.scaling.min_copies, 1) if self.scaling is not None else 1
+        if self.scaling is not None and self.scaling.min_copies is not None:
+            return max(self.scaling.min_copies, 1)
+        return 1
 
     @property
-    def min_copies(self) -> int:
+    def min_copies(self) -> int | None:
         """The fewest copies the component keeps: the scaling minimum, else its copies."""
         return self.scaling.min_copies if self.scaling is not None else self.copies_at_creation
 
@@ -184,6 +178,52 @@ class InferenceComponentModelProps:
             initial_copies=self.copies_at_creation,
         )
 
+    def check(self, problems: Problems, *, instance_type: str | None = None) -> None:
+        """Record every problem of these options in ``problems``; ``instance_type``: the
+        endpoint's, which each copy must fit."""
+        problems.check_shape("model_name", self.model_name, "InferenceComponentName")
+        problems.check_shape("component_name", self.component_name, "InferenceComponentName")
+        check_copy_resources(
+            problems,
+            instance_type=instance_type,
+            accelerators=self.accelerators,
+            cpu_cores=self.cpu_cores,
+            min_memory_mib=self.min_memory_mib,
+            max_memory_mib=self.max_memory_mib,
+        )
+        scaling = self.scaling
+        if scaling is not None:
+            scaling.check(problems)
+        check_initial_copies(
+            problems,
+            self.initial_copies,
+            self.copies_at_creation,
+            (scaling.min_copies, scaling.max_copies) if scaling is not None else None,
+        )
+        check_startup_timeouts(
+            problems,
+            self.model_data_download_timeout_s,
+            self.container_startup_health_check_timeout_s,
+        )
+        if self.rolling_update is not None:
+            self.rolling_update.check(problems)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceComponentModelProps(InferenceComponentModelOptions):
+    """Options for :class:`InferenceComponentModel`: the fields of
+    :class:`InferenceComponentModelOptions`, and
+
+    endpoint: the endpoint to place the model on: an :class:`InferenceComponentEndpoint`
+        (possibly of another stack) or one imported with
+        :meth:`InferenceComponentEndpoint.from_endpoint_attributes` (a deprecated
+        :class:`EndpointReference` still works).
+    artifact_key: the KMS key encrypting the model artifacts; by default no KMS grant.
+    """
+
+    endpoint: InferenceComponentEndpointBase | EndpointReference
+    artifact_key: kms.IKey | None = None
+
     def validate(
         self,
         into: Problems | None = None,
@@ -197,82 +237,16 @@ class InferenceComponentModelProps:
         which must be none of the ``taken`` names nor a name already placed on the
         endpoint."""
         problems = Problems.within(into, f"InferenceComponentModelProps {self.model_name!r}")
-        reference = self.reference
-        name = component_name or self.component_name or self.model_name
-        problems.check_shape("model_name", self.model_name, "InferenceComponentName")
-        problems.check_shape("component_name", self.component_name, "InferenceComponentName")
-        if name in reference.component_names or name in taken:
-            problems.add(
-                "component_name",
-                name,
-                "must be unique on the endpoint and in the stack (component names are "
-                "unique per account and region); another component already uses it",
-            )
-        problems.check_range("accelerators", self.accelerators, 0, None)
-        if self.cpu_cores is not None and self.cpu_cores < 0.25:
-            problems.add("cpu_cores", self.cpu_cores, "must be at least 0.25")
-        requirements = "InferenceComponentComputeResourceRequirements"
-        problems.check_shape(
-            "min_memory_mib",
-            self.min_memory_mib,
-            member_shape_name(requirements, "MinMemoryRequiredInMb"),
+        props = checked(problems, self)
+        endpoint = self.endpoint
+        instance_type = endpoint.instance_type if endpoint is not None else None
+        name = component_name or props.component_name or props.model_name
+        props.check(problems, instance_type=known(instance_type))
+        placed = getattr(endpoint, "component_names", set())
+        check_component_name_free(
+            problems, "component_name", name, name in placed or name in taken
         )
-        if self.max_memory_mib is not None and self.max_memory_mib < self.min_memory_mib:
-            problems.add(
-                "max_memory_mib",
-                self.max_memory_mib,
-                f"must be at least min_memory_mib ({self.min_memory_mib})",
-            )
-        check_fit(
-            problems,
-            "",
-            reference.instance_type,
-            accelerators=self.accelerators,
-            cpu_cores=self.cpu_cores,
-            min_memory_mib=self.min_memory_mib,
-        )
-        self._check_copies(problems)
-        if not problems:
-            self._check_capacity(problems, name)
-        problems.check_shape(
-            "model_data_download_timeout_s",
-            self.model_data_download_timeout_s,
-            member_shape_name(_STARTUP, "ModelDataDownloadTimeoutInSeconds"),
-        )
-        problems.check_shape(
-            "container_startup_health_check_timeout_s",
-            self.container_startup_health_check_timeout_s,
-            member_shape_name(_STARTUP, "ContainerStartupHealthCheckTimeoutInSeconds"),
-        )
-        if self.rolling_update is not None:
-            self.rolling_update.check(problems)
         problems.raise_if_any()
-
-    def _check_copies(self, problems: Problems) -> None:
-        problems.check_range("initial_copies", self.initial_copies, 1, None)
-        if self.scaling is None:
-            return
-        self.scaling.check(problems)
-        low, high = max(self.scaling.min_copies, 1), self.scaling.max_copies
-        copies = self.copies_at_creation
-        if low <= high and not low <= copies <= high:
-            problems.add(
-                "initial_copies",
-                copies,
-                f"must lie between {low} and scaling.max_copies ({high})",
-            )
-
-    def _check_capacity(self, problems: Problems, component_name: str) -> None:
-        """The minimum copies of every model placed on the endpoint, this one included,
-        must fit its ``max_instance_count`` instances."""
-        reference = self.reference
-        check_min_copies_fit(
-            problems,
-            "scaling.min_copies" if self.scaling is not None else "initial_copies",
-            [*reference.placements, self.demand(component_name)],
-            reference.instance_type,
-            reference.max_instance_count,
-        )
 
 
 class InferenceComponentModel(Construct):
@@ -283,40 +257,43 @@ class InferenceComponentModel(Construct):
     ``Scaling`` (see :class:`ComponentAutoScaling`). The endpoint's execution role is
     granted pull on the image and read on the artifacts.
 
-    Attributes: ``model``, ``component``, ``component_name``, ``endpoint`` (the reference),
-    ``scaling`` (None without autoscaling).
+    Attributes: ``model``, ``component``, ``component_name``, ``endpoint`` (the endpoint the
+    model is placed on), ``scaling`` (None without autoscaling).
     """
 
     def __init__(
         self, scope: Construct, construct_id: str, props: InferenceComponentModelProps
     ) -> None:
-        """Create the model, its inference component and its scaling under ``scope``; ``props`` is
-        validated first."""
+        """Create the model, its inference component and its scaling under ``scope``;
+        ``props`` is validated first."""
         super().__init__(scope, construct_id)
         inherit_stack(self, scope)
+        endpoint = props.endpoint
+        self.endpoint: InferenceComponentEndpointBase = (
+            endpoint.endpoint_for(self) if isinstance(endpoint, EndpointReference) else endpoint
+        )
         self.component_name = props.component_name or default_component_name(self, props.model_name)
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
         in_stack.add(self.component_name)
-        self.endpoint = props.reference
         self.endpoint.component_names.add(self.component_name)
-        place_copies(self, self.endpoint, props.demand(self.component_name))
+        self.endpoint.place(self, props.demand(self.component_name))
         role = self.endpoint.execution_role
 
-        container = props.container.with_image_for(self)
-        grant_containers(role, [container], props.artifact_key)
+        grant_containers(self, role, [props.container], props.artifact_key)
         self.model = create_model(
             self,
             "Model",
             role=role,
-            container=container.to_container_property(),
+            container=props.container.to_container_property(self),
             network_isolation=self.endpoint.network_isolation,
             vpc_config=self.endpoint.vpc_config,
         )
         self.component = self._component(props)
-        if self.endpoint.endpoint is not None and not is_unresolved(self.endpoint.endpoint_name):
+        resource = self.endpoint.endpoint
+        if resource is not None and not is_unresolved(self.endpoint.endpoint_name):
             # A literal endpoint name carries no reference, so order the creation here.
-            self.component.node.add_dependency(self.endpoint.endpoint)
+            self.component.node.add_dependency(resource)
 
         self.scaling: ComponentAutoScaling | None = None
         if props.scaling is not None:
@@ -374,35 +351,76 @@ class InferenceComponentModel(Construct):
         InvokeEndpointWithResponseStream); callers name this component in each request."""
         return grant_endpoint_invoke(grantee, self.endpoint.arn_for(self))
 
+    # -- metrics: every method takes the same options -------------------------------------
+
     def metric(
         self,
         metric_name: str,
         *,
-        namespace: str = "AWS/SageMaker",
-        statistic: str = cloudwatch.Stats.AVERAGE,
+        statistic: str | None = None,
         period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+        namespace: str = "AWS/SageMaker",
     ) -> cloudwatch.Metric:
-        """A metric of this component (dimension ``InferenceComponentName``) over ``period``
-        (by default 1 minute); utilisation metrics live in
-        ``/aws/sagemaker/InferenceComponents``."""
+        """A metric of this component (dimension ``InferenceComponentName``): by default
+        the Average over 1 minute. Utilisation metrics (``CPUUtilizationNormalized``,
+        ``GPUUtilizationNormalized``, ``GPUMemoryUtilizationNormalized``, ...) live in
+        namespace ``/aws/sagemaker/InferenceComponents``."""
         return sagemaker_metric(
             metric_name,
             {"InferenceComponentName": self.component_name},
             statistic=statistic,
             namespace=namespace,
             period=period,
+            label=label,
+            unit=unit,
         )
 
-    def metric_invocations(self, period: Duration | None = None) -> cloudwatch.Metric:
-        """Requests sent to this component (Sum)."""
-        return self.metric("Invocations", statistic=cloudwatch.Stats.SUM, period=period)
-
-    def metric_model_latency(self, period: Duration | None = None) -> cloudwatch.Metric:
-        """Time the model took to respond, in microseconds (Average)."""
-        return self.metric("ModelLatency", period=period)
-
-    def metric_no_capacity_failures(self, period: Duration | None = None) -> cloudwatch.Metric:
-        """Requests that found no copy of this component to serve them (Sum)."""
+    def metric_invocations(
+        self,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Requests sent to this component (by default the Sum)."""
         return self.metric(
-            "NoCapacityInvocationFailures", statistic=cloudwatch.Stats.SUM, period=period
+            "Invocations",
+            statistic=statistic or cloudwatch.Stats.SUM,
+            period=period,
+            label=label,
+            unit=unit,
+        )
+
+    def metric_model_latency(
+        self,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Time the model took to respond, in microseconds (by default the Average)."""
+        return self.metric(
+            "ModelLatency", statistic=statistic, period=period, label=label, unit=unit
+        )
+
+    def metric_no_capacity_failures(
+        self,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Requests that found no copy of this component to serve them (by default the
+        Sum)."""
+        return self.metric(
+            "NoCapacityInvocationFailures",
+            statistic=statistic or cloudwatch.Stats.SUM,
+            period=period,
+            label=label,
+            unit=unit,
         )

@@ -15,8 +15,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from fm_platform.constructs.options import checked
 from fm_platform.constructs.scopes import stack_of
-from fm_platform.validation import Problems
+from fm_platform.rules.problems import Problems
+from fm_platform.rules.scaling import check_instance_scaling
 
 # Application Auto Scaling's dimension for the instance count of an endpoint variant.
 VARIANT_INSTANCE_COUNT_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
@@ -55,7 +57,8 @@ _SERVICE_LINKED_ROLE_ARNS: weakref.WeakKeyDictionary[Stack, str] = weakref.WeakK
 
 @dataclass(frozen=True, kw_only=True)
 class InstanceScaling:
-    """Target tracking of a variant's instance count on invocations per instance.
+    """Target tracking of a variant's instance count on invocations per instance (the
+    configuration's ``scaling`` keys of single-model and multi-model endpoints too).
 
     min_instances: the fewest instances; by default 1 (a variant without inference
         components cannot scale to zero).
@@ -74,25 +77,14 @@ class InstanceScaling:
 
     def check(self, problems: Problems, field: str = "scaling") -> None:
         """Add every problem with these settings to ``problems``, fields under ``field``."""
-        problems.check_range(f"{field}.min_instances", self.min_instances, 1, None)
-        problems.check_range(f"{field}.max_instances", self.max_instances, 1, None)
-        if self.min_instances > self.max_instances:
-            problems.add(
-                f"{field}.min_instances",
-                self.min_instances,
-                f"must not exceed max_instances ({self.max_instances})",
-            )
-        if self.target_invocations_per_instance <= 0:
-            problems.add(
-                f"{field}.target_invocations_per_instance",
-                self.target_invocations_per_instance,
-                "must be greater than 0",
-            )
-        problems.check_range(
-            f"{field}.scale_in_cooldown_seconds", self.scale_in_cooldown_seconds, 0, None
-        )
-        problems.check_range(
-            f"{field}.scale_out_cooldown_seconds", self.scale_out_cooldown_seconds, 0, None
+        check_instance_scaling(
+            problems,
+            field,
+            min_instances=self.min_instances,
+            max_instances=self.max_instances,
+            target_invocations_per_instance=self.target_invocations_per_instance,
+            scale_in_cooldown_seconds=self.scale_in_cooldown_seconds,
+            scale_out_cooldown_seconds=self.scale_out_cooldown_seconds,
         )
 
 
@@ -118,7 +110,7 @@ def add_instance_scaling(
     Raises ``ValueError`` listing every problem with ``scaling``.
     """
     problems = Problems("InstanceScaling")
-    scaling.check(problems)
+    checked(problems, scaling).check(problems)
     problems.raise_if_any()
     target = appscaling.ScalableTarget(
         scope,

@@ -9,49 +9,69 @@ from dataclasses import dataclass, field, replace
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.images import deep_learning_container_image
+from fm_platform.constructs.inference.container_image import ContainerImage
 
 
 @dataclass(frozen=True, kw_only=True)
 class ModelContainer:
-    """The container a model runs in.
+    """The container a model runs in (the configuration's ``container`` keys too).
 
-    image: the container image URI (an ECR image); by default the Large Model Inference
-        Deep Learning Container in the stack's region
-        (:func:`fm_platform.deep_learning_container_image`), filled in by the construct that
-        hosts the container (:meth:`with_image_for`).
+    image: the container image, as a URI or a :class:`ContainerImage`; by default the Large
+        Model Inference Deep Learning Container in the hosting stack's region
+        (:meth:`ContainerImage.deep_learning_container`).
     model_data_url: the S3 URI of a ``model.tar.gz``, or an S3 prefix ending in ``/``
         holding uncompressed artifacts; by default no artifacts are attached and the
         container brings or fetches its model.
     environment: environment variables of the container; by default none.
     """
 
-    image: str | None = None
+    image: str | ContainerImage | None = None
     model_data_url: str | None = None
     environment: Mapping[str, str] = field(default_factory=dict)
 
+    def container_image(self) -> ContainerImage:
+        """The image as a :class:`ContainerImage`, the default one when none is set."""
+        if self.image is None:
+            return ContainerImage.deep_learning_container()
+        return ContainerImage.of(self.image)
+
     def with_image_for(self, scope: Construct) -> ModelContainer:
-        """This container; without an image, a copy with the default image of ``scope``'s
-        stack's region."""
-        if self.image is not None:
+        """This container with its image as a :class:`ContainerImage` (the default one
+        when none is set); ``scope`` is kept for compatibility."""
+        if isinstance(self.image, ContainerImage):
             return self
-        return replace(self, image=deep_learning_container_image(scope))
+        return replace(self, image=self.container_image())
+
+    def image_uri(self, scope: Construct) -> str:
+        """The image's URI for a model in ``scope``'s stack."""
+        return self.container_image().image_uri(scope)
 
     @property
     def is_uncompressed(self) -> bool:
         """True when ``model_data_url`` is an S3 prefix of uncompressed artifacts."""
         return self.model_data_url is not None and self.model_data_url.endswith("/")
 
-    def to_container_property(self) -> sagemaker.CfnModel.ContainerDefinitionProperty:
-        """The ``AWS::SageMaker::Model`` container definition for this container."""
+    def to_container_property(
+        self, scope: Construct | None = None, *, image_uri: str | None = None
+    ) -> sagemaker.CfnModel.ContainerDefinitionProperty:
+        """The ``AWS::SageMaker::Model`` container definition for this container, naming the
+        image by ``image_uri``, else as a model in ``scope``'s stack names it (needed
+        unless the image is a URI string)."""
+        if image_uri is None:
+            if isinstance(self.image, str):
+                image_uri = self.image
+            elif scope is not None:
+                image_uri = self.image_uri(scope)
+            else:
+                raise ValueError("to_container_property needs a scope to name a ContainerImage")
         environment = dict(self.environment) or None
         if self.model_data_url is None:
             return sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=self.image, environment=environment
+                image=image_uri, environment=environment
             )
         if self.is_uncompressed:
             return sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=self.image,
+                image=image_uri,
                 environment=environment,
                 model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
                     s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
@@ -62,5 +82,5 @@ class ModelContainer:
                 ),
             )
         return sagemaker.CfnModel.ContainerDefinitionProperty(
-            image=self.image, environment=environment, model_data_url=self.model_data_url
+            image=image_uri, environment=environment, model_data_url=self.model_data_url
         )

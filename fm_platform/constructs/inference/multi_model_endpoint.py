@@ -10,92 +10,107 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from aws_cdk import Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.constructs.inference.endpoint_base import (
     VariantEndpoint,
+    VariantEndpointOptions,
     VariantEndpointProps,
-    check_instance_type,
 )
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
-from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
-from fm_platform.validation import Problems, is_unresolved
+from fm_platform.constructs.options import checked
+from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
+from fm_platform.images import PYTORCH_CPU_IMAGE, PYTORCH_GPU_IMAGE
+from fm_platform.rules.hosting import (
+    check_hosting_instance_type,
+    check_multi_model_hardware,
+    check_s3_prefix,
+)
+from fm_platform.rules.problems import Problems
 
 VARIANT_NAME = "AllTraffic"
 
 
+def multi_model_image(instance_type: str | None) -> str:
+    """The PyTorch inference image (repository and tag) for ``instance_type``: the GPU
+    flavour for NVIDIA GPU types, else the CPU one."""
+    try:
+        gpu = instance_type is not None and instance_spec(instance_type).accelerator == (
+            "nvidia-gpu"
+        )
+    except UnknownInstanceTypeError:
+        gpu = False  # the endpoint's validation reports the type
+    return PYTORCH_GPU_IMAGE if gpu else PYTORCH_CPU_IMAGE
+
+
 @dataclass(frozen=True, kw_only=True)
-class MultiModelEndpointProps(VariantEndpointProps):
-    """Options for :class:`MultiModelEndpoint`.
+class MultiModelEndpointOptions(VariantEndpointOptions):
+    """Plain options of :class:`MultiModelEndpoint` (the keys of an item of the
+    configuration's ``inference.multi_model_endpoints`` too).
 
     models_s3_prefix: the S3 prefix (``s3://bucket/path/``, ending in ``/``) whose
         ``.tar.gz`` objects are the models; invoke one with ``--target-model <key under the
         prefix>``. Models are added and removed by copying objects, no deployment needed.
-    image: a container image that supports multi-model hosting (e.g. the SageMaker PyTorch
-        inference image, which runs TorchServe, or Triton).
     instance_type: a CPU type, or a type with exactly one NVIDIA GPU.
+    image: a container image that supports multi-model hosting (e.g. the SageMaker PyTorch
+        inference image, which runs TorchServe, or Triton), as a URI or a
+        :class:`ContainerImage`; by default the PyTorch inference Deep Learning Container
+        of the stack's region, its GPU flavour for NVIDIA GPU types, else its CPU one.
     environment: environment variables of the container; by default none.
     initial_instance_count: instances at creation; by default 1.
     scaling: instance-level autoscaling; by default the instance count stays fixed.
 
-    Also the fields of :class:`VariantEndpointProps` (``network_isolation``, ``vpc``,
-    ``vpc_subnets``, ``security_group``, ``encryption_key``, ``artifact_key``,
-    ``execution_role``, ``endpoint_name``); the created execution role reads every object
-    under the prefix.
+    Also the fields of :class:`VariantEndpointOptions` (``network_isolation``,
+    ``endpoint_name``).
     """
 
     models_s3_prefix: str
-    image: str
     instance_type: str
+    image: str | ContainerImage | None = None
     environment: Mapping[str, str] = field(default_factory=dict)
     initial_instance_count: int = 1
     scaling: InstanceScaling | None = None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "MultiModelEndpointProps")
-        prefix = self.models_s3_prefix
-        if not is_unresolved(prefix) and not (
-            prefix.startswith("s3://") and prefix.endswith("/") and len(prefix) > len("s3://x/")
-        ):
-            problems.add(
-                "models_s3_prefix", prefix, "must be an S3 prefix s3://<bucket>/<path>/ ending in /"
-            )
-        check_instance_type(problems, "instance_type", self.instance_type)
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        check_s3_prefix(problems, "models_s3_prefix", self.models_s3_prefix)
+        check_hosting_instance_type(problems, "instance_type", self.instance_type)
         check_multi_model_hardware(problems, "instance_type", self.instance_type)
         problems.check_range("initial_instance_count", self.initial_instance_count, 1, None)
         if self.scaling is not None:
             self.scaling.check(problems)
         self.check_endpoint(problems)
+
+    def container_image(self) -> ContainerImage:
+        """The image as a :class:`ContainerImage`: ``image``, else the default."""
+        if self.image is not None:
+            return ContainerImage.of(self.image)
+        return ContainerImage.deep_learning_container(multi_model_image(self.instance_type))
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiModelEndpointProps(VariantEndpointProps, MultiModelEndpointOptions):
+    """Options for :class:`MultiModelEndpoint`: the fields of
+    :class:`MultiModelEndpointOptions` and of :class:`VariantEndpointProps` (``vpc``,
+    ``vpc_subnets``, ``security_group``, ``encryption_key``, ``artifact_key``,
+    ``execution_role``); the created execution role reads every object under the prefix.
+    """
+
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "MultiModelEndpointProps")
+        props = checked(problems, self)
+        props.check(problems)
+        props.check_references(problems)
         problems.raise_if_any()
-
-
-def check_multi_model_hardware(problems: Problems, field: str, instance_type: str) -> None:
-    """Multi-model endpoints run on CPU types or types with exactly one NVIDIA GPU."""
-    if is_unresolved(instance_type):
-        return
-    try:
-        spec = instance_spec(instance_type)
-    except UnknownInstanceTypeError:
-        return  # reported by check_instance_type
-    if spec.accelerator == "none":
-        return
-    if spec.accelerator == "nvidia-gpu" and spec.accelerator_count == 1:
-        return
-    problems.add(
-        field,
-        instance_type,
-        f"has {spec.accelerator_count} x {spec.accelerator} accelerators; a multi-model "
-        "endpoint needs a CPU instance type (e.g. ml.m5.xlarge) or one with exactly one "
-        "NVIDIA GPU (e.g. ml.g5.xlarge); host multi-accelerator or Inferentia/Trainium "
-        "models with inference components or a single-model endpoint",
-    )
 
 
 class MultiModelEndpoint(VariantEndpoint):
@@ -103,24 +118,25 @@ class MultiModelEndpoint(VariantEndpoint):
 
     Attributes: ``model``, ``endpoint_config``, ``endpoint``, ``endpoint_name``,
     ``endpoint_arn``, ``execution_role``, ``network`` and ``security_group`` (None outside a
-    VPC),
-    ``storage_key``, ``scalable_target`` (None without scaling), ``variant_name``.
+    VPC), ``storage_key``, ``scalable_target`` (None without scaling), ``variant_name``.
     Construct IDs: ``Model``, ``EndpointConfig``, ``Endpoint``, ``Scaling``,
     ``ExecutionRole``, ``SecurityGroup``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: MultiModelEndpointProps) -> None:
-        """Create the endpoint, its config and its model under ``scope``; ``props`` is validated
-        first."""
+        """Create the endpoint, its config and its model under ``scope``; ``props`` is
+        validated first."""
         super().__init__(scope, construct_id)
         props.validate()
         self.variant_name = VARIANT_NAME
-        container = ModelContainer(image=props.image, model_data_url=props.models_s3_prefix)
+        container = ModelContainer(
+            image=props.container_image(), model_data_url=props.models_s3_prefix
+        )
         self._prepare_models(props, [container])
         self.model = self._add_model(
             "Model",
             sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=props.image,
+                image=container.image_uri(self),
                 mode="MultiModel",
                 model_data_url=props.models_s3_prefix,
                 environment=dict(props.environment) or None,
@@ -155,7 +171,22 @@ class MultiModelEndpoint(VariantEndpoint):
             else None
         )
 
-    def metric_model_loading_wait_time(self) -> cloudwatch.Metric:
-        """Average time (microseconds) requests waited for their model to load (cold
-        starts)."""
-        return self.metric("ModelLoadingWaitTime")
+    def metric_model_loading_wait_time(
+        self,
+        variant_name: str | None = None,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Time requests waited for their model to load (cold starts), in microseconds (by
+        default the Average)."""
+        return self.metric(
+            "ModelLoadingWaitTime",
+            variant_name,
+            statistic=statistic,
+            period=period,
+            label=label,
+            unit=unit,
+        )

@@ -8,7 +8,7 @@ variant scales on invocations per instance.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from aws_cdk import CfnTag
 from aws_cdk import aws_applicationautoscaling as appscaling
@@ -22,14 +22,16 @@ from fm_platform.compliance import acknowledge_wildcard_resource
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.inference.endpoint_base import (
     VariantEndpoint,
+    VariantEndpointOptions,
     VariantEndpointProps,
-    check_instance_type,
 )
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
+from fm_platform.constructs.options import checked
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-from fm_platform.validation import Problems, is_unresolved
+from fm_platform.rules.problems import Problems
+from fm_platform.rules.variants import check_data_capture, check_variant
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,54 +56,73 @@ class VariantSpec:
     initial_weight: float = 1.0
     scaling: InstanceScaling | None = None
 
+    def check(self, problems: Problems, field: str) -> None:
+        """Add the problems of this variant, fields under ``field``."""
+        check_variant(
+            problems,
+            field,
+            variant_name=self.variant_name,
+            instance_type=self.instance_type,
+            initial_instance_count=self.initial_instance_count,
+            initial_weight=self.initial_weight,
+        )
+        if self.scaling is not None:
+            self.scaling.check(problems, f"{field}.scaling")
+
 
 @dataclass(frozen=True, kw_only=True)
-class DataCaptureProps:
-    """Capture of requests and responses to an encrypted S3 location.
+class DataCaptureOptions:
+    """Capture of requests and responses (the configuration's ``data_capture`` keys too).
 
     sampling_percentage: the percentage of requests captured (0-100); by default 100.
     capture_requests / capture_responses: what is captured; by default both.
-    bucket: where captures are written; by default a :class:`SecureBucket` is created.
     prefix: the key prefix captures are written under; by default ``data-capture``.
-    encryption_key: the KMS key SageMaker encrypts captures with; by default the created
-        bucket's key, else the passed bucket's key, else a new customer-managed key.
     """
 
     sampling_percentage: int = 100
     capture_requests: bool = True
     capture_responses: bool = True
-    bucket: s3.IBucket | None = None
     prefix: str = "data-capture"
-    encryption_key: kms.IKey | None = None
 
     def check(self, problems: Problems, field: str = "data_capture") -> None:
         """Add every problem with these settings to ``problems``."""
-        problems.check_range(f"{field}.sampling_percentage", self.sampling_percentage, 0, 100)
-        if not (self.capture_requests or self.capture_responses):
-            problems.add(
-                f"{field}.capture_requests",
-                self.capture_requests,
-                "capture_requests or capture_responses must be True",
-            )
-        if not is_unresolved(self.prefix) and (
-            not self.prefix or self.prefix.startswith("/") or self.prefix.endswith("/")
-        ):
-            problems.add(
-                f"{field}.prefix", self.prefix, "must be non-empty, without leading/trailing /"
-            )
+        check_data_capture(
+            problems,
+            field,
+            sampling_percentage=self.sampling_percentage,
+            capture_requests=self.capture_requests,
+            capture_responses=self.capture_responses,
+            prefix=self.prefix,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
-class SingleModelEndpointProps(VariantEndpointProps):
-    """Options for :class:`SingleModelEndpoint`.
+class DataCaptureProps(DataCaptureOptions):
+    """Capture of requests and responses to an encrypted S3 location: the fields of
+    :class:`DataCaptureOptions`, and
+
+    bucket: where captures are written; by default a :class:`SecureBucket` is created.
+    encryption_key: the KMS key SageMaker encrypts captures with; by default the created
+        bucket's key, else the passed bucket's key, else a new customer-managed key.
+    """
+
+    bucket: s3.IBucket | None = None
+    encryption_key: kms.IKey | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleModelEndpointOptions(VariantEndpointOptions):
+    """Plain options of :class:`SingleModelEndpoint` (the keys of an item of the
+    configuration's ``inference.single_model_endpoints`` too).
 
     model_name: a stable logical name of the model (ModelName rules: letters, digits and
         hyphens, at most 63), set as the ``fm_platform:model-name`` tag of its SageMaker
         models. Models and the endpoint config get generated names so that updates can
         replace them.
-    container: what the model runs.
     instance_type: the instance type of the production variant (a SageMaker hosting
         ``ml.*`` type).
+    container: what the model runs; by default the Large Model Inference image and no
+        artifacts (the stacks default the artifacts to their bucket).
     initial_instance_count: instances at creation; by default 1.
     variant_name: the production variant's name; by default ``AllTraffic``.
     initial_weight: the production variant's traffic weight; by default 1.0.
@@ -111,24 +132,23 @@ class SingleModelEndpointProps(VariantEndpointProps):
         by default none.
     shadow_variant: a shadow variant receiving copies of production requests (responses
         are discarded); by default none. Not combinable with ``variants``.
-    data_capture: request/response capture; by default off.
+    data_capture: request/response capture (a :class:`DataCaptureProps` to choose the
+        bucket and key); by default off.
 
-    Also the fields of :class:`VariantEndpointProps` (``network_isolation``, ``vpc``,
-    ``vpc_subnets``, ``security_group``, ``encryption_key``, ``artifact_key``,
-    ``execution_role``, ``endpoint_name``); a passed ``execution_role`` also gets
-    data-capture write added.
+    Also the fields of :class:`VariantEndpointOptions` (``network_isolation``,
+    ``endpoint_name``).
     """
 
     model_name: str
-    container: ModelContainer
     instance_type: str
+    container: ModelContainer = field(default_factory=ModelContainer)
     initial_instance_count: int = 1
     variant_name: str = "AllTraffic"
     initial_weight: float = 1.0
     scaling: InstanceScaling | None = None
     variants: Sequence[VariantSpec] = ()
     shadow_variant: VariantSpec | None = None
-    data_capture: DataCaptureProps | None = None
+    data_capture: DataCaptureOptions | None = None
 
     @property
     def primary_variant(self) -> VariantSpec:
@@ -146,17 +166,16 @@ class SingleModelEndpointProps(VariantEndpointProps):
     def all_variants(self) -> tuple[VariantSpec, ...]:
         """Every variant: production ones first, then the shadow one."""
         shadow = (self.shadow_variant,) if self.shadow_variant else ()
-        return (self.primary_variant, *self.variants, *shadow)
+        return (self.primary_variant, *(self.variants or ()), *shadow)
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "SingleModelEndpointProps")
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
         problems.check_shape("model_name", self.model_name, "ModelName")
-        for index, variant in enumerate(self.all_variants):
+        variants = self.all_variants
+        for index, variant in enumerate(variants):
             field = "variant" if index == 0 else f"variants[{variant.variant_name}]"
-            check_variant(problems, field, variant)
-        problems.check_unique("variant_name", (v.variant_name for v in self.all_variants))
+            variant.check(problems, field)
+        problems.check_unique("variant_name", (v.variant_name for v in variants))
         if self.shadow_variant is not None and self.variants:
             problems.add(
                 "shadow_variant",
@@ -166,18 +185,24 @@ class SingleModelEndpointProps(VariantEndpointProps):
         if self.data_capture is not None:
             self.data_capture.check(problems)
         self.check_endpoint(problems)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleModelEndpointProps(VariantEndpointProps, SingleModelEndpointOptions):
+    """Options for :class:`SingleModelEndpoint`: the fields of
+    :class:`SingleModelEndpointOptions` and of :class:`VariantEndpointProps` (``vpc``,
+    ``vpc_subnets``, ``security_group``, ``encryption_key``, ``artifact_key``,
+    ``execution_role``); a passed ``execution_role`` also gets data-capture write added.
+    """
+
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "SingleModelEndpointProps")
+        props = checked(problems, self)
+        props.check(problems)
+        props.check_references(problems)
         problems.raise_if_any()
-
-
-def check_variant(problems: Problems, field: str, variant: VariantSpec) -> None:
-    """Add the problems of one variant, fields under ``field``."""
-    problems.check_shape(f"{field}.variant_name", variant.variant_name, "VariantName")
-    check_instance_type(problems, f"{field}.instance_type", variant.instance_type)
-    problems.check_range(f"{field}.initial_instance_count", variant.initial_instance_count, 1, None)
-    if variant.initial_weight < 0:
-        problems.add(f"{field}.initial_weight", variant.initial_weight, "must be at least 0")
-    if variant.scaling is not None:
-        variant.scaling.check(problems, f"{field}.scaling")
 
 
 class SingleModelEndpoint(VariantEndpoint):
@@ -213,7 +238,7 @@ class SingleModelEndpoint(VariantEndpoint):
         self.models: dict[str, sagemaker.CfnModel] = {}
         for index, variant in enumerate(variants):
             model_id = "Model" if index == 0 else f"Model-{variant.variant_name}"
-            container = variant.container.to_container_property()
+            container = variant.container.to_container_property(self)
             self.models[variant.variant_name] = self._add_model(model_id, container, tags)
         self.model = self.models[props.variant_name]
 
@@ -260,10 +285,11 @@ class SingleModelEndpoint(VariantEndpoint):
         )
 
     def _data_capture(
-        self, capture: DataCaptureProps
+        self, capture: DataCaptureOptions
     ) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
-        key = capture.encryption_key
-        bucket = capture.bucket
+        given = capture if isinstance(capture, DataCaptureProps) else None
+        key = given.encryption_key if given else None
+        bucket = given.bucket if given else None
         if bucket is None:
             created = SecureBucket(
                 self, "DataCapture", SecureBucketProps(purpose="SageMaker endpoint data capture")

@@ -12,7 +12,7 @@ from constructs import Construct, IConstruct
 
 from fm_platform.compliance import acknowledge
 from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.specs.instances import instance_spec
+from fm_platform.hardware.instances import instance_spec
 
 
 def storage_key_applies(instance_type: str) -> bool:

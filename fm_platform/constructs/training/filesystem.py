@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-import botocore.session
 from aws_cdk import Annotations, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_fsx as fsx
@@ -17,24 +16,22 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.validation import Problems, is_unresolved
-
-# PERSISTENT_2 (SSD) limits. Not in botocore's FSx model; source: Amazon FSx for Lustre
-# User Guide, "Deployment options" / "Storage capacity" and "Throughput capacity".
-PERSISTENT_2_SMALL_CAPACITIES_GIB = (1200, 2400)
-PERSISTENT_2_CAPACITY_STEP_GIB = 2400
-PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB = (125, 250, 500, 1000)
+from fm_platform.constructs.options import checked
+from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.rules.filesystem import (
+    PERSISTENT_2_SMALL_CAPACITIES_GIB,
+    PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB,
+    check_absolute_path,
+    check_data_repository,
+    check_storage_capacity,
+    check_throughput,
+)
+from fm_platform.rules.problems import Problems
 
 # Lustre network ports: TCP 988 and 1018-1023 (Amazon FSx for Lustre User Guide, "File
 # system access control with Amazon VPC"). aws-cdk-lib's LustreFileSystem opens them as one
 # self-referencing rule, TCP 988-1023.
 LUSTRE_L2_PORT_RANGE = (988, 1023)
-
-
-def _data_repository_event_types() -> tuple[str, ...]:
-    """The auto import/export event types FSx accepts (botocore's ``EventType`` enum)."""
-    model = botocore.session.get_session().get_service_model("fsx")
-    return tuple(model.shape_for("EventType").enum)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,77 +67,72 @@ class DataRepositoryAssociationProps:
         return f"{path}/{self.bucket_prefix}" if self.bucket_prefix else path
 
     def check(self, problems: Problems) -> None:
-        """Add this association's problems to ``problems``."""
-        path = self.file_system_path
-        if not is_unresolved(path) and not path.startswith("/"):
-            problems.add(
-                "data_repository.file_system_path", path, "must be an absolute path like /s3"
-            )
-        prefix = self.bucket_prefix
-        if not is_unresolved(prefix) and prefix.startswith("/"):
-            problems.add(
-                "data_repository.bucket_prefix",
-                prefix,
-                "must not start with '/' (write it as in an S3 key, e.g. datasets/)",
-            )
-        events = _data_repository_event_types()
-        for name in ("auto_import_events", "auto_export_events"):
-            for event in getattr(self, name):
-                problems.check_choice(f"data_repository.{name}", event, events)
+        """Add this association's problems to ``problems`` (under ``data_repository.``)."""
+        check_data_repository(
+            problems,
+            "data_repository",
+            file_system_path=self.file_system_path,
+            bucket_prefix=self.bucket_prefix,
+            auto_import_events=self.auto_import_events,
+            auto_export_events=self.auto_export_events,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
-class SharedFileSystemProps:
-    """Options for :class:`SharedFileSystem`.
+class SharedFileSystemOptions:
+    """Plain options of :class:`SharedFileSystem` (the configuration's ``training`` keys
+    too).
+
+    storage_capacity_gib: by default 1200; PERSISTENT_2 allows 1200, 2400 or a multiple
+        of 2400.
+    per_unit_storage_throughput_mbps: MB/s per TiB of storage; by default 250; one of
+        125, 250, 500, 1000.
+    mount_path: where nodes mount the file system, by default ``/fsx``.
+    removal_policy: what stack deletion does to the file system; by default RETAIN.
+    """
+
+    storage_capacity_gib: int = 1200
+    per_unit_storage_throughput_mbps: int = 250
+    mount_path: str = "/fsx"
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        check_storage_capacity(problems, "storage_capacity_gib", self.storage_capacity_gib)
+        check_throughput(
+            problems, "per_unit_storage_throughput_mbps", self.per_unit_storage_throughput_mbps
+        )
+        check_absolute_path(problems, "mount_path", self.mount_path, "/fsx")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedFileSystemProps(SharedFileSystemOptions):
+    """Options for :class:`SharedFileSystem`: the fields of :class:`SharedFileSystemOptions`,
+    and
 
     vpc, subnet: where the file system lives (the cluster's private subnet).
     security_group: the cluster security group; the file system joins it. Unless the group
         admits all traffic from itself, TCP 988-1023 (Lustre) is opened within it. The file
         system is created after every rule the group has when it is built.
-    storage_capacity_gib: by default 1200; PERSISTENT_2 allows 1200, 2400 or a multiple
-        of 2400.
-    per_unit_storage_throughput_mbps: MB/s per TiB of storage; by default 250; one of
-        125, 250, 500, 1000.
     encryption_key: KMS key for data at rest; by default a customer-managed key with
         rotation is created and retained.
     data_repository: an S3 link for datasets and checkpoints; by default none.
-    mount_path: where nodes mount the file system, by default ``/fsx``.
-    removal_policy: what stack deletion does to the file system; by default RETAIN.
     """
 
     vpc: ec2.IVpc
     subnet: ec2.ISubnet
     security_group: ec2.ISecurityGroup
-    storage_capacity_gib: int = 1200
-    per_unit_storage_throughput_mbps: int = 250
     encryption_key: kms.IKey | None = None
     data_repository: DataRepositoryAssociationProps | None = None
-    mount_path: str = "/fsx"
-    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
 
     def validate(self, into: Problems | None = None) -> None:
         """Raise one ``ValueError`` listing every problem with these props.
         With ``into``, record them there instead (see :meth:`Problems.within`)."""
         problems = Problems.within(into, "SharedFileSystemProps")
-        capacity = self.storage_capacity_gib
-        if not is_unresolved(capacity) and (
-            capacity not in PERSISTENT_2_SMALL_CAPACITIES_GIB
-            and (capacity <= 0 or capacity % PERSISTENT_2_CAPACITY_STEP_GIB != 0)
-        ):
-            problems.add(
-                "storage_capacity_gib",
-                capacity,
-                "PERSISTENT_2 SSD storage must be 1200, 2400, or a multiple of 2400 GiB",
-            )
-        problems.check_choice(
-            "per_unit_storage_throughput_mbps",
-            self.per_unit_storage_throughput_mbps,
-            PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB,
-        )
-        if not is_unresolved(self.mount_path) and not self.mount_path.startswith("/"):
-            problems.add("mount_path", self.mount_path, "must be an absolute path like /fsx")
-        if self.data_repository is not None:
-            self.data_repository.check(problems)
+        props = checked(problems, self)
+        props.check(problems)
+        if props.data_repository is not None:
+            props.data_repository.check(problems)
         problems.raise_if_any()
 
 
@@ -331,5 +323,6 @@ def _event_policy(kind: Callable[..., _Policy], events: tuple[str, ...]) -> _Pol
 __all__ = [
     "DataRepositoryAssociationProps",
     "SharedFileSystem",
+    "SharedFileSystemOptions",
     "SharedFileSystemProps",
 ]

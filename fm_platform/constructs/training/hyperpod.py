@@ -3,6 +3,7 @@ read ``provisioning_parameters.json`` and start the Slurm daemons)."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -26,14 +27,12 @@ from fm_platform.constructs.training.instance_groups import (
     provisioning_parameters,
     validate_instance_groups,
 )
-from fm_platform.constructs.training.network import usable_ipv4_addresses
-from fm_platform.specs.unknown_types import warn_unknown_accelerated_type
-from fm_platform.validation import Problems, is_unresolved
-
-#: Subnet addresses kept free beyond the instances' own: FSx for Lustre's network
-#: interfaces and a few for replacement nodes coming up while a faulty one drains.
-SUBNET_ADDRESS_MARGIN = 16
-
+from fm_platform.constructs.options import checked
+from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.constructs.unknown_types import warn_unknown_accelerated_type
+from fm_platform.rules.instance_groups import required_addresses
+from fm_platform.rules.network import SUBNET_ADDRESS_MARGIN, check_subnet_capacity
+from fm_platform.rules.problems import Problems
 
 class LifecycleSource(Protocol):
     """What the cluster needs from its lifecycle scripts (``LifecycleScripts`` fits).
@@ -59,17 +58,46 @@ class FileSystemSource(Protocol):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HyperPodClusterProps:
-    """Options for :class:`HyperPodCluster`.
+class HyperPodClusterOptions:
+    """Plain options of :class:`HyperPodCluster` (the configuration's ``training`` keys
+    too).
 
     instance_groups: the groups; exactly one CONTROLLER, at most one LOGIN, any WORKERs.
+    cluster_name: by default none is set and CloudFormation generates one, so that a change
+        needing replacement can proceed; a fixed name blocks replacement.
+    node_recovery: ``Automatic`` (the default: HyperPod replaces faulty nodes) or ``None``.
+    tags: tags on the cluster; by default none.
+    """
+
+    instance_groups: Sequence[InstanceGroup]
+    cluster_name: str | None = None
+    node_recovery: str = "Automatic"
+    tags: Mapping[str, str] | None = None
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        validate_instance_groups(problems, self.instance_groups or ())
+        problems.check_shape("cluster_name", self.cluster_name, "ClusterName")
+        problems.check_shape("node_recovery", self.node_recovery, "ClusterNodeRecovery")
+
+    @property
+    def required_ipv4_addresses(self) -> int | None:
+        """Subnet addresses the groups take (see :func:`required_ipv4_addresses`), None when
+        a group's count is unknown."""
+        return required_addresses(
+            [(g.instance_type, g.instance_count) for g in self.instance_groups or () if g]
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class HyperPodClusterProps(HyperPodClusterOptions):
+    """Options for :class:`HyperPodCluster`: the fields of :class:`HyperPodClusterOptions`,
+    and
+
     subnet: the private subnet the instances' interfaces go in; when its CIDR is known at
         synth time it must hold every instance's addresses (see ``required_ipv4_addresses``).
     security_group: the cluster security group (all traffic within the group, both ways).
     lifecycle: the uploaded lifecycle scripts; the cluster is created after their upload.
-    cluster_name: by default none is set and CloudFormation generates one, so that a change
-        needing replacement can proceed; a fixed name blocks replacement.
-    node_recovery: ``Automatic`` (the default: HyperPod replaces faulty nodes) or ``None``.
     execution_role: the role the instances run with; by default a least-privilege role is
         created (managed instance policy, EC2 interface actions in this subnet, lifecycle
         read, ``fsx:DescribeFileSystems``). A role you pass gets the same grants added when
@@ -78,50 +106,35 @@ class HyperPodClusterProps:
     file_system: the shared file system; when given the cluster is created after it and the
         role may describe it (without that, HyperPod silently skips EFA setup for FSx). By
         default no file system is wired.
-    tags: tags on the cluster; by default none.
     """
 
-    instance_groups: Sequence[InstanceGroup]
     subnet: ec2.ISubnet
     security_group: ec2.ISecurityGroup
     lifecycle: LifecycleSource
-    cluster_name: str | None = None
-    node_recovery: str = "Automatic"
     execution_role: iam.IRole | None = None
     file_system: FileSystemSource | None = None
-    tags: Mapping[str, str] | None = None
 
     def validate(self, into: Problems | None = None) -> None:
         """Raise one ``ValueError`` listing every problem with these props.
         With ``into``, record them there instead (see :meth:`Problems.within`)."""
         problems = Problems.within(into, "HyperPodClusterProps")
-        validate_instance_groups(problems, self.instance_groups)
-        problems.check_shape("cluster_name", self.cluster_name, "ClusterName")
-        problems.check_shape("node_recovery", self.node_recovery, "ClusterNodeRecovery")
-        self._check_subnet_size(problems)
-        problems.raise_if_any()
-
-    def _check_subnet_size(self, problems: Problems) -> None:
+        props = checked(problems, self)
+        props.check(problems)
         cidr = _known_cidr(self.subnet)
-        if cidr is None:
-            return
-        usable = usable_ipv4_addresses(cidr)
-        required = required_ipv4_addresses(self.instance_groups)
-        if required > usable:
-            problems.add(
-                "subnet",
-                cidr,
-                f"{usable} usable addresses, but the instance groups need {required} "
-                f"(one per instance and per EFA interface, plus {SUBNET_ADDRESS_MARGIN} "
-                "spare); use a larger subnet, e.g. a smaller mask such as /20 or /17",
-            )
+        check_subnet_capacity(
+            problems,
+            "subnet",
+            cidr,
+            ipaddress.IPv4Network(cidr, strict=False).prefixlen if cidr else None,
+            props.required_ipv4_addresses,
+        )
+        problems.raise_if_any()
 
 
 def required_ipv4_addresses(groups: Sequence[InstanceGroup]) -> int:
     """Subnet addresses the groups take: for each instance, one per EFA interface (at least
     one), plus :data:`SUBNET_ADDRESS_MARGIN`."""
-    instances = sum(g.instance_count * g.ipv4_addresses_per_instance for g in groups)
-    return instances + SUBNET_ADDRESS_MARGIN
+    return required_addresses([(g.instance_type, g.instance_count) for g in groups]) or 0
 
 
 def _known_cidr(subnet: ec2.ISubnet) -> str | None:
@@ -262,6 +275,7 @@ def _acknowledge_lifecycle_read(role: iam.IRole, lifecycle: LifecycleSource) -> 
 __all__ = [
     "FileSystemSource",
     "HyperPodCluster",
+    "HyperPodClusterOptions",
     "HyperPodClusterProps",
     "InstanceGroup",
     "LifecycleSource",

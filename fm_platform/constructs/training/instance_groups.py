@@ -8,16 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
-from fm_platform.specs.sagemaker_model import member_shape_name
-from fm_platform.validation import Problems, is_unresolved
+from fm_platform.rules.instance_groups import (
+    DEEP_HEALTH_CHECK_ACCELERATORS,
+    addresses_per_instance,
+    check_group_roles,
+    check_instance_group,
+    supports_deep_health_checks,
+)
+from fm_platform.rules.problems import Problems
 
 #: The checks run on accelerated worker groups when ``deep_health_checks`` is not given.
 DEFAULT_DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
-
-#: Accelerators HyperPod's deep health checks test (NVIDIA GPU and Trainium instances; the
-#: HyperPod developer guide, "Deep health checks", lists no check for other families).
-DEEP_HEALTH_CHECK_ACCELERATORS = frozenset({"nvidia-gpu", "trainium"})
 
 #: Size of the extra EBS volume (mounted at /opt/sagemaker) when a group does not set one.
 DEFAULT_EBS_VOLUME_GIB = 500
@@ -77,7 +78,7 @@ class InstanceGroup:
         """The deep health checks the group runs on start, defaults applied."""
         if self.deep_health_checks is not None:
             return tuple(self.deep_health_checks)
-        if self.role is NodeRole.WORKER and _supports_deep_health_checks(self.instance_type):
+        if self.role is NodeRole.WORKER and supports_deep_health_checks(self.instance_type):
             return DEFAULT_DEEP_HEALTH_CHECKS
         return ()
 
@@ -85,101 +86,44 @@ class InstanceGroup:
     def ipv4_addresses_per_instance(self) -> int:
         """Subnet addresses one instance takes: one per EFA interface, at least one.
         Types missing from the instance data file count as one."""
-        try:
-            return max(1, instance_spec(self.instance_type).efa_interfaces)
-        except UnknownInstanceTypeError:
-            return 1
+        return addresses_per_instance(self.instance_type)
 
-
-def _supports_deep_health_checks(instance_type: str) -> bool:
-    try:
-        return instance_spec(instance_type).accelerator in DEEP_HEALTH_CHECK_ACCELERATORS
-    except UnknownInstanceTypeError:
-        return False
+    def check(self, problems: Problems, field: str) -> None:
+        """Record every problem of this group in ``problems``, under ``field``."""
+        check_instance_group(
+            problems,
+            field,
+            name=self.name,
+            role=self.role.value if isinstance(self.role, NodeRole) else None,
+            instance_type=self.instance_type,
+            instance_count=self.instance_count,
+            threads_per_core=self.threads_per_core,
+            ebs_volume_gib=self.ebs_volume_gib,
+            deep_health_checks=self.deep_health_checks,
+            training_plan_arn=self.training_plan_arn,
+            partition_name=self.partition_name,
+        )
 
 
 def validate_instance_groups(
-    problems: Problems, groups: Sequence[InstanceGroup], field: str = "instance_groups"
+    problems: Problems, groups: Sequence[InstanceGroup | None], field: str = "instance_groups"
 ) -> None:
     """Add every problem with ``groups`` to ``problems``: names, roles, types, counts,
     threads per core, EBS size, deep health checks, training plans and partitions."""
     for index, group in enumerate(groups):
-        _validate_group(problems, group, f"{field}[{index}]")
-    problems.check_unique(f"{field}[*].name", (g.name for g in groups))
-    controllers = [g.name for g in groups if g.role is NodeRole.CONTROLLER]
-    if len(controllers) != 1:
-        problems.add(
-            f"{field}[*].role",
-            controllers,
-            f"exactly one group must have role CONTROLLER (the Slurm head node); "
-            f"found {len(controllers)}",
-        )
-    logins = [g.name for g in groups if g.role is NodeRole.LOGIN]
-    if len(logins) > 1:
-        problems.add(
-            f"{field}[*].role",
-            logins,
-            f"at most one group may have role LOGIN; found {len(logins)}",
-        )
-
-
-def _validate_group(problems: Problems, group: InstanceGroup, field: str) -> None:
-    spec = "ClusterInstanceGroupSpecification"
-    problems.check_shape(f"{field}.name", group.name, "ClusterInstanceGroupName")
-    problems.check_shape(f"{field}.instance_type", group.instance_type, "ClusterInstanceType")
-    problems.check_shape(
-        f"{field}.instance_count", group.instance_count, member_shape_name(spec, "InstanceCount")
-    )
-    if (
-        group.role is NodeRole.CONTROLLER
-        and not is_unresolved(group.instance_count)
-        and group.instance_count != 1
-    ):
-        problems.add(
-            f"{field}.instance_count",
-            group.instance_count,
-            "a CONTROLLER group must hold exactly 1 instance: the lifecycle scripts start one "
-            "slurmctld on it (0 leaves the cluster without a controller, 2 or more start "
-            "uncoordinated controllers)",
-        )
-    problems.check_shape(
-        f"{field}.threads_per_core",
-        group.threads_per_core,
-        member_shape_name(spec, "ThreadsPerCore"),
-    )
-    problems.check_shape(
-        f"{field}.ebs_volume_gib",
-        group.ebs_volume_gib,
-        member_shape_name("ClusterEbsVolumeConfig", "VolumeSizeInGB"),
-    )
-    problems.check_shape(
-        f"{field}.training_plan_arn",
-        group.training_plan_arn,
-        member_shape_name(spec, "TrainingPlanArn"),
-    )
-    if group.deep_health_checks:
-        for position, check in enumerate(group.deep_health_checks):
-            problems.check_shape(
-                f"{field}.deep_health_checks[{position}]", check, "DeepHealthCheckType"
+        if group is not None:
+            group.check(problems, f"{field}[{index}]")
+    check_group_roles(
+        problems,
+        field,
+        [
+            (
+                group.name if group is not None else None,
+                group.role.value if group is not None and isinstance(group.role, NodeRole) else None,
             )
-        if not _supports_deep_health_checks(group.instance_type):
-            problems.add(
-                f"{field}.deep_health_checks",
-                group.deep_health_checks,
-                f"deep health checks run only on NVIDIA GPU and Trainium instances, "
-                f"not on {group.instance_type}; leave them unset or use ()",
-            )
-    if group.partition_name is not None:
-        if group.role is not NodeRole.WORKER:
-            problems.add(
-                f"{field}.partition_name",
-                group.partition_name,
-                f"only WORKER groups have a Slurm partition; this group is {group.role.name}",
-            )
-        else:
-            problems.check_shape(
-                f"{field}.partition_name", group.partition_name, "ClusterPartitionName"
-            )
+            for group in groups
+        ],
+    )
 
 
 def provisioning_parameters(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,14 +25,17 @@ from fm_platform.compliance import (
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-from fm_platform.validation import Problems, is_unresolved
+from fm_platform.constructs.options import checked
+from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.rules.lifecycle import (
+    ON_CREATE_SCRIPT,
+    PARAMETERS_FILE,
+    check_assets_path,
+    check_prefix,
+    check_provisioning_parameters,
+)
+from fm_platform.rules.problems import Problems
 
-ON_CREATE_SCRIPT = "on_create.sh"
-PARAMETERS_FILE = "provisioning_parameters.json"
-REQUIRED_PARAMETERS = ("controller_group", "worker_groups")
-# S3's "safe" key characters, in slash-separated segments without empty ones.
-_PREFIX = re.compile(r"^[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*$")
-_PREFIX_MAX_CHARS = 900
 _DEPLOYMENT_SINGLETON_ID = "Custom::CDKBucketDeployment"
 _UPLOAD_MEMORY_MIB = 512
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-lc-"
@@ -72,17 +74,34 @@ def default_assets_path() -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LifecycleScriptsProps:
-    """Options for :class:`LifecycleScripts`.
+class LifecycleScriptsOptions:
+    """Plain options of :class:`LifecycleScripts` (the configuration's ``training`` keys
+    too).
+
+    assets_path: folder uploaded as the scripts; by default the package's own
+        ``lifecycle_assets`` (on_create.sh and provision.py).
+    prefix: S3 key prefix the files go under, without leading or trailing slash; by default
+        ``lifecycle-scripts``.
+    """
+
+    assets_path: str | None = None
+    prefix: str = "lifecycle-scripts"
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        check_assets_path(problems, "assets_path", self.assets_path or default_assets_path())
+        check_prefix(problems, "prefix", self.prefix)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LifecycleScriptsProps(LifecycleScriptsOptions):
+    """Options for :class:`LifecycleScripts`: the fields of :class:`LifecycleScriptsOptions`,
+    and
 
     provisioning_parameters: the content of provisioning_parameters.json (``version``,
         ``workload_manager``, ``controller_group``, optional ``login_group``,
         ``worker_groups``, ``fsx_dns_name``, ``fsx_mountname``, ``fsx_mount_path``); values
         may be CDK tokens.
-    assets_path: folder uploaded as the scripts; by default the package's own
-        ``lifecycle_assets`` (on_create.sh and provision.py).
-    prefix: S3 key prefix the files go under, without leading or trailing slash; by default
-        ``lifecycle-scripts``.
     bucket: bucket receiving the files; by default a SecureBucket (KMS, TLS-only, versioned,
         access-logged, retained) named ``sagemaker-lc-<8 hex>-<stack GUID>`` is created.
     upload_log_group: where the upload function logs; by default a KMS-encrypted log group
@@ -97,8 +116,6 @@ class LifecycleScriptsProps:
     """
 
     provisioning_parameters: Mapping[str, Any]
-    assets_path: str | None = None
-    prefix: str = "lifecycle-scripts"
     bucket: s3.IBucket | None = None
     upload_log_group: logs.ILogGroup | None = None
     vpc: ec2.IVpc | None = None
@@ -109,54 +126,23 @@ class LifecycleScriptsProps:
         """Raise one ValueError listing every problem in these props.
         With ``into``, record them there instead (see :meth:`Problems.within`)."""
         problems = Problems.within(into, "LifecycleScriptsProps")
-        assets = Path(self.assets_path or default_assets_path())
-        if not assets.is_dir():
-            problems.add("assets_path", str(assets), "must be an existing folder")
-        else:
-            if not (assets / ON_CREATE_SCRIPT).is_file():
-                problems.add("assets_path", str(assets), f"must contain {ON_CREATE_SCRIPT}")
-            if (assets / PARAMETERS_FILE).exists():
-                problems.add(
-                    "assets_path",
-                    str(assets),
-                    f"must not contain {PARAMETERS_FILE}: it is written from "
-                    "provisioning_parameters",
-                )
-        if (self.vpc is None) != (self.subnet is None):
+        props = checked(problems, self)
+        props.check(problems)
+        if (props.vpc is None) != (props.subnet is None):
             problems.add(
                 "vpc/subnet",
-                "only " + ("vpc" if self.subnet is None else "subnet"),
+                "only " + ("vpc" if props.subnet is None else "subnet"),
                 "give both to run the upload function in the VPC, or neither",
             )
-        if self.security_group is not None and self.vpc is None:
+        if props.security_group is not None and props.vpc is None:
             problems.add("security_group", "given", "applies only with vpc and subnet")
-        if not is_unresolved(self.prefix) and (
-            not _PREFIX.match(self.prefix) or len(self.prefix) > _PREFIX_MAX_CHARS
-        ):
-            problems.add(
-                "prefix",
-                self.prefix,
-                "must be an S3 key prefix of letters, digits and !_.*'()- in '/'-separated "
-                f"parts, without leading, trailing or double slash, at most "
-                f"{_PREFIX_MAX_CHARS} characters",
-            )
-        for key in REQUIRED_PARAMETERS:
-            if key not in self.provisioning_parameters:
-                problems.add(
-                    f"provisioning_parameters.{key}", None, "is required for classic Slurm mode"
-                )
-        workers = self.provisioning_parameters.get("worker_groups")
-        if workers is not None and not is_unresolved(workers):
-            for index, worker in enumerate(workers):
-                if not isinstance(worker, Mapping) or not {
-                    "instance_group_name",
-                    "partition_name",
-                } <= set(worker):
-                    problems.add(
-                        f"provisioning_parameters.worker_groups[{index}]",
-                        worker,
-                        "must be a mapping with instance_group_name and partition_name",
-                    )
+        parameters = props.provisioning_parameters
+        workers = parameters.get("worker_groups") if isinstance(parameters, Mapping) else None
+        check_provisioning_parameters(
+            problems,
+            "provisioning_parameters",
+            {**parameters, "worker_groups": None} if is_unresolved(workers) else parameters,
+        )
         problems.raise_if_any()
 
 
@@ -250,10 +236,21 @@ class LifecycleScripts(Construct):
             )
         return statements
 
-    def grant_read(self, grantee: iam.IGrantable) -> None:
-        """Add :meth:`read_statements` to ``grantee``'s policy."""
-        for statement in self.read_statements():
-            grantee.grant_principal.add_to_principal_policy(statement)
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` read the scripts (:meth:`read_statements`: get the objects, list
+        the bucket, decrypt); returns the grant."""
+        grants = [
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=list(statement.actions),
+                resource_arns=list(statement.resources),
+            )
+            for statement in self.read_statements()
+        ]
+        grant = grants[0]
+        for other in grants[1:]:
+            grant = grant.combine(other)
+        return grant
 
     def _upload_role(self, *, in_vpc: bool) -> iam.IRole:
         """The upload Lambda's role; immutable, as its grants are written exactly, once, in

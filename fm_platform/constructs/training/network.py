@@ -3,8 +3,6 @@ subnet with NAT egress, an S3 gateway endpoint and the cluster security group.""
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from dataclasses import dataclass
 from typing import cast
 
@@ -18,31 +16,23 @@ from constructs import Construct
 from fm_platform.compliance import acknowledge, suppress_scanner_findings
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.specs.regions import require_region_of_az_id
-from fm_platform.validation import Problems, is_unresolved
-
-# AWS reserves the first four addresses and the last one of every subnet.
-AWS_RESERVED_ADDRESSES_PER_SUBNET = 5
-
-# An AZ ID is a short Region code (e.g. "use1" for us-east-1, "apne1" for ap-northeast-1),
-# "-az" and a number: "use1-az4". Source: AWS Regions and Availability Zones guide, "AZ IDs".
-_AZ_ID = re.compile(r"^[a-z]{2,5}[0-9]+-az[0-9]+$")
-
-_MIN_MASK = 16
-_MAX_MASK = 28
+from fm_platform.constructs.training.az_region import require_region_of_az_id
+from fm_platform.constructs.options import checked
+from fm_platform.rules.network import (
+    AWS_RESERVED_ADDRESSES_PER_SUBNET,
+    check_availability_zone_id,
+    check_subnet_mask,
+    check_vpc_cidr,
+    usable_ipv4_addresses,
+)
+from fm_platform.rules.problems import Problems
 
 _BYO_FIELDS = ("vpc", "subnet", "security_group")
 
 
-def usable_ipv4_addresses(cidr: str) -> int:
-    """How many addresses of the subnet ``cidr`` instances can use (AWS keeps five)."""
-    mask = ipaddress.IPv4Network(cidr, strict=False).prefixlen
-    return max((1 << (32 - mask)) - AWS_RESERVED_ADDRESSES_PER_SUBNET, 0)
-
-
 @dataclass(frozen=True, kw_only=True)
-class ClusterNetworkProps:
-    """Options for :class:`ClusterNetwork`.
+class ClusterNetworkOptions:
+    """Plain options of :class:`ClusterNetwork` (the configuration's ``training`` keys too).
 
     availability_zone_id: the AZ ID (not name) that holds both subnets; by default
         ``use1-az4``, which exists only in us-east-1: deploying to another Region requires
@@ -56,6 +46,26 @@ class ClusterNetworkProps:
     public_subnet_cidr_mask: prefix length of the public subnet that holds the NAT gateway;
         by default 24.
     flow_log_retention: how long VPC flow logs are kept; by default one year.
+    """
+
+    availability_zone_id: str = "use1-az4"
+    vpc_cidr: str = "10.0.0.0/16"
+    private_subnet_cidr_mask: int = 17
+    public_subnet_cidr_mask: int = 24
+    flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        check_availability_zone_id(problems, "availability_zone_id", self.availability_zone_id)
+        vpc_mask = check_vpc_cidr(problems, "vpc_cidr", self.vpc_cidr)
+        for field in ("private_subnet_cidr_mask", "public_subnet_cidr_mask"):
+            check_subnet_mask(problems, field, getattr(self, field), vpc_mask)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterNetworkProps(ClusterNetworkOptions):
+    """Options for :class:`ClusterNetwork`: the fields of :class:`ClusterNetworkOptions`, and
+
     encryption_key: KMS key encrypting the flow-log group; by default a customer-managed key
         with rotation is created (and retained). Its policy is extended so that CloudWatch
         Logs in this Region may use it; an imported key must already allow that.
@@ -64,11 +74,6 @@ class ClusterNetworkProps:
         security group are created as described above.
     """
 
-    availability_zone_id: str = "use1-az4"
-    vpc_cidr: str = "10.0.0.0/16"
-    private_subnet_cidr_mask: int = 17
-    public_subnet_cidr_mask: int = 24
-    flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
     encryption_key: kms.IKey | None = None
     vpc: ec2.IVpc | None = None
     subnet: ec2.ISubnet | None = None
@@ -83,7 +88,8 @@ class ClusterNetworkProps:
         """Raise one ``ValueError`` listing every problem with these props.
         With ``into``, record them there instead (see :meth:`Problems.within`)."""
         problems = Problems.within(into, "ClusterNetworkProps")
-        given = [name for name in _BYO_FIELDS if getattr(self, name) is not None]
+        props = checked(problems, self)
+        given = [name for name in _BYO_FIELDS if getattr(props, name) is not None]
         if given and len(given) < len(_BYO_FIELDS):
             missing = [name for name in _BYO_FIELDS if name not in given]
             problems.add(
@@ -93,42 +99,8 @@ class ClusterNetworkProps:
                 f"or none; missing: {', '.join(missing)}",
             )
         if not given:
-            self._validate_created_network(problems)
+            props.check(problems)
         problems.raise_if_any()
-
-    def _validate_created_network(self, problems: Problems) -> None:
-        zone = self.availability_zone_id
-        if not is_unresolved(zone) and not _AZ_ID.match(zone):
-            problems.add(
-                "availability_zone_id",
-                zone,
-                "must be an AZ ID such as use1-az4 (not an AZ name such as us-east-1a); "
-                "find yours with `aws ec2 describe-availability-zones`",
-            )
-        vpc_network = _parse_network(problems, self.vpc_cidr)
-        for field in ("private_subnet_cidr_mask", "public_subnet_cidr_mask"):
-            mask = getattr(self, field)
-            problems.check_range(field, mask, _MIN_MASK, _MAX_MASK)
-            if vpc_network is not None and mask <= vpc_network.prefixlen:
-                problems.add(
-                    field,
-                    mask,
-                    f"must be larger than the VPC's mask /{vpc_network.prefixlen}: then each "
-                    "subnet is at most half the VPC and both fit in it",
-                )
-
-
-def _parse_network(problems: Problems, cidr: str) -> ipaddress.IPv4Network | None:
-    """``cidr`` as a network if it is a valid IPv4 CIDR with a /16-/28 mask, else None."""
-    try:
-        network = ipaddress.IPv4Network(cidr, strict=True)
-    except (ipaddress.AddressValueError, ipaddress.NetmaskValueError, ValueError) as error:
-        problems.add("vpc_cidr", cidr, f"must be an IPv4 CIDR block such as 10.0.0.0/16 ({error})")
-        return None
-    if not _MIN_MASK <= network.prefixlen <= _MAX_MASK:
-        problems.add("vpc_cidr", cidr, f"mask must be between /{_MIN_MASK} and /{_MAX_MASK}")
-        return None
-    return network
 
 
 class ClusterNetwork(Construct):
@@ -360,6 +332,7 @@ def _allow_cloudwatch_logs(key: kms.IKey, scope: Construct) -> None:
 __all__ = [
     "AWS_RESERVED_ADDRESSES_PER_SUBNET",
     "ClusterNetwork",
+    "ClusterNetworkOptions",
     "ClusterNetworkProps",
     "usable_ipv4_addresses",
 ]

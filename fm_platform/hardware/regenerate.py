@@ -1,4 +1,4 @@
-"""Refresh fm_platform/specs/instance_specs.json from EC2 DescribeInstanceTypes.
+"""Refresh fm_platform/hardware/instance_specs.json from EC2 DescribeInstanceTypes.
 
 SageMaker's ``ml.X`` instance types run on EC2 type ``X``. This script asks EC2 (paginated)
 for the types SageMaker offers (botocore enums ``ProductionVariantInstanceType`` and
@@ -6,8 +6,8 @@ for the types SageMaker offers (botocore enums ``ProductionVariantInstanceType``
 structure, with the source, region and date recorded. Types EC2 does not describe in the
 region keep their existing records.
 
-    python -m fm_platform.specs.regenerate --region us-east-1     # every SageMaker type
-    python -m fm_platform.specs.regenerate --add ml.g6e.2xlarge   # one type
+    python -m fm_platform.hardware.regenerate --region us-east-1     # every SageMaker type
+    python -m fm_platform.hardware.regenerate --add ml.g6e.2xlarge   # one type
 
 Needs credentials allowing ec2:DescribeInstanceTypes. ``--output FILE`` writes elsewhere
 than the package's own data file (e.g. in an installed package); an app can also add or
@@ -26,7 +26,7 @@ from typing import Any
 
 import boto3
 
-from fm_platform.specs.sagemaker_model import enum_values
+from fm_platform.rules.sagemaker_model import enum_values
 
 DATA_FILE = Path(__file__).resolve().parent / "instance_specs.json"
 SOURCE_ID = "ec2-describe-instance-types"
@@ -129,7 +129,7 @@ def update(data: dict[str, Any], records: dict, region: str, today: str) -> dict
         "region": region,
         "retrieved": today,
         "what": "vCPUs, memory, GPU/Neuron devices and memory, instance store, EFA and "
-        "network cards per EC2 type, written by python -m fm_platform.specs.regenerate.",
+        "network cards per EC2 type, written by python -m fm_platform.hardware.regenerate.",
     }
     sources = [s for s in data.get("source", []) if s.get("id") != SOURCE_ID] + [source]
     instance_types = {**data.get("instance_types", {}), **records}

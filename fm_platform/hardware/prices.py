@@ -4,7 +4,7 @@
 Regenerate it from the AWS Price List API (``pricing:GetProducts``, service
 ``AmazonSageMaker``, ``component`` = ``Hosting``)::
 
-    python -m fm_platform.specs.prices --region us-east-1 [--add ml.g6e.12xlarge ...]
+    python -m fm_platform.hardware.prices --region us-east-1 [--add ml.g6e.12xlarge ...]
 
 The Price List API answers from us-east-1 (and a few other regions) whatever region the
 prices are for.
@@ -28,7 +28,7 @@ SOURCE_ID = "aws-price-list-get-products"
 
 @cache
 def _data() -> dict[str, Any]:
-    return json.loads(resources.files("fm_platform.specs").joinpath(DATA_FILE).read_text())
+    return json.loads(resources.files("fm_platform.hardware").joinpath(DATA_FILE).read_text())
 
 
 def hourly_prices() -> dict[str, float]:
@@ -84,7 +84,7 @@ def regenerated(existing: dict[str, Any], prices: dict[str, float], region: str)
             "what": "AWS Price List API GetProducts, service AmazonSageMaker, component "
             "Hosting, on-demand USD per instance-hour",
             "retrieved": datetime.date.today().isoformat(),
-            "regenerate": "python -m fm_platform.specs.prices --region " + region,
+            "regenerate": "python -m fm_platform.hardware.prices --region " + region,
         },
         "region": region,
         "currency": "USD",
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--region", default="us-east-1")
     parser.add_argument("--add", nargs="*", default=[], metavar="ML_TYPE")
     args = parser.parse_args(argv)
-    path = Path(str(resources.files("fm_platform.specs").joinpath(DATA_FILE)))
+    path = Path(str(resources.files("fm_platform.hardware").joinpath(DATA_FILE)))
     existing = json.loads(path.read_text())
     types = sorted({*existing["prices"], *args.add})
     client = boto3.client("pricing", region_name="us-east-1")

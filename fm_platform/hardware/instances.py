@@ -3,7 +3,7 @@
 botocore knows which instance types each SageMaker API accepts but not what they contain.
 The figures here (vCPUs, memory, accelerators and their memory, local NVMe, EFA interfaces)
 come from ``instance_specs.json`` shipped in this package; the file records its sources,
-its date and where sources disagree. ``python -m fm_platform.specs.regenerate`` rebuilds it
+its date and where sources disagree. ``python -m fm_platform.hardware.regenerate`` rebuilds it
 from EC2 ``DescribeInstanceTypes``. An app can add or override a type with
 :func:`register_instance_type` (e.g. a type newer than the package).
 """
@@ -69,7 +69,7 @@ def looks_accelerated(instance_type: str) -> bool:
 
 @cache
 def _records() -> dict[str, dict]:
-    text = resources.files("fm_platform.specs").joinpath(DATA_FILE).read_text()
+    text = resources.files("fm_platform.hardware").joinpath(DATA_FILE).read_text()
     return json.loads(text)["instance_types"]
 
 
@@ -85,9 +85,9 @@ def instance_spec(instance_type: str) -> InstanceSpec:
     record = _records().get(instance_type)
     if record is None:
         raise UnknownInstanceTypeError(
-            f"instance type {instance_type!r} has no figures in fm_platform/specs/{DATA_FILE}; "
+            f"instance type {instance_type!r} has no figures in fm_platform/hardware/{DATA_FILE}; "
             "add them with fm_platform.register_instance_type(InstanceSpec(...)), or "
-            f"regenerate the file: python -m fm_platform.specs.regenerate --add {instance_type} "
+            f"regenerate the file: python -m fm_platform.hardware.regenerate --add {instance_type} "
             "(needs EC2 DescribeInstanceTypes access)"
         )
     return _spec_from_record(instance_type, record)
@@ -108,7 +108,7 @@ def _spec_from_record(instance_type: str, record: dict) -> InstanceSpec:
 
 def register_instance_types_from_file(path: str | Path) -> tuple[str, ...]:
     """Register every type of a data file in the package's format (e.g. written by
-    ``python -m fm_platform.specs.regenerate --output FILE``); returns their names."""
+    ``python -m fm_platform.hardware.regenerate --output FILE``); returns their names."""
     records = json.loads(Path(path).read_text())["instance_types"]
     for name, record in records.items():
         register_instance_type(_spec_from_record(name, record))

@@ -1,0 +1,269 @@
+"""The inference side of the app's configuration: endpoints and their models, each item
+holding the options of its construct.
+
+The defaults are the hosting guidance's examples, one per hosting option:
+
+- an Inference Components endpoint ``shared-g5`` on ml.g5.12xlarge (4 x A10G) packing a
+  7B chat model (1 GPU), a 13B model (2 GPUs, tensor parallel) and a FLAN-T5-XL-sized model
+  (1 GPU) that scales to zero copies when idle, each with its own target tracking;
+- a single-model endpoint ``summarizer`` for an isolated summarisation model: network
+  isolation, data capture to an encrypted bucket, its own instances and, when the stack is
+  given a VPC, its own security group;
+- a multi-model endpoint ``small-models`` serving a fleet of small models from one S3 prefix
+  on CPU instances (ml.m5.xlarge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fm_platform.constructs.inference.component_endpoint import InferenceComponentEndpointOptions
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.multi_model_endpoint import MultiModelEndpointOptions
+from fm_platform.constructs.inference.single_model_endpoint import (
+    DataCaptureOptions,
+    SingleModelEndpointOptions,
+)
+from fm_platform.constructs.options import DEPRECATED, deprecated_alias
+from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
+from fm_platform.rules.components import check_component_name_free, component_name_for
+from fm_platform.rules.inference import (
+    check_endpoint_names,
+    check_model_names,
+    check_output_count,
+)
+from fm_platform.mapping import read
+from fm_platform.rules.problems import Problems
+
+#: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample.
+FIXED_OUTPUTS = 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceComponentEndpointConfig(InferenceComponentEndpointOptions):
+    """An Inference Components endpoint and its models: the fields of
+    :class:`InferenceComponentEndpointOptions`, and
+
+    name: a stable logical name; construct IDs derive from it (renaming replaces the
+        endpoint).
+    models: the models placed on it (:class:`InferenceComponentModelOptions`).
+    """
+
+    name: str
+    models: tuple[InferenceComponentModelOptions, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleModelEndpointConfig(SingleModelEndpointOptions):
+    """A single-model endpoint: the fields of :class:`SingleModelEndpointOptions`, and
+
+    name: a stable logical name; construct IDs derive from it.
+    model_name: by default ``name``.
+    data_capture_percentage: deprecated: use ``data_capture: {sampling_percentage: N}``.
+    """
+
+    name: str
+    model_name: str | None = None  # type: ignore[assignment]
+    data_capture_percentage: int | None = field(default=None, metadata=DEPRECATED)
+
+    def __post_init__(self) -> None:
+        if self.model_name is None:
+            object.__setattr__(self, "model_name", self.name)
+        deprecated_alias(
+            self,
+            "data_capture_percentage",
+            "data_capture",
+            lambda percentage: DataCaptureOptions(sampling_percentage=percentage),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiModelEndpointConfig(MultiModelEndpointOptions):
+    """A multi-model endpoint: the fields of :class:`MultiModelEndpointOptions`, and
+
+    name: a stable logical name; construct IDs derive from it.
+    models_s3_prefix: by default ``s3://<stack bucket>/models/<name>/``.
+    """
+
+    name: str
+    models_s3_prefix: str | None = None  # type: ignore[assignment]
+
+
+def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
+    return {
+        "OPTION_ROLLING_BATCH": rolling_batch,
+        "OPTION_TENSOR_PARALLEL_DEGREE": str(tensor_parallel_degree),
+    }
+
+
+DEFAULT_IC_ENDPOINTS = (
+    InferenceComponentEndpointConfig(
+        name="shared-g5",
+        instance_type="ml.g5.12xlarge",
+        initial_instance_count=1,
+        min_instance_count=1,
+        max_instance_count=4,
+        models=(
+            InferenceComponentModelOptions(
+                model_name="llama-7b-chat",
+                accelerators=1,
+                cpu_cores=4,
+                min_memory_mib=32768,
+                container=ModelContainer(environment=_lmi_environment(1, "vllm")),
+                scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10.0),
+            ),
+            InferenceComponentModelOptions(
+                model_name="llama-13b",
+                accelerators=2,
+                cpu_cores=8,
+                min_memory_mib=65536,
+                container=ModelContainer(environment=_lmi_environment(2, "vllm")),
+                scaling=ComponentScaling(min_copies=1, max_copies=2, target_value=5.0),
+            ),
+            InferenceComponentModelOptions(
+                model_name="flan-t5-xl",
+                accelerators=1,
+                cpu_cores=2,
+                min_memory_mib=16384,
+                container=ModelContainer(environment=_lmi_environment(1, "disable")),
+                scaling=ComponentScaling(min_copies=0, max_copies=2, target_value=10.0),
+            ),
+        ),
+    ),
+)
+
+DEFAULT_SINGLE_MODEL_ENDPOINTS = (
+    SingleModelEndpointConfig(
+        name="summarizer",
+        instance_type="ml.g5.2xlarge",
+        container=ModelContainer(environment=_lmi_environment(1, "vllm")),
+        scaling=InstanceScaling(
+            min_instances=1, max_instances=2, target_invocations_per_instance=20
+        ),
+        network_isolation=True,
+        data_capture=DataCaptureOptions(sampling_percentage=10),
+    ),
+)
+
+DEFAULT_MULTI_MODEL_ENDPOINTS = (
+    MultiModelEndpointConfig(
+        name="small-models",
+        instance_type="ml.m5.xlarge",
+        scaling=InstanceScaling(
+            min_instances=1, max_instances=4, target_invocations_per_instance=200
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceConfig:
+    """Every endpoint and model of an inference stack.
+
+    ic_endpoints: Inference Components endpoints with their models; by default one
+        ml.g5.12xlarge endpoint with a 7B, a 13B and a scale-to-zero FLAN-T5-XL model.
+    single_model_endpoints: by default the isolated ``summarizer``.
+    multi_model_endpoints: by default ``small-models`` on ml.m5.xlarge.
+    """
+
+    ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = DEFAULT_IC_ENDPOINTS
+    single_model_endpoints: tuple[SingleModelEndpointConfig, ...] = DEFAULT_SINGLE_MODEL_ENDPOINTS
+    multi_model_endpoints: tuple[MultiModelEndpointConfig, ...] = DEFAULT_MULTI_MODEL_ENDPOINTS
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
+        """Read from JSON-like data (a config file or ``cdk.json`` context): keys are the
+        field names, missing keys keep their defaults. Every problem is one error naming
+        the key; with ``into``, problems are recorded there and the config is built all
+        the same (``None`` where a value was missing or wrong)."""
+        problems = Problems.within(into, "InferenceConfig")
+        config = read(problems, "", data, cls)
+        problems.raise_if_any()
+        return config
+
+    @property
+    def endpoint_names(self) -> tuple[str, ...]:
+        """Every endpoint's logical name."""
+        groups = (self.ic_endpoints, self.single_model_endpoints, self.multi_model_endpoints)
+        return tuple(item.name for group in groups for item in group)
+
+    @property
+    def output_count(self) -> int:
+        """How many stack outputs this config produces (one per endpoint, one more per
+        Inference Components endpoint, plus three)."""
+        return FIXED_OUTPUTS + len(self.endpoint_names) + len(self.ic_endpoints)
+
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` for bad or clashing names and too many endpoints for
+        one stack's outputs (the constructs check the rest). With ``into``, record them
+        there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "InferenceConfig")
+        check_endpoint_names(
+            problems,
+            {
+                "ic_endpoints": [e.name for e in self.ic_endpoints],
+                "single_model_endpoints": [e.name for e in self.single_model_endpoints],
+                "multi_model_endpoints": [e.name for e in self.multi_model_endpoints],
+            },
+        )
+        check_output_count(problems, len(self.endpoint_names), self.output_count)
+        check_model_names(
+            problems,
+            [
+                (f"ic_endpoints[{index}].models[{position}].model_name", model.model_name)
+                for index, endpoint in enumerate(self.ic_endpoints)
+                for position, model in enumerate(endpoint.models or ())
+            ],
+        )
+        problems.raise_if_any()
+
+    def check(self, problems: Problems, *, stack_name: str) -> None:
+        """Record every problem the stack's constructs would report, under the
+        configuration's keys; components are named as the stack ``stack_name`` names them."""
+        self.validate(problems)
+        names: set[str] = set()
+        for index, endpoint in enumerate(self.ic_endpoints):
+            where = f"ic_endpoints[{index}]."
+            endpoint.check(problems.scoped(where, about=f"endpoint {endpoint.name!r}"))
+            demands: list[CopyDemand] = []
+            fits = True
+            for position, model in enumerate(endpoint.models or ()):
+                view = problems.scoped(
+                    f"{where}models[{position}].",
+                    about=f"model {model.model_name!r} on endpoint {endpoint.name!r}",
+                )
+                model.check(view, instance_type=endpoint.instance_type)
+                name = model.component_name or (
+                    component_name_for(stack_name, model.model_name) if model.model_name else None
+                )
+                check_component_name_free(view, "component_name", name, name in names)
+                if name is not None:
+                    names.add(name)
+                demands.append(model.demand(name))
+                if fits:  # report the model at which the minimum copies stop fitting
+                    capacity = view.scoped("")
+                    check_min_copies_fit(
+                        capacity,
+                        "scaling.min_copies" if model.scaling is not None else "initial_copies",
+                        demands,
+                        endpoint.instance_type,
+                        endpoint.max_instance_count,
+                    )
+                    fits = not capacity
+        for index, single in enumerate(self.single_model_endpoints):
+            single.check(
+                problems.scoped(
+                    f"single_model_endpoints[{index}].", about=f"endpoint {single.name!r}"
+                )
+            )
+        for index, multi in enumerate(self.multi_model_endpoints):
+            multi.check(
+                problems.scoped(
+                    f"multi_model_endpoints[{index}].", about=f"endpoint {multi.name!r}"
+                )
+            )

@@ -1,0 +1,89 @@
+"""The training side of the app's configuration: the options of the network, the file
+system, the cluster and its lifecycle scripts, in one flat set of keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fm_platform.constructs.options import DEPRECATED, deprecated_alias
+from fm_platform.constructs.training.filesystem import SharedFileSystemOptions
+from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
+from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
+from fm_platform.constructs.training.lifecycle import LifecycleScriptsOptions
+from fm_platform.constructs.training.network import ClusterNetworkOptions
+from fm_platform.rules.network import check_subnet_capacity
+from fm_platform.mapping import read
+from fm_platform.rules.problems import Problems
+
+#: The training walkthrough's example: one ml.m5.12xlarge head node and four
+#: ml.trn1.32xlarge workers in the Slurm partition "dev".
+DEFAULT_INSTANCE_GROUPS = (
+    InstanceGroup(
+        name="controller",
+        role=NodeRole.CONTROLLER,
+        instance_type="ml.m5.12xlarge",
+        instance_count=1,
+    ),
+    InstanceGroup(
+        name="workers",
+        role=NodeRole.WORKER,
+        instance_type="ml.trn1.32xlarge",
+        instance_count=4,
+        partition_name="dev",
+    ),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingConfig(
+    ClusterNetworkOptions, SharedFileSystemOptions, HyperPodClusterOptions, LifecycleScriptsOptions
+):
+    """Everything a user configures in the training stacks: the fields (and defaults) of
+    :class:`ClusterNetworkOptions` (``availability_zone_id``, ``vpc_cidr``,
+    ``private_subnet_cidr_mask``, ``public_subnet_cidr_mask``, ``flow_log_retention``),
+    :class:`SharedFileSystemOptions` (``storage_capacity_gib``,
+    ``per_unit_storage_throughput_mbps``, ``mount_path``, ``removal_policy``),
+    :class:`HyperPodClusterOptions` (``instance_groups``, ``cluster_name``,
+    ``node_recovery``, ``tags``) and :class:`LifecycleScriptsOptions` (``assets_path``,
+    ``prefix``), except:
+
+    instance_groups: by default a controller group "controller" (one ml.m5.12xlarge) and a
+        worker group "workers" (four ml.trn1.32xlarge, partition "dev").
+    lifecycle_assets_path: deprecated: use ``assets_path``.
+    """
+
+    instance_groups: tuple[InstanceGroup, ...] = DEFAULT_INSTANCE_GROUPS
+    lifecycle_assets_path: str | None = field(default=None, metadata=DEPRECATED)
+
+    def __post_init__(self) -> None:
+        deprecated_alias(self, "lifecycle_assets_path", "assets_path")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> TrainingConfig:
+        """Read from JSON-like data (a config file or ``cdk.json`` context): keys are the
+        field names, missing keys keep their defaults. Every problem is one error naming
+        the key; with ``into``, problems are recorded there and the config is built all
+        the same (``None`` where a value was missing or wrong)."""
+        problems = Problems.within(into, "TrainingConfig")
+        config = read(problems, "", data, cls)
+        problems.raise_if_any()
+        return config
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem the training stacks' constructs would report, under the
+        configuration's keys."""
+        network = problems.scoped("")
+        ClusterNetworkOptions.check(self, network)
+        SharedFileSystemOptions.check(self, problems)
+        HyperPodClusterOptions.check(self, problems)
+        if not network:  # the private subnet's size is known
+            check_subnet_capacity(
+                problems,
+                "private_subnet_cidr_mask",
+                self.private_subnet_cidr_mask,
+                self.private_subnet_cidr_mask,
+                self.required_ipv4_addresses,
+            )
+        LifecycleScriptsOptions.check(self, problems)

@@ -1,0 +1,459 @@
+"""A SageMaker real-time endpoint that hosts models as Inference Components.
+
+The endpoint config's variant names only the instance type and managed instance scaling;
+models are placed on it afterwards, one :class:`InferenceComponentModel` each, from this
+stack or others: pass the endpoint itself, or one imported with
+:meth:`InferenceComponentEndpoint.from_endpoint_attributes`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import jsii
+from aws_cdk import Annotations, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct, IValidation
+
+from fm_platform.constructs.inference.endpoint_base import (
+    EndpointVpcConfig,
+    RealtimeEndpoint,
+    endpoint_network,
+)
+from fm_platform.constructs.inference.execution_role import (
+    HostingRole,
+    HostingRoleProps,
+    depend_on_role_policies,
+)
+from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
+from fm_platform.constructs.options import checked
+from fm_platform.constructs.tokens import is_unresolved, known
+from fm_platform.rules.capacity import CopyDemand, CopyTotals, min_copies_shortfall, shortfalls
+from fm_platform.rules.hosting import (
+    check_hosting_instance_type,
+    check_managed_instance_counts,
+    check_vpc_options,
+)
+from fm_platform.rules.problems import Problems
+
+INITIAL_COPIES_WARNING = "fm_platform:initialCopiesExceedInstances"
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceComponentEndpointOptions:
+    """Plain options of :class:`InferenceComponentEndpoint` (the keys of an item of the
+    configuration's ``inference.ic_endpoints`` too).
+
+    instance_type: the ``ml.*`` instance type (botocore ``ProductionVariantInstanceType``).
+    initial_instance_count: instances at creation; by default 1.
+    min_instance_count: managed instance scaling minimum; 0 lets the endpoint scale to zero
+        instances when every component has scaled to zero copies; by default 1.
+    max_instance_count: managed instance scaling maximum; by default 2.
+    routing_strategy: how requests are routed to copies (botocore ``RoutingStrategy``); by
+        default LEAST_OUTSTANDING_REQUESTS.
+    network_isolation: run the models placed on this endpoint without network access (set
+        on the endpoint config and on every model); by default True: SageMaker reads the
+        artifacts from S3 and the images from ECR with the execution role, outside the
+        container. Set False only for containers that must reach the network themselves,
+        e.g. to download weights from a model hub at startup.
+    variant_name: the production variant's name; by default AllTraffic.
+    endpoint_name: the endpoint's name; by default CloudFormation generates one.
+    """
+
+    instance_type: str
+    initial_instance_count: int = 1
+    min_instance_count: int = 1
+    max_instance_count: int = 2
+    routing_strategy: str = "LEAST_OUTSTANDING_REQUESTS"
+    network_isolation: bool = True
+    variant_name: str = "AllTraffic"
+    endpoint_name: str | None = None
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        check_hosting_instance_type(problems, "instance_type", self.instance_type)
+        check_managed_instance_counts(
+            problems,
+            initial_instance_count=self.initial_instance_count,
+            min_instance_count=self.min_instance_count,
+            max_instance_count=self.max_instance_count,
+        )
+        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
+        problems.check_shape("variant_name", self.variant_name, "VariantName")
+        problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceComponentEndpointProps(InferenceComponentEndpointOptions):
+    """Options for :class:`InferenceComponentEndpoint`: the fields of
+    :class:`InferenceComponentEndpointOptions`, and
+
+    execution_role: the role SageMaker uses for the endpoint's models; by default a
+        least-privilege :class:`HostingRole` that each model extends with its own grants.
+    encryption_key: KMS key for the instances' EBS storage volumes; by default a
+        customer-managed key for EBS-backed types. Types with local NVMe storage get no key
+        (hardware-encrypted; a passed key is ignored with a warning).
+    vpc: the VPC to run the endpoint's containers in; by default none (SageMaker's network).
+    vpc_subnets: subnets within ``vpc``; by default CDK's default selection (the private
+        subnets, else the isolated ones).
+    security_groups: security groups for the containers; by default, with a VPC, a
+        dedicated security group with no ingress and HTTPS egress is created.
+    """
+
+    execution_role: iam.IRole | None = None
+    encryption_key: kms.IKey | None = None
+    vpc: ec2.IVpc | None = None
+    vpc_subnets: ec2.SubnetSelection | None = None
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None
+
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem in these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "InferenceComponentEndpointProps")
+        props = checked(problems, self)
+        props.check(problems)
+        check_vpc_options(
+            problems,
+            props.vpc is not None,
+            {"vpc_subnets": props.vpc_subnets, "security_groups": props.security_groups},
+        )
+        problems.raise_if_any()
+
+
+class InferenceComponentEndpointBase(RealtimeEndpoint):
+    """What a model placed on an Inference Components endpoint needs: its name, variant,
+    instance type and counts, execution role, network; and where the copies of the models
+    placed on it are counted.
+
+    The minimum copies of every model placed on the endpoint (from any stack) must fit its
+    ``max_instance_count`` instances: checked once every model is placed, when the app is
+    synthesized. A placement that makes the initial copies exceed
+    ``initial_instance_count`` instances gets a warning (``fm_platform:initialCopiesExceed
+    Instances``): managed instance scaling adds instances before every copy runs.
+
+    Attributes: ``endpoint_name``, ``endpoint_arn``, ``variant_name``, ``instance_type``,
+    ``execution_role``, ``network_isolation``, ``vpc_config`` (None outside a VPC),
+    ``min_instance_count``, ``initial_instance_count`` and ``max_instance_count`` (None when
+    unknown), ``endpoint`` (the resource; None for an imported endpoint),
+    ``component_names`` (the components placed on it) and ``placements`` (what their
+    copies reserve).
+    """
+
+    instance_type: str
+    execution_role: iam.IRole
+    network_isolation: bool
+    vpc_config: EndpointVpcConfig | None
+    min_instance_count: int | None
+    initial_instance_count: int | None
+    max_instance_count: int | None
+
+    def _start_counting(self) -> None:
+        self.component_names: set[str] = set()
+        self._totals = CopyTotals(known(self.instance_type), known(self.initial_instance_count))
+        self.node.add_validation(_MinimumCopiesFit(self))
+
+    @property
+    def placements(self) -> tuple[CopyDemand, ...]:
+        """What the copies of the models placed on this endpoint reserve, in order."""
+        return tuple(self._totals.demands)
+
+    def place(self, scope: Construct, demand: CopyDemand) -> None:
+        """Count ``demand`` (a model's copies, placed by ``scope``) on this endpoint; warn on
+        ``scope`` when with it the initial copies stop fitting ``initial_instance_count``
+        instances."""
+        fitted = not self._totals.initial_exceeds()
+        self._totals.add(demand)
+        if fitted and self._totals.initial_exceeds():
+            Annotations.of(scope).add_warning_v2(
+                INITIAL_COPIES_WARNING,
+                "the initial copies of the models on the endpoint need more than its "
+                f"initial_instance_count ({self.initial_instance_count}) instances hold: "
+                f"{'; '.join(self._totals.initial_shortfalls())}. Managed instance scaling "
+                "adds instances before every copy runs; raise initial_instance_count to "
+                "start them at once.",
+            )
+
+    def minimum_copies_shortfall(self) -> str | None:
+        """Why the minimum copies of the models placed so far do not fit
+        ``max_instance_count`` instances, or None when they fit (or cannot be checked)."""
+        missing = shortfalls(
+            self._totals.demands,
+            known(self.instance_type),
+            known(self.max_instance_count),
+            "min_copies",
+        )
+        return min_copies_shortfall(self.max_instance_count, missing) if missing else None
+
+    def arn_for(self, scope: Construct) -> str:
+        """The endpoint's ARN as ``scope`` refers to it."""
+        return self.endpoint_arn
+
+    @property
+    def reference(self) -> InferenceComponentEndpointBase:
+        """Deprecated: pass the endpoint itself (to models in any stack)."""
+        warnings.warn(
+            "InferenceComponentEndpoint.reference is deprecated: pass the endpoint itself",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self
+
+
+@jsii.implements(IValidation)
+class _MinimumCopiesFit:
+    """The endpoint's check, run at synth, that its models' minimum copies fit."""
+
+    def __init__(self, endpoint: InferenceComponentEndpointBase) -> None:
+        self._endpoint = endpoint
+
+    def validate(self) -> list[str]:
+        shortfall = self._endpoint.minimum_copies_shortfall()
+        if shortfall is None:
+            return []
+        demands = self._endpoint.placements
+        names = ", ".join(demand.name for demand in demands)
+        return [f"invalid inference component placement ({names}): {shortfall}"]
+
+
+class InferenceComponentEndpoint(InferenceComponentEndpointBase):
+    """An endpoint whose instances host Inference Components.
+
+    Resources (construct IDs are stable): ``ExecutionRole`` (unless a role is passed),
+    ``VolumeKey`` (EBS-backed types, unless a key is passed), ``SecurityGroup`` (VPC
+    without security groups), ``Config`` (no physical name: a change rolls out as a new
+    config) and ``Endpoint``.
+
+    Attributes: those of :class:`InferenceComponentEndpointBase`, ``endpoint_config``,
+    ``hosting_role`` (None when a role was passed), ``encryption_key`` (None for NVMe
+    types), ``network`` (None outside a VPC) and ``security_groups``. :meth:`grant_invoke`
+    lets a principal invoke every component on it; the ``metric_*`` methods measure its
+    variant.
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, props: InferenceComponentEndpointProps
+    ) -> None:
+        """Create the endpoint and its config under ``scope``; ``props`` is validated first."""
+        super().__init__(scope, construct_id)
+        props.validate()
+        self.instance_type = props.instance_type
+        self.variant_name = props.variant_name
+        self.network_isolation = props.network_isolation
+        self.min_instance_count = props.min_instance_count
+        self.initial_instance_count = props.initial_instance_count
+        self.max_instance_count = props.max_instance_count
+
+        self.hosting_role: HostingRole | None = None
+        if props.execution_role is None:
+            self.hosting_role = HostingRole(
+                self, "ExecutionRole", HostingRoleProps(in_vpc=props.vpc is not None)
+            )
+            self.execution_role = self.hosting_role.role
+        else:
+            self.execution_role = props.execution_role
+
+        groups = props.security_groups or ()
+        self.network = endpoint_network(self, props.vpc, props.vpc_subnets, groups)
+        self.security_groups: list[ec2.ISecurityGroup] = (
+            list(self.network.security_groups) if self.network else []
+        )
+        self.vpc_config = self.network.vpc_config if self.network else None
+        self.endpoint_config = sagemaker.CfnEndpointConfig(
+            self,
+            "Config",
+            execution_role_arn=self.execution_role.role_arn,
+            enable_network_isolation=props.network_isolation or None,
+            vpc_config=self.vpc_config.endpoint_config_property() if self.vpc_config else None,
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name=props.variant_name,
+                    instance_type=props.instance_type,
+                    initial_instance_count=props.initial_instance_count,
+                    managed_instance_scaling=(
+                        sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
+                            status="ENABLED",
+                            min_instance_count=props.min_instance_count,
+                            max_instance_count=props.max_instance_count,
+                        )
+                    ),
+                    routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(
+                        routing_strategy=props.routing_strategy
+                    ),
+                )
+            ],
+        )
+        self.encryption_key = encrypt_endpoint_config(
+            self, self.endpoint_config, [props.instance_type], props.encryption_key
+        )
+        # The config names the role; its policy must exist before SageMaker uses it.
+        depend_on_role_policies(self.endpoint_config, self.execution_role)
+        self._create_endpoint(self.endpoint_config, props.endpoint_name)
+        self._start_counting()
+
+    @staticmethod
+    def from_endpoint_attributes(
+        scope: Construct,
+        construct_id: str,
+        *,
+        endpoint_name: str,
+        instance_type: str,
+        execution_role: iam.IRole,
+        variant_name: str = "AllTraffic",
+        network_isolation: bool = True,
+        vpc_config: EndpointVpcConfig | None = None,
+        min_instance_count: int | None = None,
+        initial_instance_count: int | None = None,
+        max_instance_count: int | None = None,
+        endpoint_arn: str | None = None,
+    ) -> InferenceComponentEndpointBase:
+        """An existing Inference Components endpoint (deployed elsewhere) to place models
+        on: its name and instance type, the execution role its models use, its variant (by
+        default AllTraffic), whether its models run network-isolated (by default True, as
+        this package's endpoints do) and in which VPC (by default none), its instance counts
+        when known (models are checked against the known ones) and its ARN (by default built
+        from the name in ``scope``'s account and region). Nothing is created."""
+        return ImportedInferenceComponentEndpoint(
+            scope,
+            construct_id,
+            endpoint_name=endpoint_name,
+            instance_type=instance_type,
+            execution_role=execution_role,
+            variant_name=variant_name,
+            network_isolation=network_isolation,
+            vpc_config=vpc_config,
+            min_instance_count=min_instance_count,
+            initial_instance_count=initial_instance_count,
+            max_instance_count=max_instance_count,
+            endpoint_arn=endpoint_arn,
+        )
+
+
+class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
+    """An Inference Components endpoint deployed elsewhere (see
+    :meth:`InferenceComponentEndpoint.from_endpoint_attributes`); its instance type and
+    known counts are checked like an endpoint's."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        endpoint_name: str,
+        instance_type: str,
+        execution_role: iam.IRole,
+        variant_name: str = "AllTraffic",
+        network_isolation: bool = True,
+        vpc_config: EndpointVpcConfig | None = None,
+        min_instance_count: int | None = None,
+        initial_instance_count: int | None = None,
+        max_instance_count: int | None = None,
+        endpoint_arn: str | None = None,
+    ) -> None:
+        """Describe the endpoint; its attributes are validated first."""
+        super().__init__(scope, construct_id)
+        problems = Problems("imported InferenceComponentEndpoint")
+        check_hosting_instance_type(problems, "instance_type", known(instance_type))
+        problems.check_shape("endpoint_name", known(endpoint_name), "EndpointName")
+        problems.check_shape("variant_name", known(variant_name), "VariantName")
+        check_managed_instance_counts(
+            problems,
+            initial_instance_count=known(initial_instance_count),
+            min_instance_count=known(min_instance_count),
+            max_instance_count=known(max_instance_count),
+        )
+        problems.raise_if_any()
+        self.endpoint = None
+        self.endpoint_name = endpoint_name
+        self.instance_type = instance_type
+        self.execution_role = execution_role
+        self.variant_name = variant_name
+        self.network_isolation = network_isolation
+        self.vpc_config = vpc_config
+        self.min_instance_count = min_instance_count
+        self.initial_instance_count = initial_instance_count
+        self.max_instance_count = max_instance_count
+        self.endpoint_arn = endpoint_arn or _endpoint_arn(self, endpoint_name)
+        self._start_counting()
+
+
+def _endpoint_arn(scope: Construct, name: str) -> str:
+    # Endpoint ARNs use the lower-cased name.
+    return Stack.of(scope).format_arn(
+        service="sagemaker",
+        resource="endpoint",
+        resource_name=name if is_unresolved(name) else name.lower(),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointReference:
+    """Deprecated: use :meth:`InferenceComponentEndpoint.from_endpoint_attributes`, or pass
+    the endpoint itself to models in other stacks. A model given a reference places itself
+    on an endpoint imported from these attributes (one per reference and stack)."""
+
+    endpoint_name: str
+    variant_name: str
+    instance_type: str
+    execution_role: iam.IRole
+    network_isolation: bool = True
+    vpc_config: EndpointVpcConfig | None = None
+    min_instance_count: int | None = None
+    initial_instance_count: int | None = None
+    max_instance_count: int | None = None
+    endpoint_arn: str | None = None
+    endpoint: Construct | None = None
+    _imported: dict[str, InferenceComponentEndpointBase] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        warnings.warn(
+            "EndpointReference is deprecated: use "
+            "InferenceComponentEndpoint.from_endpoint_attributes, or pass the endpoint itself",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+    def endpoint_for(self, scope: Construct) -> InferenceComponentEndpointBase:
+        """The endpoint these attributes describe, imported once per stack of ``scope``."""
+        stack = Stack.of(scope)
+        imported = self._imported.get(stack.node.path)
+        if imported is None:
+            imported = ImportedInferenceComponentEndpoint(
+                stack,
+                f"EndpointReference{len(stack.node.children)}",
+                endpoint_name=self.endpoint_name,
+                instance_type=self.instance_type,
+                execution_role=self.execution_role,
+                variant_name=self.variant_name,
+                network_isolation=self.network_isolation,
+                vpc_config=self.vpc_config,
+                min_instance_count=self.min_instance_count,
+                initial_instance_count=self.initial_instance_count,
+                max_instance_count=self.max_instance_count,
+                endpoint_arn=self.endpoint_arn,
+            )
+            self._imported[stack.node.path] = imported
+        return imported
+
+
+_DEPRECATED_NAMES = {
+    "InferenceEndpoint": InferenceComponentEndpoint,
+    "InferenceEndpointProps": InferenceComponentEndpointProps,
+}
+
+
+def __getattr__(name: str) -> object:
+    """The deprecated names ``InferenceEndpoint`` and ``InferenceEndpointProps``."""
+    if name in _DEPRECATED_NAMES:
+        replacement = _DEPRECATED_NAMES[name]
+        warnings.warn(
+            f"{name} is deprecated: use {replacement.__name__}", DeprecationWarning, stacklevel=2
+        )
+        return replacement
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

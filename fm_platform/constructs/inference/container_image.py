@@ -1,0 +1,140 @@
+"""The image a model's container runs, and the pull it grants to the role that runs it."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from fm_platform.constructs.scopes import region_of, stack_of
+from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.images import DLC_ACCOUNT, LMI_IMAGE
+
+# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
+# be a token (e.g. Stack.region), whose text holds dots.
+_ECR_IMAGE = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>.+?)\.amazonaws\.com"
+    r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
+)
+_REGION = re.compile(r"^[a-z0-9-]+$")
+
+
+class ContainerImage:
+    """A container image for a SageMaker model.
+
+    Make one with :meth:`from_uri` (any registry; an ECR URI names its repository),
+    :meth:`from_ecr_repository` or :meth:`deep_learning_container` (an AWS Deep Learning
+    Container in the hosting stack's region). :meth:`bind` grants the role that runs the
+    model pull on the image's ECR repository and returns the URI; an image whose repository
+    is known only at deploy time gets pull on this account's and region's repositories.
+    """
+
+    def __init__(self, description: str) -> None:
+        self._description = description
+
+    def __repr__(self) -> str:
+        return f"ContainerImage({self._description})"
+
+    @staticmethod
+    def from_uri(uri: str) -> ContainerImage:
+        """The image at ``uri`` (parsed once per URI)."""
+        return _uri_image(uri)
+
+    @staticmethod
+    def from_ecr_repository(repository: ecr.IRepository, tag: str = "latest") -> ContainerImage:
+        """The image ``tag`` (or ``sha256:...`` digest) of ``repository``."""
+        return _RepositoryImage(repository, tag)
+
+    @staticmethod
+    def deep_learning_container(repository_and_tag: str = LMI_IMAGE) -> ContainerImage:
+        """An AWS Deep Learning Container (account 763104351884) in the region of the stack
+        that hosts the model; by default Large Model Inference (vLLM)."""
+        return _deep_learning_container(repository_and_tag)
+
+    @staticmethod
+    def of(image: str | ContainerImage) -> ContainerImage:
+        """``image``, made a :class:`ContainerImage` when given as a URI."""
+        return image if isinstance(image, ContainerImage) else ContainerImage.from_uri(image)
+
+    def image_uri(self, scope: Construct) -> str:
+        """The image's URI as a model in ``scope``'s stack names it."""
+        raise NotImplementedError
+
+    def repository_arn(self, scope: Construct, partition: str) -> str | None:
+        """The ARN of the image's ECR repository, or None when it is not an ECR image with
+        a known account and repository."""
+        raise NotImplementedError
+
+    def bind(self, scope: Construct, role: iam.IRole) -> str:
+        """Grant ``role`` pull on this image (see the class docstring) and return its URI
+        for a model in ``scope``'s stack."""
+        from fm_platform.constructs.inference.execution_role import grant_image_pull
+
+        uri = self.image_uri(scope)
+        grant_image_pull(role, uri, self)
+        return uri
+
+
+class _UriImage(ContainerImage):
+    def __init__(self, uri: str) -> None:
+        super().__init__(repr(uri))
+        self.uri = uri
+        match = _ECR_IMAGE.match(uri)
+        self._parts = None
+        if match is not None and not is_unresolved(match["repository"]):
+            region = match["region"]
+            if is_unresolved(region) or _REGION.match(region):
+                self._parts = (match["account"], region, match["repository"], bool(match["cn"]))
+
+    def image_uri(self, scope: Construct) -> str:
+        return self.uri
+
+    def repository_arn(self, scope: Construct, partition: str) -> str | None:
+        if self._parts is None:
+            return None
+        account, region, repository, china = self._parts
+        partition = "aws-cn" if china else partition
+        return f"arn:{partition}:ecr:{region}:{account}:repository/{repository}"
+
+
+@lru_cache(maxsize=4096)
+def _uri_image(uri: str) -> _UriImage:
+    return _UriImage(uri)
+
+
+class _RepositoryImage(ContainerImage):
+    def __init__(self, repository: ecr.IRepository, tag: str) -> None:
+        super().__init__(f"repository {repository.node.path}, {tag}")
+        self.repository = repository
+        self.tag = tag
+
+    def image_uri(self, scope: Construct) -> str:
+        if self.tag.startswith("sha256:"):
+            return self.repository.repository_uri_for_digest(self.tag)
+        return self.repository.repository_uri_for_tag(self.tag)
+
+    def repository_arn(self, scope: Construct, partition: str) -> str | None:
+        return self.repository.repository_arn
+
+
+class _DeepLearningContainer(ContainerImage):
+    def __init__(self, repository_and_tag: str) -> None:
+        super().__init__(f"Deep Learning Container {repository_and_tag}")
+        self.repository_and_tag = repository_and_tag
+        self.repository = re.split(r"[:@]", repository_and_tag, maxsplit=1)[0]
+
+    def image_uri(self, scope: Construct) -> str:
+        region = region_of(stack_of(scope))
+        return f"{DLC_ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{self.repository_and_tag}"
+
+    def repository_arn(self, scope: Construct, partition: str) -> str | None:
+        region = region_of(stack_of(scope))
+        return f"arn:{partition}:ecr:{region}:{DLC_ACCOUNT}:repository/{self.repository}"
+
+
+@lru_cache(maxsize=64)
+def _deep_learning_container(repository_and_tag: str) -> _DeepLearningContainer:
+    return _DeepLearningContainer(repository_and_tag)

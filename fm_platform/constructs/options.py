@@ -1,0 +1,57 @@
+"""How constructs take their options: plain values (``XxxOptions``, shared with the app's
+configuration) checked by the rules, and references to other resources (``XxxProps``,
+which extend the options).
+
+A construct's props are checked in three steps (:func:`checked`): values that are CDK
+tokens become ``None`` (known only at deploy time, so left to CloudFormation), values of
+the wrong Python type are reported and become ``None``, then the rules run on what is left,
+so that one error lists every problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any, TypeVar
+
+from fm_platform.constructs.tokens import without_tokens
+from fm_platform.rules.problems import Problems
+from fm_platform.rules.types import well_typed
+
+T = TypeVar("T")
+
+
+def checked(problems: Problems, props: T) -> T:
+    """``props`` ready for the rules: tokens and values of the wrong type (recorded in
+    ``problems``) replaced by ``None``."""
+    return well_typed(problems, without_tokens(props))
+
+
+def options_values(options_cls: type, source: object) -> dict[str, Any]:
+    """The values of ``options_cls``'s fields, read from ``source`` (an options object, or a
+    configuration item that extends the options class)."""
+    return {
+        item.name: getattr(source, item.name)
+        for item in dataclasses.fields(options_cls)
+        if item.init and not item.metadata.get("deprecated")
+    }
+
+
+#: Field metadata of a deprecated alias: left out of :func:`options_values` and of the
+#: configuration's keys.
+DEPRECATED: dict[str, Any] = {"deprecated": True}
+
+
+def deprecated_alias(instance: object, old: str, new: str, convert: Any = None) -> None:
+    """In ``__post_init__`` of a frozen options class: when the deprecated field ``old`` is
+    set, warn and move its value (through ``convert``) to ``new``."""
+    value = getattr(instance, old)
+    if value is None:
+        return
+    warnings.warn(
+        f"{type(instance).__name__}.{old} is deprecated: use {new}",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    object.__setattr__(instance, new, convert(value) if convert else value)
+    object.__setattr__(instance, old, None)

@@ -1,0 +1,11 @@
+"""Facts about the hardware: what each ``ml.*`` instance type holds, what it costs, and
+which region an AZ ID is in. Pure Python (no aws-cdk-lib), so the planner and the CLI can
+use them.
+
+- :mod:`fm_platform.hardware.instances`: accelerators, memory and network facts per
+  instance type, which botocore does not know, from the package data file
+  ``instance_specs.json`` (sources and date inside the file); ``python -m
+  fm_platform.hardware.regenerate`` rebuilds it.
+- :mod:`fm_platform.hardware.prices`: on-demand hourly prices of SageMaker hosting.
+- :mod:`fm_platform.hardware.regions`: the region of an AZ ID.
+"""

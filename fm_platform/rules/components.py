@@ -1,0 +1,145 @@
+"""Rules of a model on an Inference Components endpoint: its names, what each copy
+reserves, its copy counts, startup timeouts and rolling updates; and the default names of
+inference components."""
+
+from __future__ import annotations
+
+import hashlib
+
+from fm_platform.rules.capacity import check_fit
+from fm_platform.rules.problems import Problems
+from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
+
+_STARTUP = "InferenceComponentStartupParameters"
+_ROLLING = "InferenceComponentRollingUpdatePolicy"
+_REQUIREMENTS = "InferenceComponentComputeResourceRequirements"
+_HASH_LENGTH = 8
+BATCH_UNITS = ("COPY_COUNT", "CAPACITY_PERCENT")
+
+
+def component_name_for(stack_name: str, model_name: str) -> str:
+    """``<stack_name>-<model_name>`` when it fits the name limit (63 characters).
+
+    A longer name keeps the whole model name and as much of the stack name as fits, with
+    8 hex digits of the SHA-256 of the untrimmed name between them
+    (``<stack prefix>-<hash>-<model_name>``), so that trimmed names stay distinct; a model
+    name too long for even that gives ``<first characters>-<hash>``.
+    """
+    full = f"{stack_name}-{model_name}"
+    limit = shape_rule("InferenceComponentName").max or 63
+    if len(full) <= limit:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:_HASH_LENGTH]
+    room = limit - len(model_name) - len(digest) - 2
+    if room >= 1:
+        return f"{stack_name[:room].rstrip('-')}-{digest}-{model_name}"
+    return f"{full[: limit - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def check_component_name_free(
+    problems: Problems, field: str, name: str | None, taken: bool
+) -> None:
+    """A component name no other component of the endpoint or stack uses."""
+    if name is not None and taken:
+        problems.add(
+            field,
+            name,
+            "must be unique on the endpoint and in the stack (component names are "
+            "unique per account and region); another component already uses it",
+        )
+
+
+def check_copy_resources(
+    problems: Problems,
+    *,
+    instance_type: str | None,
+    accelerators: int | None,
+    cpu_cores: float | None,
+    min_memory_mib: int | None,
+    max_memory_mib: int | None,
+) -> None:
+    """What each copy reserves: limits of botocore's shapes, and one copy on one instance of
+    the endpoint's ``instance_type`` (unknown types are the endpoint's to report)."""
+    problems.check_range("accelerators", accelerators, 0, None)
+    if cpu_cores is not None and cpu_cores < 0.25:
+        problems.add("cpu_cores", cpu_cores, "must be at least 0.25")
+    problems.check_shape(
+        "min_memory_mib", min_memory_mib, member_shape_name(_REQUIREMENTS, "MinMemoryRequiredInMb")
+    )
+    if max_memory_mib is not None and min_memory_mib is not None and max_memory_mib < min_memory_mib:
+        problems.add(
+            "max_memory_mib", max_memory_mib, f"must be at least min_memory_mib ({min_memory_mib})"
+        )
+    check_fit(
+        problems,
+        "",
+        instance_type,
+        accelerators=accelerators,
+        cpu_cores=cpu_cores,
+        min_memory_mib=min_memory_mib,
+    )
+
+
+def check_initial_copies(
+    problems: Problems,
+    initial_copies: int | None,
+    copies_at_creation: int | None,
+    scaling_range: tuple[int | None, int | None] | None,
+) -> None:
+    """``initial_copies`` at least 1, and (with scaling ``(min, max)``) the copies at
+    creation within ``max(min, 1)`` and ``max``."""
+    problems.check_range("initial_copies", initial_copies, 1, None)
+    if scaling_range is None or copies_at_creation is None:
+        return
+    low, high = scaling_range
+    if low is None or high is None:
+        return
+    low = max(low, 1)
+    if low <= high and not low <= copies_at_creation <= high:
+        problems.add(
+            "initial_copies",
+            copies_at_creation,
+            f"must lie between {low} and scaling.max_copies ({high})",
+        )
+
+
+def check_startup_timeouts(
+    problems: Problems, download_s: int | None, health_check_s: int | None
+) -> None:
+    """Download and health-check timeouts within botocore's limits."""
+    problems.check_shape(
+        "model_data_download_timeout_s",
+        download_s,
+        member_shape_name(_STARTUP, "ModelDataDownloadTimeoutInSeconds"),
+    )
+    problems.check_shape(
+        "container_startup_health_check_timeout_s",
+        health_check_s,
+        member_shape_name(_STARTUP, "ContainerStartupHealthCheckTimeoutInSeconds"),
+    )
+
+
+def check_rolling_update(
+    problems: Problems,
+    field: str,
+    *,
+    batch_size: int | None,
+    batch_unit: str | None,
+    wait_interval_s: int | None,
+    maximum_execution_timeout_s: int | None,
+) -> None:
+    """A rolling update's batch (1-100 percent, or at least one copy) and its times within
+    botocore's limits."""
+    problems.check_choice(f"{field}.batch_unit", batch_unit, BATCH_UNITS)
+    high = 100 if batch_unit == "CAPACITY_PERCENT" else None
+    problems.check_range(f"{field}.batch_size", batch_size, 1, high)
+    problems.check_shape(
+        f"{field}.wait_interval_s",
+        wait_interval_s,
+        member_shape_name(_ROLLING, "WaitIntervalInSeconds"),
+    )
+    problems.check_shape(
+        f"{field}.maximum_execution_timeout_s",
+        maximum_execution_timeout_s,
+        member_shape_name(_ROLLING, "MaximumExecutionTimeoutInSeconds"),
+    )

@@ -1,0 +1,65 @@
+"""Rules of a whole inference stack: endpoint and model names, and CloudFormation's limit
+on outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from fm_platform.rules.problems import Problems
+
+#: CloudFormation's quotas per stack ("CloudFormation quotas" in the user guide).
+MAX_RESOURCES_PER_STACK = 500
+MAX_OUTPUTS_PER_STACK = 200
+
+
+def check_endpoint_names(problems: Problems, names: Mapping[str, Sequence[str | None]]) -> None:
+    """Each endpoint's logical name (by list key: ``{"ic_endpoints": [...]}``) has the
+    shape of an endpoint name and is unique across every list."""
+    seen: set[str] = set()
+    for key, listed in names.items():
+        for index, name in enumerate(listed):
+            field = f"{key}[{index}].name"
+            problems.check_shape(field, name, "EndpointName")
+            if name is None:
+                continue
+            if name in seen:
+                problems.add(field, name, "must be unique among the endpoint names")
+            seen.add(name)
+
+
+def check_output_count(problems: Problems, endpoints: int, outputs: int) -> None:
+    """The stack's outputs within CloudFormation's limit."""
+    if outputs > MAX_OUTPUTS_PER_STACK:
+        problems.add(
+            "endpoints",
+            endpoints,
+            f"need {outputs} stack outputs, more than CloudFormation's "
+            f"{MAX_OUTPUTS_PER_STACK}; split them across several InferenceStacks",
+        )
+
+
+def check_model_names(problems: Problems, models: Sequence[tuple[str, str | None]]) -> None:
+    """Model names (``(field, name)`` pairs) unique in the stack: each names its inference
+    component."""
+    seen: set[str] = set()
+    for field, name in models:
+        if name is None:
+            continue
+        if name in seen:
+            problems.add(
+                field,
+                name,
+                "must be unique: it names the inference component, and those are unique per "
+                "account and region",
+            )
+        seen.add(name)
+
+
+def check_resource_count(problems: Problems, count: int, advice: str) -> None:
+    """At most CloudFormation's resources per stack; ``advice`` says how to split."""
+    if count > MAX_RESOURCES_PER_STACK:
+        problems.add(
+            "resources",
+            count,
+            f"CloudFormation allows at most {MAX_RESOURCES_PER_STACK} per stack; {advice}",
+        )

@@ -1,0 +1,96 @@
+"""Rules of the training network: AZ IDs, the VPC range, subnet sizes and how many
+addresses a cluster needs."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from fm_platform.rules.problems import Problems
+
+# AWS reserves the first four addresses and the last one of every subnet.
+AWS_RESERVED_ADDRESSES_PER_SUBNET = 5
+# An AZ ID is a short Region code (e.g. "use1" for us-east-1, "apne1" for ap-northeast-1),
+# "-az" and a number: "use1-az4". Source: AWS Regions and Availability Zones guide, "AZ IDs".
+_AZ_ID = re.compile(r"^[a-z]{2,5}[0-9]+-az[0-9]+$")
+# The VPC and subnet masks VPC accepts (Amazon VPC User Guide, "VPC CIDR blocks").
+MIN_MASK = 16
+MAX_MASK = 28
+#: Subnet addresses kept free beyond the instances' own: FSx for Lustre's network
+#: interfaces and a few for replacement nodes coming up while a faulty one drains.
+SUBNET_ADDRESS_MARGIN = 16
+
+
+def usable_addresses_of_mask(prefix_length: int) -> int:
+    """How many addresses of a ``/prefix_length`` subnet instances can use (AWS keeps
+    five)."""
+    return max((1 << (32 - prefix_length)) - AWS_RESERVED_ADDRESSES_PER_SUBNET, 0)
+
+
+def usable_ipv4_addresses(cidr: str) -> int:
+    """How many addresses of the subnet ``cidr`` instances can use (AWS keeps five)."""
+    return usable_addresses_of_mask(ipaddress.IPv4Network(cidr, strict=False).prefixlen)
+
+
+def check_availability_zone_id(problems: Problems, field: str, zone: str | None) -> None:
+    """An AZ ID such as ``use1-az4``, not an AZ name."""
+    if zone is not None and not _AZ_ID.match(zone):
+        problems.add(
+            field,
+            zone,
+            "must be an AZ ID such as use1-az4 (not an AZ name such as us-east-1a); "
+            "find yours with `aws ec2 describe-availability-zones`",
+        )
+
+
+def check_vpc_cidr(problems: Problems, field: str, cidr: str | None) -> int | None:
+    """An IPv4 CIDR block with a /16-/28 mask; returns its mask, or None when bad or
+    unknown."""
+    if cidr is None:
+        return None
+    try:
+        network = ipaddress.IPv4Network(cidr, strict=True)
+    except (ipaddress.AddressValueError, ipaddress.NetmaskValueError, ValueError) as error:
+        problems.add(field, cidr, f"must be an IPv4 CIDR block such as 10.0.0.0/16 ({error})")
+        return None
+    if not MIN_MASK <= network.prefixlen <= MAX_MASK:
+        problems.add(field, cidr, f"mask must be between /{MIN_MASK} and /{MAX_MASK}")
+        return None
+    return network.prefixlen
+
+
+def check_subnet_mask(
+    problems: Problems, field: str, mask: int | None, vpc_mask: int | None
+) -> None:
+    """A subnet mask within /16-/28 and larger than the VPC's (so that each subnet is at
+    most half the VPC and both subnets fit)."""
+    problems.check_range(field, mask, MIN_MASK, MAX_MASK)
+    if mask is not None and vpc_mask is not None and mask <= vpc_mask:
+        problems.add(
+            field,
+            mask,
+            f"must be larger than the VPC's mask /{vpc_mask}: then each subnet is at most half "
+            "the VPC and both fit in it",
+        )
+
+
+def check_subnet_capacity(
+    problems: Problems,
+    field: str,
+    value: object,
+    prefix_length: int | None,
+    required_addresses: int | None,
+) -> None:
+    """A ``/prefix_length`` subnet holds ``required_addresses`` (``value`` is what the user
+    wrote: a mask or a CIDR)."""
+    if prefix_length is None or required_addresses is None:
+        return
+    usable = usable_addresses_of_mask(prefix_length)
+    if required_addresses > usable:
+        problems.add(
+            field,
+            value,
+            f"{usable} usable addresses, but the instance groups need {required_addresses} "
+            f"(one per instance and per EFA interface, plus {SUBNET_ADDRESS_MARGIN} spare); "
+            "use a larger subnet, e.g. a smaller mask such as /20 or /17",
+        )
