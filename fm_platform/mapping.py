@@ -28,10 +28,18 @@ _MAPPINGS = (dict, Mapping)
 
 
 def config_keys(cls: type) -> tuple[str, ...]:
-    """The keys a mapping of ``cls`` may have: its fields, deprecated ones left out."""
-    return tuple(
+    """The keys a mapping of ``cls`` may have: its fields, deprecated ones left out, the
+    class's own first, then those of each base class in turn."""
+    fields = {
         f.name for f in dataclasses.fields(cls) if f.init and not f.metadata.get("deprecated")
+    }
+    ordered = (
+        name
+        for klass in cls.__mro__
+        for name in vars(klass).get("__annotations__", {})
+        if name in fields
     )
+    return tuple(dict.fromkeys(ordered))
 
 
 def read(problems: Problems, where: str, data: Any, cls: type[T]) -> T:
@@ -51,7 +59,9 @@ def read(problems: Problems, where: str, data: Any, cls: type[T]) -> T:
         if key not in fields:
             hint = did_you_mean(key, keys)
             problems.add(
-                f"{where}{key}", data[key], "unknown key; " + (hint or "allowed keys: " + ", ".join(keys))
+                f"{where}{key}",
+                data[key],
+                "unknown key; " + (hint or "allowed keys: " + ", ".join(keys)),
             )
     required = [
         name
@@ -60,7 +70,9 @@ def read(problems: Problems, where: str, data: Any, cls: type[T]) -> T:
     ]
     missing = [name for name in required if name not in data]
     if missing:
-        problems.add(where.rstrip(".") or cls.__name__, dict(data), "missing keys: " + ", ".join(missing))
+        problems.add(
+            where.rstrip(".") or cls.__name__, dict(data), "missing keys: " + ", ".join(missing)
+        )
     hints = field_hints(cls)
     values: dict[str, Any] = {name: None for name in missing}
     for key, raw in data.items():
@@ -101,7 +113,9 @@ def convert(problems: Problems, field: str, value: Any, hint: Any) -> Any:
             return None
         args = typing.get_args(hint)
         element = args[0] if args else Any
-        return tuple(convert(problems, f"{field}[{i}]", item, element) for i, item in enumerate(value))
+        return tuple(
+            convert(problems, f"{field}[{i}]", item, element) for i, item in enumerate(value)
+        )
     if origin in _MAPPINGS or hint in _MAPPINGS:
         if not isinstance(value, Mapping):
             problems.add(field, value, "must be a mapping")
@@ -173,7 +187,9 @@ def dataclass_values(
         if key not in names:
             hint = did_you_mean(key, names)
             problems.add(
-                f"{where}{key}", data[key], "unknown key; " + (hint or "allowed keys: " + ", ".join(names))
+                f"{where}{key}",
+                data[key],
+                "unknown key; " + (hint or "allowed keys: " + ", ".join(names)),
             )
     missing = [
         name
@@ -183,7 +199,9 @@ def dataclass_values(
         and fields[name].default_factory is dataclasses.MISSING
     ]
     if missing:
-        problems.add(where.rstrip(".") or cls.__name__, dict(data), "missing keys: " + ", ".join(missing))
+        problems.add(
+            where.rstrip(".") or cls.__name__, dict(data), "missing keys: " + ", ".join(missing)
+        )
     hints = field_hints(cls)
     values = {}
     for key, value in data.items():

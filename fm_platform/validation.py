@@ -20,7 +20,6 @@ __all__ = [
     "closest",
     "describe_choices",
     "did_you_mean",
-    "is_unresolved",
 ]
 
 

@@ -10,15 +10,18 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
 from fm_platform.constructs.inference.component_naming import component_name_for
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
-from fm_platform.specs.sagemaker_model import shape_rule
+from fm_platform.rules.sagemaker_model import shape_rule
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 NAME_RULE = shape_rule("InferenceComponentName")
@@ -26,8 +29,8 @@ NAME_RULE = shape_rule("InferenceComponentName")
 
 def _serving_stack(app: cdk.App, stack_id: str, **model) -> Template:
     stack = cdk.Stack(app, stack_id)
-    endpoint = InferenceEndpoint(
-        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
     )
     InferenceComponentModel(
         stack,
@@ -79,8 +82,8 @@ def test_the_stack_name_not_the_construct_id_prefixes_the_name():
 
 def _serving_stack_named(app: cdk.App, stack_id: str, stack_name: str) -> Template:
     stack = cdk.Stack(app, stack_id, stack_name=stack_name)
-    endpoint = InferenceEndpoint(
-        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
     )
     InferenceComponentModel(
         stack,
@@ -135,8 +138,8 @@ def test_a_name_that_fits_is_not_trimmed():
 def test_models_in_nested_stacks_are_named_after_the_parent_and_the_nested_stack():
     app = cdk.App()
     parent = cdk.Stack(app, "Serving")
-    endpoint = InferenceEndpoint(
-        parent, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    endpoint = InferenceComponentEndpoint(
+        parent, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
     )
     names = []
     for nested_id in ("Tenant_A", "TenantB"):
@@ -160,8 +163,8 @@ def test_one_component_name_twice_in_a_stack_is_rejected():
     stack = cdk.Stack(cdk.App(), "Serving")
     models = []
     for endpoint_id in ("First", "Second"):
-        endpoint = InferenceEndpoint(
-            stack, endpoint_id, InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+        endpoint = InferenceComponentEndpoint(
+            stack, endpoint_id, InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
         )
         models.append(
             InferenceComponentModelProps(

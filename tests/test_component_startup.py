@@ -7,8 +7,11 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
@@ -24,10 +27,10 @@ IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15
 
 def _component(instance_type: str = "ml.g5.12xlarge", **model) -> dict:
     stack = cdk.Stack(cdk.App(), "Serving")
-    endpoint = InferenceEndpoint(
+    endpoint = InferenceComponentEndpoint(
         stack,
         "Endpoint",
-        InferenceEndpointProps(instance_type=instance_type, max_instance_count=4),
+        InferenceComponentEndpointProps(instance_type=instance_type, max_instance_count=4),
     )
     props = {
         "model_name": "chat",

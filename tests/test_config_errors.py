@@ -9,9 +9,14 @@ import subprocess
 
 import pytest
 
-from fm_platform.config import AppConfig, load_config
-from fm_platform.stacks.inference import IcEndpointSpec, IcModelSpec, InferenceConfig
-from fm_platform.validation import ValidationError
+from fm_platform.config import (
+    AppConfig,
+    InferenceComponentEndpointConfig,
+    InferenceConfig,
+    load_config,
+)
+from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
+from fm_platform.rules.problems import ValidationError
 from tests.conftest import CDK_CLI, synth_env
 from tests.support import ROOT, new_app
 
@@ -64,7 +69,7 @@ BAD_CONFIG = {
             {
                 "name": "summarizer",
                 "instance_type": "ml.g5.2xlarge",
-                "data_capture_percentage": 150,
+                "data_capture": {"sampling_percentage": 150},
             }
         ],
         "multi_model_endpoints": [],
@@ -87,7 +92,7 @@ def test_every_mistake_of_a_configuration_is_reported_at_once_by_config_key():
         "training.instance_groups[1].instance_type='ml.p5.48xl': not supported: not among the "
         "209 values of botocore's ClusterInstanceType; did you mean ml.p5.48xlarge or "
         "ml.p5e.48xlarge?",
-        "training.private_subnet_cidr_mask='10.0.0.0/26': 59 usable addresses, but the "
+        "training.private_subnet_cidr_mask=26: 59 usable addresses, but the "
         "instance groups need 149 (one per instance and per EFA interface, plus 16 spare); use "
         "a larger subnet, e.g. a smaller mask such as /20 or /17",
         "inference.ic_endpoints[0].models[0].accelerators=8 (model 'big' on endpoint "
@@ -97,33 +102,74 @@ def test_every_mistake_of_a_configuration_is_reported_at_once_by_config_key():
         "did you mean ml.g5.12xlarge, ml.g5.16xlarge or ml.g5.xlarge?",
         "inference.ic_endpoints[1].min_instance_count=3 (endpoint 'other'): must not exceed "
         "max_instance_count (2)",
-        "inference.single_model_endpoints[0].data_capture_percentage=150 (endpoint "
+        "inference.single_model_endpoints[0].data_capture.sampling_percentage=150 (endpoint "
         "'summarizer'): must be between 0 and 100",
     ]
     assert not any("Props" in line for line in lines)  # no internal class names
 
 
-def test_an_item_lost_to_a_mapping_error_does_not_shift_the_names_of_the_others():
+def test_a_misspelled_or_mistyped_key_hides_nothing_else_of_its_item():
     data = {
         "inference": {
             "ic_endpoints": [
-                {"name": "broken", "instance_type": 5, "models": []},
+                {"name": "broken", "instance_type": 5, "max_instnce_count": 3, "models": []},
                 {
                     "name": "ok",
                     "instance_type": "ml.g5.xlarge",
-                    "models": [{"model_name": "m", "accelerators": 2, "min_memory_mib": 1024}],
+                    "min_instance_count": 3,
+                    "models": [
+                        {
+                            "model_name": "m",
+                            "accelerators": "2",
+                            "min_memory_mib": 1024,
+                            "cpu_cores": 64,
+                            "scaling": {"max_copies": 2, "min_copy": 1, "target_value": 0},
+                        }
+                    ],
                 },
             ],
-            "single_model_endpoints": [{"name": "s", "instance_type": "ml.m5.large", "x": 1}],
+            "single_model_endpoints": [
+                {"name": "s", "instance_type": "ml.m5.large", "x": 1, "initial_instance_count": 0}
+            ],
         },
         "deploy_training": False,
     }
     assert problem_lines(data) == [
+        "inference.ic_endpoints[0].max_instnce_count=3: unknown key; did you mean "
+        "max_instance_count?",
         "inference.ic_endpoints[0].instance_type=5: must be a string",
+        "inference.ic_endpoints[1].models[0].accelerators='2': must be an integer",
+        "inference.ic_endpoints[1].models[0].scaling.min_copy=1: unknown key; did you mean "
+        "min_copies?",
         "inference.single_model_endpoints[0].x=1: unknown key; allowed keys: name, "
-        "instance_type, container, initial_instance_count, scaling, network_isolation, "
-        "data_capture_percentage",
+        "model_name, instance_type, container, "
+        "initial_instance_count, variant_name, initial_weight, scaling, variants, "
+        "shadow_variant, data_capture, network_isolation, endpoint_name",
+        "inference.ic_endpoints[1].min_instance_count=3 (endpoint 'ok'): must not exceed "
+        "max_instance_count (2)",
+        "inference.ic_endpoints[1].models[0].cpu_cores=64 (model 'm' on endpoint 'ok'): at "
+        "most 4 (vCPUs of one ml.g5.xlarge)",
+        "inference.ic_endpoints[1].models[0].scaling.target_value=0 (model 'm' on endpoint "
+        "'ok'): must be greater than 0",
+        "inference.single_model_endpoints[0].variant.initial_instance_count=0 (endpoint 's'): "
+        "must be at least 1",
     ]
+
+
+def test_the_deprecated_data_capture_percentage_still_reads():
+    with pytest.warns(DeprecationWarning, match="data_capture_percentage is deprecated"):
+        config = load_config(
+            {
+                "deploy_training": False,
+                "inference": {
+                    "single_model_endpoints": [
+                        {"name": "s", "instance_type": "ml.m5.large", "data_capture_percentage": 5}
+                    ]
+                },
+            }
+        )
+    [single] = config.inference.single_model_endpoints
+    assert single.data_capture is not None and single.data_capture.sampling_percentage == 5
 
 
 def test_a_stack_not_deployed_is_not_checked():
@@ -132,12 +178,14 @@ def test_a_stack_not_deployed_is_not_checked():
 
 
 def test_a_configuration_built_in_code_is_checked_the_same_way():
-    model = IcModelSpec(model_name="m", accelerators=5, min_memory_mib=1024)
+    model = InferenceComponentModelOptions(model_name="m", accelerators=5, min_memory_mib=1024)
     config = AppConfig(
         deploy_training=False,
         inference=InferenceConfig(
             ic_endpoints=(
-                IcEndpointSpec(name="e", instance_type="ml.g5.12xlarge", models=(model,)),
+                InferenceComponentEndpointConfig(
+                    name="e", instance_type="ml.g5.12xlarge", models=(model,)
+                ),
             ),
             single_model_endpoints=(),
             multi_model_endpoints=(),
@@ -181,7 +229,7 @@ def test_cdk_synth_with_a_bad_configuration_prints_the_problems_without_a_traceb
         "training.storage_capacity_gib=1000",
         "training.instance_groups[1].instance_type='ml.p5.48xl'",
         "inference.ic_endpoints[1].instance_type='ml.g5.13xlarge'",
-        "inference.single_model_endpoints[0].data_capture_percentage=150",
+        "inference.single_model_endpoints[0].data_capture.sampling_percentage=150",
     ):
         assert f"  - {key}" in output
 
@@ -206,6 +254,9 @@ def test_endpoint_and_model_names_are_named_by_position():
         "inference.single_model_endpoints[0].name='a': must be unique among the endpoint names",
         "inference.ic_endpoints[1].models[0].model_name='m': must be unique: it names the "
         "inference component, and those are unique per account and region",
+        "inference.ic_endpoints[1].models[0].component_name='FmpInference-m' (model 'm' on "
+        "endpoint 'b_c'): must be unique on the endpoint and in the stack (component names are "
+        "unique per account and region); another component already uses it",
     ]
 
 

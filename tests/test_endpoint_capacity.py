@@ -1,17 +1,20 @@
 """The models of an Inference Components endpoint must fit its instances: their minimum
-copies on ``max_instance_count`` instances (rejected at synth otherwise), their initial
-copies on ``initial_instance_count`` instances (a warning otherwise)."""
+copies on ``max_instance_count`` instances (the endpoint's check rejects them at synth,
+once every model of every stack is placed), their initial copies on
+``initial_instance_count`` instances (a warning otherwise)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
@@ -22,12 +25,12 @@ IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15
 WARNING_ID = "fm_platform:initialCopiesExceedInstances"
 
 
-def _endpoint(stack: cdk.Stack, **props) -> InferenceEndpoint:
+def _endpoint(stack: cdk.Stack, **props) -> InferenceComponentEndpoint:
     # ml.g5.12xlarge: 4 GPUs, 48 vCPUs, 196608 MiB per instance.
-    return InferenceEndpoint(
+    return InferenceComponentEndpoint(
         stack,
         "Endpoint",
-        InferenceEndpointProps(instance_type="ml.g5.12xlarge", **props),
+        InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge", **props),
     )
 
 
@@ -44,46 +47,50 @@ def _model(scope, endpoint, name: str, **props) -> InferenceComponentModel:
     )
 
 
-def test_minimum_copies_beyond_max_instances_are_rejected_with_the_arithmetic():
-    stack = cdk.Stack(cdk.App(), "Serving")
+def _synth_error(app: cdk.App) -> str:
+    with pytest.raises(Exception, match="Validation failed") as error:
+        app.synth()
+    return str(error.value)
+
+
+def test_minimum_copies_beyond_max_instances_are_rejected_at_synth_with_the_arithmetic():
+    app = cdk.App()
+    stack = cdk.Stack(app, "Serving")
     endpoint = _endpoint(stack, max_instance_count=2)
     _model(stack, endpoint, "chat", accelerators=2, scaling=ComponentScaling(max_copies=4))
     _model(stack, endpoint, "code", accelerators=1, initial_copies=2)
-    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps 'large'") as error:
-        _model(
-            stack,
-            endpoint,
-            "large",
-            accelerators=2,
-            scaling=ComponentScaling(min_copies=3, max_copies=3),
-        )
-    assert str(error.value).endswith(
-        "scaling.min_copies=3: the minimum copies of the endpoint's models need more than its "
-        "max_instance_count (2) instances hold: accelerators: Serving-chat 1 x 2 + "
+    _model(
+        stack,
+        endpoint,
+        "large",
+        accelerators=2,
+        scaling=ComponentScaling(min_copies=3, max_copies=3),
+    )
+    assert (
+        "[Serving/Endpoint] invalid inference component placement (Serving-chat, "
+        "Serving-code, Serving-large): the minimum copies of the endpoint's models need more "
+        "than its max_instance_count (2) instances hold: accelerators: Serving-chat 1 x 2 + "
         "Serving-code 2 x 1 + Serving-large 3 x 2 = 10 > 2 instances x 4 (ml.g5.12xlarge) = 8. "
         "Raise the endpoint's max_instance_count, use a larger instance type or lower the "
         "models' minimum copies"
-    )
+    ) in _synth_error(app)
 
 
 def test_accelerators_memory_and_cpu_are_each_checked():
-    stack = cdk.Stack(cdk.App(), "Serving")
+    app = cdk.App()
+    stack = cdk.Stack(app, "Serving")
     endpoint = _endpoint(stack, max_instance_count=1)
     _model(stack, endpoint, "chat", accelerators=2, cpu_cores=20, min_memory_mib=100000)
-    with pytest.raises(ValueError) as error:
-        _model(stack, endpoint, "code", accelerators=3, cpu_cores=30, min_memory_mib=100000)
-    message = str(error.value)
+    _model(stack, endpoint, "code", accelerators=3, cpu_cores=30, min_memory_mib=100000)
     assert (
-        "initial_copies=1: the minimum copies of the endpoint's models need more than its "
-        "max_instance_count (1) instances hold: "
+        "need more than its max_instance_count (1) instances hold: "
         "accelerators: Serving-chat 1 x 2 + Serving-code 1 x 3 = 5 > 1 instances x 4 "
         "(ml.g5.12xlarge) = 4; "
         "CPU cores: Serving-chat 1 x 20 + Serving-code 1 x 30 = 50 > 1 instances x 48 "
         "(ml.g5.12xlarge) = 48; "
         "MiB of memory: Serving-chat 1 x 100000 + Serving-code 1 x 100000 = 200000 > "
-        "1 instances x 196608 (ml.g5.12xlarge) = 196608. Raise the endpoint's "
-        "max_instance_count, use a larger instance type or lower the models' minimum copies"
-    ) in message
+        "1 instances x 196608 (ml.g5.12xlarge) = 196608."
+    ) in _synth_error(app)
 
 
 def test_models_that_scale_to_zero_need_no_capacity_at_their_minimum():
@@ -117,21 +124,39 @@ def test_a_model_in_another_stack_counts_against_the_endpoint():
     endpoint = _endpoint(serving, max_instance_count=1)
     _model(serving, endpoint, "chat", accelerators=3)
     tenant = cdk.Stack(app, "Tenant")
-    with pytest.raises(ValueError, match=r"Serving-chat 1 x 3 \+ Tenant-code 1 x 2 = 5 > 1"):
-        _model(tenant, endpoint.reference, "code", accelerators=2)
+    _model(tenant, endpoint, "code", accelerators=2)
+    assert "Serving-chat 1 x 3 + Tenant-code 1 x 2 = 5 > 1" in _synth_error(app)
 
 
-def test_a_reference_without_known_instance_counts_is_not_checked():
-    stack = cdk.Stack(cdk.App(), "Serving")
-    endpoint = _endpoint(stack, max_instance_count=1)
-    unknown = dataclasses.replace(
-        endpoint.reference,
-        max_instance_count=None,
-        initial_instance_count=None,
-        placements=[],
-        component_names=set(),
+def test_an_imported_endpoint_is_checked_against_the_counts_it_was_given():
+    app = cdk.App()
+    stack = cdk.Stack(app, "Serving")
+    role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")
+    known = InferenceComponentEndpoint.from_endpoint_attributes(
+        stack,
+        "Known",
+        endpoint_name="shared",
+        instance_type="ml.g5.12xlarge",
+        execution_role=role,
+        max_instance_count=1,
+    )
+    _model(stack, known, "big", accelerators=4, initial_copies=2)
+    assert "Serving-big 2 x 4 = 8 > 1 instances x 4" in _synth_error(app)
+
+
+def test_an_imported_endpoint_without_known_instance_counts_is_not_checked():
+    app = cdk.App()
+    stack = cdk.Stack(app, "Serving")
+    role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")
+    unknown = InferenceComponentEndpoint.from_endpoint_attributes(
+        stack,
+        "Unknown",
+        endpoint_name="shared",
+        instance_type="ml.g5.12xlarge",
+        execution_role=role,
     )
     _model(stack, unknown, "chat", accelerators=4, initial_copies=3)
+    app.synth()
     Annotations.from_stack(stack).has_no_warning("*", Match.string_like_regexp("instances hold"))
 
 

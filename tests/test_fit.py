@@ -8,8 +8,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from fm_platform.specs.fit import check_fit
-from fm_platform.validation import Problems
+from fm_platform.rules.capacity import check_fit
+from fm_platform.rules.hosting import check_hosting_instance_type
+from fm_platform.rules.problems import Problems
 from tests.support import ROOT
 
 
@@ -44,10 +45,13 @@ def test_too_much_memory():
     assert message.startswith("model.min_memory_mib=16385: at most 16384")
 
 
-def test_unknown_type_names_how_to_add_it():
-    [message] = _problems("ml.t2.medium")
-    assert message.startswith("model.instance_type='ml.t2.medium'")
-    assert "fm_platform.specs.regenerate --add ml.t2.medium" in message
+def test_an_unknown_type_is_left_to_the_instance_type_rule_which_names_how_to_add_it():
+    assert not _problems("ml.t2.medium")
+    problems = Problems("test")
+    check_hosting_instance_type(problems, "instance_type", "ml.t2.medium")
+    [message] = problems.messages
+    assert message.startswith("instance_type='ml.t2.medium'")
+    assert "fm_platform.hardware.regenerate --add ml.t2.medium" in message
 
 
 def test_bare_field_names_without_prefix():
@@ -56,7 +60,7 @@ def test_bare_field_names_without_prefix():
     assert problems.messages[0].startswith("cpu_cores=8")
 
 
-# --- python -m fm_platform.specs.regenerate -------------------------------------------------
+# --- python -m fm_platform.hardware.regenerate -------------------------------------------------
 
 G5_12XLARGE = {
     "InstanceType": "g5.12xlarge",
@@ -107,7 +111,7 @@ NOT_SAGEMAKER = {
 
 @pytest.fixture(scope="module")
 def script():
-    from fm_platform.specs import regenerate
+    from fm_platform.hardware import regenerate
 
     return regenerate
 
@@ -120,7 +124,7 @@ def _client():
 
 def test_full_regeneration_pages_through_ec2(script, tmp_path):
     output = tmp_path / "specs.json"
-    original = json.loads((ROOT / "fm_platform/specs/instance_specs.json").read_text())
+    original = json.loads((ROOT / "fm_platform/hardware/instance_specs.json").read_text())
     output.write_text(json.dumps(original))
     client = _client()
     with Stubber(client) as stubber:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.sizing import CopyShape, copy_shape
-from fm_platform.specs.instances import instance_spec
+from fm_platform.hardware.instances import instance_spec
 
 G5_12XL = instance_spec("ml.g5.12xlarge")  # 4 GPUs, 192 GiB, 48 vCPUs
 

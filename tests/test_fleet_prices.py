@@ -7,8 +7,8 @@ import json
 import boto3
 from botocore.stub import Stubber
 
-from fm_platform.specs.instances import instance_spec
-from fm_platform.specs.prices import fetch_prices, hourly_prices, regenerated
+from fm_platform.hardware.instances import instance_spec
+from fm_platform.hardware.prices import fetch_prices, hourly_prices, regenerated
 
 
 def test_every_priced_type_has_hardware_figures():

@@ -28,7 +28,7 @@ from fm_platform.constructs.inference.storage_encryption import (
     volume_encryption_key,
 )
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-from fm_platform.specs.instances import UnknownInstanceTypeError
+from fm_platform.hardware.instances import UnknownInstanceTypeError
 from tests.support import nag_findings, new_app
 
 IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"
@@ -67,7 +67,7 @@ def test_storage_key_applies_only_to_ebs_types():
     assert storage_key_applies("ml.m5.xlarge")
     assert storage_key_applies("ml.inf2.xlarge")
     assert not storage_key_applies("ml.g5.12xlarge")
-    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.specs.regenerate --add"):
+    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.hardware.regenerate --add"):
         storage_key_applies("ml.t2.medium")
 
 

@@ -1,4 +1,4 @@
-"""InferenceEndpoint: an endpoint config without a model, managed instance scaling, the KMS
+"""InferenceComponentEndpoint: an endpoint config without a model, managed instance scaling, the KMS
 rule per instance storage, VPC placement, and its validation."""
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Annotations, Match, Template
 
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
@@ -33,10 +36,10 @@ IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-in
 def app():
     app = new_app()
     ebs = cdk.Stack(app, "Ebs")
-    InferenceEndpoint(
+    InferenceComponentEndpoint(
         ebs,
         "Endpoint",
-        InferenceEndpointProps(
+        InferenceComponentEndpointProps(
             instance_type="ml.m5.xlarge",
             min_instance_count=0,
             max_instance_count=3,
@@ -45,10 +48,10 @@ def app():
         ),
     )
     nvme = cdk.Stack(app, "Nvme")
-    in_vpc = InferenceEndpoint(
+    in_vpc = InferenceComponentEndpoint(
         nvme,
         "Endpoint",
-        InferenceEndpointProps(
+        InferenceComponentEndpointProps(
             instance_type="ml.g5.12xlarge",
             encryption_key=kms.Key(nvme, "Passed", enable_key_rotation=True),
             vpc=ec2.Vpc(nvme, "Vpc", max_azs=2, nat_gateways=1),
@@ -68,10 +71,10 @@ def app():
     )
     placed = cdk.Stack(app, "Placed")
     vpc = ec2.Vpc.from_vpc_attributes(placed, "Vpc", **IMPORTED_VPC)
-    InferenceEndpoint(
+    InferenceComponentEndpoint(
         placed,
         "Endpoint",
-        InferenceEndpointProps(
+        InferenceComponentEndpointProps(
             instance_type="ml.m5.xlarge",
             vpc=vpc,
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
@@ -208,7 +211,9 @@ def test_given_subnets_and_security_groups_are_used_as_they_are(app):
 
 def test_grant_invoke_names_the_endpoint_arn():
     stack = cdk.Stack(new_app(), "Grant")
-    endpoint = InferenceEndpoint(stack, "E", InferenceEndpointProps(instance_type="ml.m5.xlarge"))
+    endpoint = InferenceComponentEndpoint(
+        stack, "E", InferenceComponentEndpointProps(instance_type="ml.m5.xlarge")
+    )
     grant = endpoint.grant_invoke(iam.User(stack, "Caller"))
     [statement] = grant.principal_statements
     endpoint_id = stack.get_logical_id(endpoint.endpoint)
@@ -219,16 +224,63 @@ def test_grant_invoke_names_the_endpoint_arn():
     }
 
 
-def test_reference_carries_what_models_need():
+def test_the_endpoint_carries_what_models_need_and_its_reference_is_itself():
     stack = cdk.Stack(new_app(), "Ref")
-    endpoint = InferenceEndpoint(stack, "E", InferenceEndpointProps(instance_type="ml.m5.xlarge"))
-    reference = endpoint.reference
-    assert reference.instance_type == "ml.m5.xlarge"
-    assert reference.variant_name == endpoint.variant_name == "AllTraffic"
-    assert reference.execution_role is endpoint.execution_role
-    assert reference.endpoint_arn == endpoint.endpoint_arn
-    assert reference.vpc_config is None
-    assert endpoint.reference is reference
+    endpoint = InferenceComponentEndpoint(
+        stack, "E", InferenceComponentEndpointProps(instance_type="ml.m5.xlarge")
+    )
+    assert endpoint.instance_type == "ml.m5.xlarge"
+    assert endpoint.variant_name == "AllTraffic"
+    assert (endpoint.min_instance_count, endpoint.max_instance_count) == (1, 2)
+    assert endpoint.vpc_config is None and endpoint.network_isolation
+    with pytest.warns(DeprecationWarning, match="reference is deprecated"):
+        assert endpoint.reference is endpoint
+
+
+def test_an_endpoint_from_its_attributes_builds_its_arn_and_checks_its_type():
+    stack = cdk.Stack(new_app(), "Imported")
+    role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")
+    imported = InferenceComponentEndpoint.from_endpoint_attributes(
+        stack, "E", endpoint_name="Shared-G5", instance_type="ml.g5.12xlarge", execution_role=role
+    )
+    assert imported.endpoint is None
+    assert stack.resolve(imported.endpoint_arn) == {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":sagemaker:",
+                {"Ref": "AWS::Region"},
+                ":",
+                {"Ref": "AWS::AccountId"},
+                ":endpoint/shared-g5",
+            ],
+        ]
+    }
+    with pytest.raises(ValueError, match="instance_type='ml.g5.13xlarge': not an instance type"):
+        InferenceComponentEndpoint.from_endpoint_attributes(
+            stack, "Bad", endpoint_name="x", instance_type="ml.g5.13xlarge", execution_role=role
+        )
+
+
+def test_endpoint_metrics_share_one_signature():
+    stack = cdk.Stack(new_app(), "Metrics")
+    endpoint = InferenceComponentEndpoint(
+        stack, "E", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    invocations = endpoint.metric_invocations(period=cdk.Duration.minutes(5), label="calls")
+    assert (invocations.metric_name, invocations.statistic, invocations.label) == (
+        "Invocations",
+        "Sum",
+        "calls",
+    )
+    assert invocations.period.to_seconds() == 300
+    assert stack.resolve(invocations.dimensions)["VariantName"] == "AllTraffic"
+    errors = endpoint.metric_invocation_5xx_errors("Other")
+    assert stack.resolve(errors.dimensions)["VariantName"] == "Other"
+    latency = endpoint.metric_model_latency(statistic="p90")
+    assert (latency.metric_name, latency.statistic) == ("ModelLatency", "p90")
 
 
 @pytest.mark.parametrize(
@@ -237,7 +289,7 @@ def test_reference_carries_what_models_need():
         ({"min_instance_count": 3, "max_instance_count": 2}, "min_instance_count=3: must not"),
         ({"initial_instance_count": 3}, "initial_instance_count=3: must lie between"),
         ({"instance_type": "ml.x9.huge"}, "instance_type='ml.x9.huge': not an instance type"),
-        ({"instance_type": "ml.t2.medium"}, "fm_platform.specs.regenerate --add ml.t2.medium"),
+        ({"instance_type": "ml.t2.medium"}, "fm_platform.hardware.regenerate --add ml.t2.medium"),
         ({"endpoint_name": "my_endpoint"}, "endpoint_name='my_endpoint': has characters"),
         ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': longer than 63"),
         ({"routing_strategy": "ROUND_ROBIN"}, "routing_strategy='ROUND_ROBIN': not supported"),
@@ -247,9 +299,11 @@ def test_reference_carries_what_models_need():
 )
 def test_validation(props, expected):
     stack = cdk.Stack(new_app(), "Invalid")
-    with pytest.raises(ValueError, match="invalid InferenceEndpointProps") as error:
-        InferenceEndpoint(
-            stack, "E", InferenceEndpointProps(**{"instance_type": "ml.m5.xlarge", **props})
+    with pytest.raises(ValueError, match="invalid InferenceComponentEndpointProps") as error:
+        InferenceComponentEndpoint(
+            stack,
+            "E",
+            InferenceComponentEndpointProps(**{"instance_type": "ml.m5.xlarge", **props}),
         )
     assert expected in str(error.value)
 
@@ -257,13 +311,13 @@ def test_validation(props, expected):
 def test_network_options_need_a_vpc():
     stack = cdk.Stack(new_app(), "NoVpc")
     group = ec2.SecurityGroup.from_security_group_id(stack, "G", "sg-0123456789abcdef0")
-    props = InferenceEndpointProps(
+    props = InferenceComponentEndpointProps(
         instance_type="ml.m5.xlarge",
         security_groups=[group],
         vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
     )
     with pytest.raises(ValueError) as error:
-        InferenceEndpoint(stack, "E", props)
+        InferenceComponentEndpoint(stack, "E", props)
     message = str(error.value)
     assert "security_groups=[<" in message
     assert "vpc_subnets=SubnetSelection(subnet_type=" in message

@@ -10,14 +10,14 @@ import aws_cdk.assertions
 from aws_cdk.assertions import Annotations, Match
 
 from fm_platform import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
     InferenceComponentModel,
     InferenceComponentModelProps,
     InferenceConfig,
-    InferenceEndpoint,
-    InferenceEndpointProps,
     InferenceStack,
     ModelContainer,
-    MultiModelEndpointSpec,
+    MultiModelEndpointConfig,
     SingleModelEndpoint,
     SingleModelEndpointProps,
     deep_learning_container_image,
@@ -46,7 +46,7 @@ def warnings(region: str | None, image: str) -> list:
         ic_endpoints=(),
         single_model_endpoints=(),
         multi_model_endpoints=(
-            MultiModelEndpointSpec(name="small", instance_type="ml.m5.xlarge", image=image),
+            MultiModelEndpointConfig(name="small", instance_type="ml.m5.xlarge", image=image),
         ),
     )
     env = cdk.Environment(region=region) if region else None
@@ -75,8 +75,8 @@ def _models(stack: cdk.Stack) -> list[dict]:
 
 def test_a_container_without_an_image_runs_the_regions_lmi_image():
     stack = cdk.Stack(cdk.App(), "Models", env=cdk.Environment(region="eu-west-1"))
-    endpoint = InferenceEndpoint(
-        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.xlarge")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.xlarge")
     )
     InferenceComponentModel(
         stack,
@@ -107,4 +107,5 @@ def test_a_container_without_an_image_runs_the_regions_lmi_image():
 
 def test_a_given_image_is_kept():
     container = ModelContainer(image=US_EAST_IMAGE)
-    assert container.with_image_for(cdk.Stack(cdk.App(), "S")) is container
+    stack = cdk.Stack(cdk.App(), "S")
+    assert container.with_image_for(stack).image_uri(stack) == US_EAST_IMAGE

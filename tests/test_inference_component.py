@@ -3,7 +3,6 @@ grants, metrics, cross-stack placement, validation, cdk-nag and cfn-lint."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import aws_cdk as cdk
@@ -14,9 +13,13 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
+from fm_platform.constructs.inference.component_endpoint import (
+    EndpointReference,
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
@@ -43,8 +46,8 @@ def _model(endpoint, name: str, **props) -> InferenceComponentModelProps:
 def synthesized():
     app = new_app()
     stack = cdk.Stack(app, "Serving")
-    endpoint = InferenceEndpoint(
-        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
     )
     rollback = cloudwatch.Alarm(
         stack,
@@ -87,7 +90,7 @@ def synthesized():
     busy.grant_invoke(caller)
 
     other = cdk.Stack(app, "Tenant")
-    InferenceComponentModel(other, "Remote", _model(endpoint.reference, "remote"))
+    InferenceComponentModel(other, "Remote", _model(endpoint, "remote"))
     return {
         "app": app,
         "serving": Template.from_stack(stack),
@@ -142,21 +145,22 @@ def test_component_spec(synthesized):
     )
 
 
-def test_component_with_a_literal_endpoint_name_depends_on_the_endpoint():
-    stack = cdk.Stack(new_app(), "Literal")
-    endpoint = InferenceEndpoint(
-        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
-    )
-    reference = dataclasses.replace(endpoint.reference, endpoint_name="chat-endpoint")
-    InferenceComponentModel(stack, "Model", _model(reference, "chat"))
-    template = Template.from_stack(stack)
-    [endpoint_id] = template.find_resources("AWS::SageMaker::Endpoint")
-    template.has_resource(
-        "AWS::SageMaker::InferenceComponent",
-        {
-            "Properties": Match.object_like({"EndpointName": "chat-endpoint"}),
-            "DependsOn": Match.array_with([endpoint_id]),
-        },
+def test_a_deprecated_endpoint_reference_still_places_a_model_with_a_warning():
+    stack = cdk.Stack(new_app(), "Legacy")
+    role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")
+    with pytest.warns(DeprecationWarning, match="EndpointReference is deprecated"):
+        reference = EndpointReference(
+            endpoint_name="chat-endpoint",
+            variant_name="AllTraffic",
+            instance_type="ml.g5.12xlarge",
+            execution_role=role,
+        )
+    first = InferenceComponentModel(stack, "First", _model(reference, "first"))
+    second = InferenceComponentModel(stack, "Second", _model(reference, "second"))
+    assert first.endpoint is second.endpoint  # one imported endpoint per reference and stack
+    assert [d.name for d in first.endpoint.placements] == ["Legacy-first", "Legacy-second"]
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::SageMaker::InferenceComponent", {"EndpointName": "chat-endpoint"}
     )
 
 
@@ -369,10 +373,10 @@ def test_cfn_lint_finds_nothing(synthesized):
 def test_nag_clean_endpoint_with_two_models():
     app = new_app()
     stack = cdk.Stack(app, "Nag")
-    endpoint = InferenceEndpoint(
+    endpoint = InferenceComponentEndpoint(
         stack,
         "Endpoint",
-        InferenceEndpointProps(instance_type="ml.g5.12xlarge", min_instance_count=0),
+        InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge", min_instance_count=0),
     )
     InferenceComponentModel(
         stack,
@@ -388,8 +392,8 @@ def test_nag_clean_endpoint_with_two_models():
 @pytest.fixture
 def endpoint():
     stack = cdk.Stack(new_app(), "Invalid")
-    return InferenceEndpoint(
-        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge")
+    return InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
     )
 
 

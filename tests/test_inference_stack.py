@@ -10,17 +10,17 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk.assertions import Match, Template
 
-from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.instance_scaling import InstanceScaling
-from fm_platform.stacks.inference import (
-    ContainerSpec,
-    IcEndpointSpec,
-    IcModelSpec,
+from fm_platform.config import (
+    InferenceComponentEndpointConfig,
     InferenceConfig,
-    InferenceStack,
-    MultiModelEndpointSpec,
-    SingleModelEndpointSpec,
+    MultiModelEndpointConfig,
+    SingleModelEndpointConfig,
 )
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling
+from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.stacks.inference import InferenceStack
 from tests.support import new_app
 
 
@@ -322,26 +322,26 @@ def test_from_mapping_builds_typed_specs():
     config = InferenceConfig.from_mapping(FULL_MAPPING)
     assert config == InferenceConfig(
         ic_endpoints=(
-            IcEndpointSpec(
+            InferenceComponentEndpointConfig(
                 name="tenant-a",
                 instance_type="ml.g5.48xlarge",
                 max_instance_count=3,
                 models=(
-                    IcModelSpec(
+                    InferenceComponentModelOptions(
                         model_name="mistral-7b",
                         accelerators=1,
                         min_memory_mib=16384,
-                        container=ContainerSpec(environment={"OPTION_ROLLING_BATCH": "vllm"}),
+                        container=ModelContainer(environment={"OPTION_ROLLING_BATCH": "vllm"}),
                         scaling=ComponentScaling(min_copies=0, max_copies=3, target_value=4),
                     ),
                 ),
             ),
         ),
         single_model_endpoints=(
-            SingleModelEndpointSpec(
+            SingleModelEndpointConfig(
                 name="fraud",
                 instance_type="ml.c5.2xlarge",
-                container=ContainerSpec(
+                container=ModelContainer(
                     image="123456789012.dkr.ecr.us-east-1.amazonaws.com/fraud:1"
                 ),
                 scaling=InstanceScaling(max_instances=4, target_invocations_per_instance=100),
@@ -415,7 +415,7 @@ def test_from_mapping_reports_values_of_the_wrong_type():
 
 def test_duplicate_names_are_rejected():
     default = InferenceConfig()
-    clash = MultiModelEndpointSpec(name="summarizer", instance_type="ml.m5.xlarge")
+    clash = MultiModelEndpointConfig(name="summarizer", instance_type="ml.m5.xlarge")
     config = dataclasses.replace(default, multi_model_endpoints=(clash,))
     with pytest.raises(
         ValueError, match=r"multi_model_endpoints\[0\].name='summarizer': must be unique"
@@ -425,7 +425,7 @@ def test_duplicate_names_are_rejected():
 
 def test_too_many_endpoints_for_the_outputs_limit():
     fleet = tuple(
-        MultiModelEndpointSpec(name=f"fleet-{index}", instance_type="ml.m5.xlarge")
+        MultiModelEndpointConfig(name=f"fleet-{index}", instance_type="ml.m5.xlarge")
         for index in range(198)
     )
     config = InferenceConfig(single_model_endpoints=(), multi_model_endpoints=fleet)
@@ -436,7 +436,7 @@ def test_too_many_endpoints_for_the_outputs_limit():
 
 def test_too_many_models_for_one_stack_is_rejected_before_deploying():
     models = tuple(
-        IcModelSpec(
+        InferenceComponentModelOptions(
             model_name=f"model-{index:03d}",
             accelerators=1,
             min_memory_mib=8192,
@@ -444,7 +444,9 @@ def test_too_many_models_for_one_stack_is_rejected_before_deploying():
         )
         for index in range(90)
     )
-    endpoint = IcEndpointSpec(name="big", instance_type="ml.g5.12xlarge", models=models)
+    endpoint = InferenceComponentEndpointConfig(
+        name="big", instance_type="ml.g5.12xlarge", models=models
+    )
     config = InferenceConfig(
         ic_endpoints=(endpoint,), single_model_endpoints=(), multi_model_endpoints=()
     )
@@ -459,7 +461,9 @@ def test_too_many_models_for_one_stack_is_rejected_before_deploying():
 def test_bad_endpoint_name_is_rejected():
     config = InferenceConfig(
         ic_endpoints=(),
-        single_model_endpoints=(SingleModelEndpointSpec(name="a_b", instance_type="ml.m5.xlarge"),),
+        single_model_endpoints=(
+            SingleModelEndpointConfig(name="a_b", instance_type="ml.m5.xlarge"),
+        ),
         multi_model_endpoints=(),
     )
     with pytest.raises(ValueError, match=r"single_model_endpoints\[0\].name='a_b'"):

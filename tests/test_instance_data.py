@@ -11,8 +11,8 @@ import pytest
 from aws_cdk.assertions import Annotations, Match
 
 import fm_platform
-from fm_platform.specs import instances
-from fm_platform.specs.instances import InstanceSpec, instance_spec, known_instance_types
+from fm_platform.hardware import instances
+from fm_platform.hardware.instances import InstanceSpec, instance_spec, known_instance_types
 
 # A type the package data has no figures for; the figures are the test's own.
 UNKNOWN = "ml.p6e-gb200.36xlarge"
@@ -51,7 +51,8 @@ def test_an_app_overrides_the_package_figures(registered):
 
 
 def hyperpod_warnings(instance_type: str) -> list:
-    from fm_platform.stacks.training import TrainingConfig, TrainingStack
+    from fm_platform.config import TrainingConfig
+    from fm_platform.stacks.training import TrainingStack
 
     groups = TrainingConfig().instance_groups
     workers = dataclasses.replace(groups[1], instance_type=instance_type)
@@ -95,14 +96,14 @@ def test_the_data_covers_current_accelerated_families(instance_type, accelerator
 def test_the_regeneration_tool_writes_the_data_file_as_it_is_committed():
     from importlib import resources
 
-    from fm_platform.specs.regenerate import format_data
+    from fm_platform.hardware.regenerate import format_data
 
-    text = resources.files("fm_platform.specs").joinpath("instance_specs.json").read_text()
+    text = resources.files("fm_platform.hardware").joinpath("instance_specs.json").read_text()
     assert format_data(json.loads(text)) == text
 
 
 def test_an_app_registers_the_types_of_a_regenerated_file(registered, tmp_path):
-    from fm_platform.specs.regenerate import format_data
+    from fm_platform.hardware.regenerate import format_data
 
     record = {
         "vcpus": 144,

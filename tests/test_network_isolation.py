@@ -8,7 +8,10 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
@@ -33,8 +36,10 @@ MME_IMAGE = (
 
 def _ic_endpoint(**endpoint) -> Template:
     stack = cdk.Stack(cdk.App(), "Serving")
-    created = InferenceEndpoint(
-        stack, "Endpoint", InferenceEndpointProps(instance_type="ml.g5.12xlarge", **endpoint)
+    created = InferenceComponentEndpoint(
+        stack,
+        "Endpoint",
+        InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge", **endpoint),
     )
     InferenceComponentModel(
         stack,

@@ -11,7 +11,7 @@ from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.constructs.training.network import ClusterNetwork, ClusterNetworkProps
-from fm_platform.specs.regions import az_id_prefix, region_of_az_id
+from fm_platform.hardware.regions import az_id_prefix, region_of_az_id
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,11 @@ import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from jsii._kernel.providers import process
 
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.ic_endpoint import InferenceEndpoint, InferenceEndpointProps
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
@@ -44,11 +47,11 @@ def counted_round_trips() -> Iterator[list[int]]:
 def test_a_model_scaling_to_zero_costs_about_20_round_trips():
     stack = cdk.Stack(cdk.App(), "Fleet")
     key = kms.Key.from_key_arn(stack, "ArtifactKey", KEY)
-    endpoint = InferenceEndpoint(
+    endpoint = InferenceComponentEndpoint(
         stack,
         "Endpoint",
         # Room for every initial copy: no capacity warning, which is once per endpoint.
-        InferenceEndpointProps(
+        InferenceComponentEndpointProps(
             instance_type="ml.g5.12xlarge",
             min_instance_count=0,
             initial_instance_count=3,

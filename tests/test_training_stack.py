@@ -272,7 +272,7 @@ def test_from_mapping_rejects_an_unknown_key():
     assert "cluster_nme='x': unknown key; did you mean cluster_name?" in message
     with pytest.raises(ValueError) as error:
         TrainingConfig.from_mapping({"zzz": "x"})
-    assert "allowed keys: availability_zone_id, vpc_cidr" in str(error.value)
+    assert "allowed keys: instance_groups, availability_zone_id, vpc_cidr" in str(error.value)
 
 
 def test_from_mapping_rejects_values_of_the_wrong_type():

@@ -1,15 +1,19 @@
-"""The shared validation helpers and the rules read from botocore."""
+"""The problem collector, the token check at the constructs' boundary, and the rules read
+from botocore."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import aws_cdk as cdk
 import jsii
 import pytest
 
-from fm_platform import validation
-from fm_platform.specs.instances import UnknownInstanceTypeError, instance_spec
-from fm_platform.specs.sagemaker_model import enum_values, shape_rule
-from fm_platform.validation import Problems, ValidationError, did_you_mean, is_unresolved
+from fm_platform.constructs import tokens
+from fm_platform.constructs.tokens import is_unresolved, without_tokens
+from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
+from fm_platform.rules.problems import Problems, ValidationError, did_you_mean
+from fm_platform.rules.sagemaker_model import enum_values, shape_rule
 
 
 def test_problems_are_raised_together_naming_field_value_and_what_is_allowed():
@@ -30,13 +34,41 @@ def test_problems_are_raised_together_naming_field_value_and_what_is_allowed():
     ]
 
 
-def test_no_problems_raise_nothing_and_tokens_are_skipped():
+def test_no_problems_raise_nothing_and_unset_values_are_skipped():
     problems = Problems("ThingProps")
-    problems.check_range("count", cdk.Token.as_number(cdk.Aws.NO_VALUE), 1, 10)
-    problems.check_shape("name", cdk.Aws.STACK_NAME, "ClusterName")
+    problems.check_range("count", None, 1, 10)
+    problems.check_shape("name", None, "ClusterName")
     problems.check_choice("colour", None, ("red",))
+    problems.check_unique("names", ["a", None, None])
     assert not problems
     problems.raise_if_any()
+
+
+def test_tokens_become_unset_values_at_the_constructs_boundary():
+    @dataclasses.dataclass(frozen=True)
+    class Inner:
+        name: str
+
+    @dataclasses.dataclass(frozen=True)
+    class Options:
+        count: int
+        name: str
+        names: tuple[str, ...]
+        inner: Inner
+        plain: str
+
+    options = Options(
+        count=cdk.Token.as_number(cdk.Aws.NO_VALUE),
+        name=cdk.Aws.STACK_NAME,
+        names=("a", cdk.Aws.REGION),
+        inner=Inner(name=cdk.Aws.ACCOUNT_ID),
+        plain="kept",
+    )
+    assert without_tokens(options) == Options(
+        count=None, name=None, names=("a", None), inner=Inner(name=None), plain="kept"
+    )
+    unchanged = Options(count=1, name="n", names=("a",), inner=Inner(name="i"), plain="p")
+    assert without_tokens(unchanged) is unchanged
 
 
 def test_shape_rules_come_from_botocore():
@@ -52,26 +84,21 @@ def test_instance_specs_cover_the_seed_types_and_name_how_to_add_one():
     g5 = instance_spec("ml.g5.12xlarge")
     assert (g5.accelerator, g5.accelerator_count, g5.local_nvme) == ("nvidia-gpu", 4, True)
     assert instance_spec("ml.trn1.32xlarge").efa_interfaces == 8
-    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.specs.regenerate --add"):
+    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.hardware.regenerate --add"):
         instance_spec("ml.banana.xlarge")
 
 
-def test_a_scoped_view_renames_fields_and_leaves_raising_to_the_owner():
+def test_a_scoped_view_prefixes_fields_and_leaves_raising_to_the_owner():
     problems = Problems("configuration")
-    view = problems.scoped(
-        "inference.ic_endpoints[1].",
-        fields={"subnet": "training.private_subnet_cidr_mask", "variant": "inference.x[0]"},
-        about="endpoint 'e'",
-    )
+    view = problems.scoped("inference.ic_endpoints[1].", about="endpoint 'e'")
     view.add("instance_type", "ml.bad", "not offered")
-    view.add("subnet", "10.0.0.0/26", "too small")
-    view.add("variant.instance_type", "ml.bad", "not offered")
+    inner = view.scoped("models[0].", about="model 'm' on endpoint 'e'")
+    inner.add("accelerators", 9, "too many")
     view.raise_if_any()  # a view does not raise
-    assert view and len(view) == 3
+    assert view and len(view) == 2 and len(inner) == 1
     assert problems.messages == (
         "inference.ic_endpoints[1].instance_type='ml.bad' (endpoint 'e'): not offered",
-        "training.private_subnet_cidr_mask='10.0.0.0/26' (endpoint 'e'): too small",
-        "inference.x[0].instance_type='ml.bad' (endpoint 'e'): not offered",
+        "inference.ic_endpoints[1].models[0].accelerators=9 (model 'm' on endpoint 'e'): too many",
     )
     with pytest.raises(ValidationError) as error:
         problems.raise_if_any()
@@ -80,12 +107,11 @@ def test_a_scoped_view_renames_fields_and_leaves_raising_to_the_owner():
 
 def test_views_count_only_their_own_problems_and_repeats_are_reported_once():
     problems = Problems("configuration")
-    first, second = problems.scoped("a."), problems.scoped("a.", fields={"y": None})
+    first, second = problems.scoped("a."), problems.scoped("a.")
     first.add("x", 1, "bad")
     second.add("x", 1, "bad")  # the same problem from another check: one line
     second.add("x", 1, "bad in another way")
-    second.add("y", 2, "checked elsewhere")  # mapped to None: not recorded
-    assert (len(first), len(second), bool(Problems.within(problems, "X"))) == (1, 3, False)
+    assert (len(first), len(second), bool(Problems.within(problems, "X"))) == (1, 2, False)
     assert problems.messages == ("a.x=1: bad", "a.x=1: bad in another way")
 
 
@@ -118,8 +144,8 @@ def test_is_unresolved_answers_plain_values_without_asking_the_cdk_runtime(monke
             asked.append(value)
             return cdk.Token.is_unresolved(value)
 
-    monkeypatch.setattr(validation, "Token", CountingToken)
-    validation._string_is_unresolved.cache_clear()
+    monkeypatch.setattr(tokens, "Token", CountingToken)
+    tokens._string_is_unresolved.cache_clear()
     plain = (None, True, False, 0, 7, 2.5, -1e300, "", "ml.g5.xlarge", "${Token}")
     assert [is_unresolved(value) for value in plain] == [False] * len(plain)
     assert asked == []

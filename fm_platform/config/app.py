@@ -39,6 +39,9 @@ class AppConfig:
         problems are recorded there and the config is built all the same (``None`` where
         a value was missing or wrong)."""
         problems = Problems.within(into, "configuration")
+        if not isinstance(data, Mapping):
+            problems.add("configuration", data, "must be a JSON object with the keys of AppConfig")
+            data = {}
         config = read(problems, "", data, cls)
         problems.raise_if_any()
         return config

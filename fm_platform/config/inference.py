@@ -30,6 +30,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointOptions,
 )
 from fm_platform.constructs.options import DEPRECATED, deprecated_alias
+from fm_platform.mapping import read
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
 from fm_platform.rules.components import check_component_name_free, component_name_for
 from fm_platform.rules.inference import (
@@ -37,7 +38,6 @@ from fm_platform.rules.inference import (
     check_model_names,
     check_output_count,
 )
-from fm_platform.mapping import read
 from fm_platform.rules.problems import Problems
 
 #: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample.
@@ -244,6 +244,8 @@ class InferenceConfig:
                 check_component_name_free(view, "component_name", name, name in names)
                 if name is not None:
                     names.add(name)
+                if view:
+                    continue  # its copies are not counted until its own problems are fixed
                 demands.append(model.demand(name))
                 if fits:  # report the model at which the minimum copies stop fitting
                     capacity = view.scoped("")

@@ -13,8 +13,8 @@ from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
 from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
 from fm_platform.constructs.training.lifecycle import LifecycleScriptsOptions
 from fm_platform.constructs.training.network import ClusterNetworkOptions
-from fm_platform.rules.network import check_subnet_capacity
 from fm_platform.mapping import read
+from fm_platform.rules.network import check_subnet_capacity
 from fm_platform.rules.problems import Problems
 
 #: The training walkthrough's example: one ml.m5.12xlarge head node and four

@@ -2,10 +2,10 @@
 configuration) checked by the rules, and references to other resources (``XxxProps``,
 which extend the options).
 
-A construct's props are checked in three steps (:func:`checked`): values that are CDK
-tokens become ``None`` (known only at deploy time, so left to CloudFormation), values of
-the wrong Python type are reported and become ``None``, then the rules run on what is left,
-so that one error lists every problem.
+A construct's props are checked in three steps (:func:`checked`): values of the wrong
+Python type are reported and become ``None``, values that are CDK tokens become ``None``
+(known only at deploy time, so left to CloudFormation), then the rules run on what is
+left, so that one error lists every problem.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import dataclasses
 import warnings
 from typing import Any, TypeVar
 
-from fm_platform.constructs.tokens import without_tokens
+from fm_platform.constructs.tokens import is_unresolved, without_tokens
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.types import well_typed
 
@@ -22,9 +22,9 @@ T = TypeVar("T")
 
 
 def checked(problems: Problems, props: T) -> T:
-    """``props`` ready for the rules: tokens and values of the wrong type (recorded in
-    ``problems``) replaced by ``None``."""
-    return well_typed(problems, without_tokens(props))
+    """``props`` ready for the rules: values of the wrong type (recorded in ``problems``)
+    and tokens replaced by ``None``."""
+    return without_tokens(well_typed(problems, props, unknown=is_unresolved))
 
 
 def options_values(options_cls: type, source: object) -> dict[str, Any]:

@@ -5,7 +5,11 @@ from __future__ import annotations
 from aws_cdk import Annotations
 from constructs import Construct
 
-from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec, looks_accelerated
+from fm_platform.hardware.instances import (
+    UnknownInstanceTypeError,
+    instance_spec,
+    looks_accelerated,
+)
 
 
 def warn_unknown_accelerated_type(scope: Construct, field: str, instance_type: str) -> None:

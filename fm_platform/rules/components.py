@@ -66,7 +66,11 @@ def check_copy_resources(
     problems.check_shape(
         "min_memory_mib", min_memory_mib, member_shape_name(_REQUIREMENTS, "MinMemoryRequiredInMb")
     )
-    if max_memory_mib is not None and min_memory_mib is not None and max_memory_mib < min_memory_mib:
+    if (
+        max_memory_mib is not None
+        and min_memory_mib is not None
+        and max_memory_mib < min_memory_mib
+    ):
         problems.add(
             "max_memory_mib", max_memory_mib, f"must be at least min_memory_mib ({min_memory_mib})"
         )

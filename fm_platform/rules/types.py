@@ -15,7 +15,7 @@ import enum
 import sys
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
@@ -33,12 +33,20 @@ _MAPPINGS = (dict, Mapping)
 
 @cache
 def field_hints(cls: type) -> dict[str, Any]:
-    """The resolved annotations of dataclass ``cls``'s fields (``{}`` when they cannot be
-    resolved, e.g. a name imported only for type checkers)."""
-    try:
-        return typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
-    except (NameError, TypeError):
-        return {}
+    """The resolved annotations of dataclass ``cls``'s fields, each read in the module of
+    the class that declares it (a name that cannot be resolved, e.g. one imported only for
+    type checkers, reads as ``Any``: not checked)."""
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        module = vars(sys.modules[klass.__module__]) if klass.__module__ in sys.modules else {}
+        for name, annotation in vars(klass).get("__annotations__", {}).items():
+            if isinstance(annotation, str):
+                try:
+                    annotation = eval(annotation, module, dict(vars(klass)))  # noqa: S307
+                except Exception:  # noqa: BLE001 - unresolvable: leave unchecked
+                    annotation = Any
+            hints[name] = annotation
+    return hints
 
 
 def union_members(hint: Any) -> tuple[Any, ...] | None:
@@ -125,11 +133,17 @@ def _element_hint(hint: Any) -> Any:
     return args[0]
 
 
-def well_typed(problems: Any, options: T, prefix: str = "") -> T:
+def well_typed(
+    problems: Any,
+    options: T,
+    prefix: str = "",
+    unknown: Callable[[object], bool] = lambda value: False,
+) -> T:
     """``options`` (a dataclass) with every field whose value is not of its annotated type
     recorded in ``problems`` (``accelerators='2': must be an integer``) and set to None, so
     that the rules can check the rest. Nested options and lists of them are checked field
-    by field, under ``<field>.`` and ``<field>[i].``."""
+    by field, under ``<field>.`` and ``<field>[i].``. Values for which ``unknown`` is true
+    (values known only at deploy time) are not checked."""
     if not dataclasses.is_dataclass(options) or isinstance(options, type):
         return options
     hints = field_hints(type(options))
@@ -139,21 +153,23 @@ def well_typed(problems: Any, options: T, prefix: str = "") -> T:
             continue
         value = getattr(options, item.name)
         hint = hints[item.name]
+        if isinstance(value, str | int | float) and unknown(value):
+            continue
         if not accepts(hint, value):
             problems.add(f"{prefix}{item.name}", value, f"must be {describe(hint)}")
             changes[item.name] = None
             continue
-        checked = _nested(problems, value, f"{prefix}{item.name}")
+        checked = _nested(problems, value, f"{prefix}{item.name}", unknown)
         if checked is not value:
             changes[item.name] = checked
     return dataclasses.replace(options, **changes) if changes else options  # type: ignore[type-var]
 
 
-def _nested(problems: Any, value: Any, field: str) -> Any:
+def _nested(problems: Any, value: Any, field: str, unknown: Callable[[object], bool]) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return well_typed(problems, value, f"{field}.")
+        return well_typed(problems, value, f"{field}.", unknown)
     if isinstance(value, list | tuple) and any(dataclasses.is_dataclass(v) for v in value):
-        checked = [_nested(problems, v, f"{field}[{i}]") for i, v in enumerate(value)]
+        checked = [_nested(problems, v, f"{field}[{i}]", unknown) for i, v in enumerate(value)]
         if any(c is not v for c, v in zip(checked, value, strict=True)):
             return type(value)(checked)
     return value

@@ -17,19 +17,19 @@ from typing import Any
 
 from constructs import Construct
 
-from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.instance_scaling import InstanceScaling
-from fm_platform.fleet.catalog import Catalog
-from fm_platform.fleet.plan import EndpointPlan, Plan
-from fm_platform.fleet.planner import IC, MULTI, SINGLE
 from fm_platform.config.inference import (
     InferenceComponentEndpointConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
 )
+from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
+from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.fleet.catalog import Catalog
+from fm_platform.fleet.plan import EndpointPlan, Plan
+from fm_platform.fleet.planner import IC, MULTI, SINGLE
 from fm_platform.stacks.inference import InferenceStack
 
 #: Invocations per instance per minute a multi-model endpoint scales on.
@@ -45,7 +45,9 @@ def _environment(framework: str, accelerators: int) -> dict[str, str]:
     }
 
 
-def _ic_endpoint(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> InferenceComponentEndpointConfig:
+def _ic_endpoint(
+    plan: Plan, catalog: Catalog, endpoint: EndpointPlan
+) -> InferenceComponentEndpointConfig:
     entries = {m.name: m for m in catalog.models}
     models = []
     for name in endpoint.models:

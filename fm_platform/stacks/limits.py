@@ -7,6 +7,8 @@ from aws_cdk import CfnResource, Stack
 from fm_platform.rules.inference import (
     MAX_OUTPUTS_PER_STACK,
     MAX_RESOURCES_PER_STACK,
+)
+from fm_platform.rules.inference import (
     check_resource_count as _check_count,
 )
 from fm_platform.rules.problems import Problems

@@ -37,7 +37,7 @@ from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.constructs.options import checked
 from fm_platform.constructs.scopes import inherit_stack
-from fm_platform.constructs.tokens import is_unresolved, known
+from fm_platform.constructs.tokens import known
 from fm_platform.rules.capacity import CopyDemand
 from fm_platform.rules.components import (
     check_component_name_free,
@@ -243,9 +243,7 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
         name = component_name or props.component_name or props.model_name
         props.check(problems, instance_type=known(instance_type))
         placed = getattr(endpoint, "component_names", set())
-        check_component_name_free(
-            problems, "component_name", name, name in placed or name in taken
-        )
+        check_component_name_free(problems, "component_name", name, name in placed or name in taken)
         problems.raise_if_any()
 
 
@@ -290,10 +288,6 @@ class InferenceComponentModel(Construct):
             vpc_config=self.endpoint.vpc_config,
         )
         self.component = self._component(props)
-        resource = self.endpoint.endpoint
-        if resource is not None and not is_unresolved(self.endpoint.endpoint_name):
-            # A literal endpoint name carries no reference, so order the creation here.
-            self.component.node.add_dependency(resource)
 
         self.scaling: ComponentAutoScaling | None = None
         if props.scaling is not None:

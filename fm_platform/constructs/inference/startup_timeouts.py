@@ -11,8 +11,8 @@ import math
 
 from aws_cdk import aws_sagemaker as sagemaker
 
-from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 
 _STARTUP = "InferenceComponentStartupParameters"
 _MIB_PER_GIB = 1024

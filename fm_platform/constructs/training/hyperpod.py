@@ -15,6 +15,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
 from fm_platform.compliance import acknowledge_wildcard_resource
+from fm_platform.constructs.options import checked
+from fm_platform.constructs.tokens import is_unresolved
 from fm_platform.constructs.training.cluster_role import (
     ClusterExecutionRole,
     cluster_execution_role,
@@ -27,12 +29,11 @@ from fm_platform.constructs.training.instance_groups import (
     provisioning_parameters,
     validate_instance_groups,
 )
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.tokens import is_unresolved
 from fm_platform.constructs.unknown_types import warn_unknown_accelerated_type
 from fm_platform.rules.instance_groups import required_addresses
 from fm_platform.rules.network import SUBNET_ADDRESS_MARGIN, check_subnet_capacity
 from fm_platform.rules.problems import Problems
+
 
 class LifecycleSource(Protocol):
     """What the cluster needs from its lifecycle scripts (``LifecycleScripts`` fits).

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from fm_platform.rules.instance_groups import (
-    DEEP_HEALTH_CHECK_ACCELERATORS,
     addresses_per_instance,
     check_group_roles,
     check_instance_group,
@@ -119,7 +118,9 @@ def validate_instance_groups(
         [
             (
                 group.name if group is not None else None,
-                group.role.value if group is not None and isinstance(group.role, NodeRole) else None,
+                group.role.value
+                if group is not None and isinstance(group.role, NodeRole)
+                else None,
             )
             for group in groups
         ],

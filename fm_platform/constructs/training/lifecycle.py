@@ -24,8 +24,8 @@ from fm_platform.compliance import (
 )
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
 from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.constructs.options import checked
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.constructs.tokens import is_unresolved
 from fm_platform.rules.lifecycle import (
     ON_CREATE_SCRIPT,
