@@ -173,13 +173,13 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _DEPRECATED:
-        module, replacement = _DEPRECATED[name]
+        source, replacement = _DEPRECATED[name]
         warnings.warn(
             f"fm_platform.{name} is deprecated: use fm_platform.{replacement}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(importlib.import_module(module), replacement)
+        return getattr(importlib.import_module(source), replacement)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -54,7 +54,8 @@ def read(problems: Problems, where: str, data: Any, cls: type[T]) -> T:
             "must be a mapping (a JSON object) of " + ", ".join(keys),
         )
         data = {}
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    options_class: Any = cls
+    fields = {f.name: f for f in dataclasses.fields(options_class) if f.init}
     for key in data:
         if key not in fields:
             hint = did_you_mean(key, keys)
@@ -73,7 +74,7 @@ def read(problems: Problems, where: str, data: Any, cls: type[T]) -> T:
         problems.add(
             where.rstrip(".") or cls.__name__, dict(data), "missing keys: " + ", ".join(missing)
         )
-    hints = field_hints(cls)
+    hints = field_hints(options_class)
     values: dict[str, Any] = {name: None for name in missing}
     for key, raw in data.items():
         if key not in fields:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import warnings
 
 import aws_cdk as cdk
 import pytest
@@ -28,6 +32,57 @@ def run_sample(name: str) -> dict:
 
 def test_readme_has_the_three_samples():
     assert set(readme_samples()) == {"training", "inference", "config"}
+
+
+def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
+    package = tmp_path / "readme_samples"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name, code in readme_samples().items():
+        (package / f"{name}.py").write_text(code)
+    # The project's mypy settings (pyproject.toml gives readme_samples.* the --strict flags)
+    # and its cache, so that the libraries `make lint` analysed are not analysed again.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(ROOT / ".mypy_cache"),
+            *(str(path) for path in sorted(package.glob("*.py"))),
+        ],
+        cwd=tmp_path,
+        # The package as an installed wheel provides it (py.typed); an editable install's
+        # import hook is invisible to mypy.
+        env={**os.environ, "MYPYPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_samples_import_no_deprecated_name():
+    for name, code in readme_samples().items():
+        imports = "\n".join(_import_block(code))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            exec(compile(imports, f"README.md:{name}", "exec"), {})
+
+
+def _import_block(code: str) -> list[str]:
+    """The sample's import statements, to run alone."""
+    lines, inside = [], False
+    for line in code.splitlines():
+        if line.startswith(("import ", "from ")):
+            inside = line.rstrip().endswith("(")
+            lines.append(line)
+        elif inside:
+            lines.append(line)
+            inside = not line.startswith(")")
+    return lines
 
 
 @pytest.fixture(scope="module")

@@ -31,17 +31,10 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=run)
 
 
-def default_plan_file(catalog: str) -> Path:
-    path = Path(catalog)
-    return path.with_name(path.stem + ".plan.json")
-
-
 def run(ctx: Context, args: argparse.Namespace) -> int:
-    # Imported here: the planner's validation pulls in aws-cdk-lib, which `fmp` does not
-    # load at startup.
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.cost import plan_cost
-    from fm_platform.fleet.plan import read_plan
+    from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import plan_fleet, repack_moves
     from fm_platform.fleet.report import plan_table
     from fm_platform.fleet.sizing import families

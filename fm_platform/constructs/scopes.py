@@ -10,10 +10,10 @@ from __future__ import annotations
 import weakref
 
 from aws_cdk import Stack
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 
-def stack_of(scope: Construct) -> Stack:
+def stack_of(scope: IConstruct) -> Stack:
     """``Stack.of(scope)``, remembered per scope (a construct never changes stack)."""
     if isinstance(scope, Stack):
         return scope
@@ -38,5 +38,5 @@ def inherit_stack(construct: Construct, scope: Construct) -> None:
         _STACKS[construct] = stack_of(scope)
 
 
-_STACKS: weakref.WeakKeyDictionary[Construct, Stack] = weakref.WeakKeyDictionary()
+_STACKS: weakref.WeakKeyDictionary[IConstruct, Stack] = weakref.WeakKeyDictionary()
 _REGIONS: weakref.WeakKeyDictionary[Stack, str] = weakref.WeakKeyDictionary()

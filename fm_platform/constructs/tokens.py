@@ -72,7 +72,7 @@ def without_tokens(options: T) -> T:
         plain = _plain(value)
         if plain is not value:
             changes[item.name] = plain
-    return dataclasses.replace(options, **changes) if changes else options  # type: ignore[type-var]
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 def _plain(value: Any) -> Any:

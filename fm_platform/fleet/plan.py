@@ -96,3 +96,9 @@ def read_plan(path: str | Path) -> Plan | None:
     if not path.exists():
         return None
     return plan_from_json(path.read_text(), str(path))
+
+
+def default_plan_file(catalog: str) -> Path:
+    """Where the plan of the catalog at ``catalog`` is kept: ``<catalog>.plan.json``."""
+    path = Path(catalog)
+    return path.with_name(path.stem + ".plan.json")

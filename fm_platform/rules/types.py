@@ -162,7 +162,7 @@ def well_typed(
         checked = _nested(problems, value, f"{prefix}{item.name}", unknown)
         if checked is not value:
             changes[item.name] = checked
-    return dataclasses.replace(options, **changes) if changes else options  # type: ignore[type-var]
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 def _nested(problems: Any, value: Any, field: str, unknown: Callable[[object], bool]) -> Any:

@@ -147,9 +147,8 @@ def fleet_stacks(
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:
     """Plan the catalog at ``catalog_path`` (keeping ``<catalog>.plan.json`` when it exists,
     and writing it) and add its stacks to ``scope``."""
-    from fm_platform.cli.plan import default_plan_file
     from fm_platform.fleet.catalog import load_catalog
-    from fm_platform.fleet.plan import read_plan
+    from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import plan_fleet
     from fm_platform.fleet.sizing import families
 

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from fm_platform.constructs.scopes import region_of, stack_of
 from fm_platform.constructs.tokens import is_unresolved
@@ -63,9 +63,10 @@ class ContainerImage:
         """The image's URI as a model in ``scope``'s stack names it."""
         raise NotImplementedError
 
-    def repository_arn(self, scope: Construct, partition: str) -> str | None:
-        """The ARN of the image's ECR repository, or None when it is not an ECR image with
-        a known account and repository."""
+    def repository_arn(self, scope: IConstruct, partition: str) -> str | None:
+        """The ARN of the image's ECR repository (in ``scope``'s stack's region for a Deep
+        Learning Container), or None when it is not an ECR image with a known account and
+        repository."""
         raise NotImplementedError
 
     def bind(self, scope: Construct, role: iam.IRole) -> str:
@@ -92,7 +93,7 @@ class _UriImage(ContainerImage):
     def image_uri(self, scope: Construct) -> str:
         return self.uri
 
-    def repository_arn(self, scope: Construct, partition: str) -> str | None:
+    def repository_arn(self, scope: IConstruct, partition: str) -> str | None:
         if self._parts is None:
             return None
         account, region, repository, china = self._parts
@@ -116,7 +117,7 @@ class _RepositoryImage(ContainerImage):
             return self.repository.repository_uri_for_digest(self.tag)
         return self.repository.repository_uri_for_tag(self.tag)
 
-    def repository_arn(self, scope: Construct, partition: str) -> str | None:
+    def repository_arn(self, scope: IConstruct, partition: str) -> str | None:
         return self.repository.repository_arn
 
 
@@ -130,7 +131,7 @@ class _DeepLearningContainer(ContainerImage):
         region = region_of(stack_of(scope))
         return f"{DLC_ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{self.repository_and_tag}"
 
-    def repository_arn(self, scope: Construct, partition: str) -> str | None:
+    def repository_arn(self, scope: IConstruct, partition: str) -> str | None:
         region = region_of(stack_of(scope))
         return f"arn:{partition}:ecr:{region}:{DLC_ACCOUNT}:repository/{self.repository}"
 

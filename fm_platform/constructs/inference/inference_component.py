@@ -242,7 +242,7 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
         instance_type = endpoint.instance_type if endpoint is not None else None
         name = component_name or props.component_name or props.model_name
         props.check(problems, instance_type=known(instance_type))
-        placed = getattr(endpoint, "component_names", set())
+        placed: set[str] = getattr(endpoint, "component_names", set())
         check_component_name_free(problems, "component_name", name, name in placed or name in taken)
         problems.raise_if_any()
 
