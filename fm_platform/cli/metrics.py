@@ -103,8 +103,6 @@ def _render(data: dict[str, Any]) -> str:
         f"Endpoint {data['EndpointName']}, "
         f"{data['StartTime']:%Y-%m-%d %H:%M} to {data['EndTime']:%H:%M} UTC"
     )
-    if not data["Rows"]:
-        return f"{title}\nNo variants or inference components on this endpoint."
     capacity = "CurrentCopyCount" if by_component else "CurrentInstanceCount"
     table = render_table(
         [
