@@ -1,8 +1,8 @@
 """Option values checked against the limits botocore's service models declare for the request
 member they fill, before any request is sent.
 
-botocore itself checks only minimums (and raises a multi-line error), so the bounds, lengths,
-enums and patterns of the member's shape are checked here. A pattern written for Java's
+botocore itself checks only minimums (and raises a multi-line error), so the bounds, lengths
+and patterns of the member's shape are checked here. A pattern written for Java's
 regular expressions (``\\p{...}`` classes, ``\\z``) that Python's ``re`` cannot compile is
 left to the service.
 """
@@ -48,8 +48,6 @@ def shape_problem(shape: Shape, value: object) -> str | None:
     """Why ``value`` breaks ``shape``'s declared limits, or None when it keeps them."""
     meta = shape.metadata
     low, high = meta.get("min"), meta.get("max")
-    if meta.get("enum") and value not in meta["enum"]:
-        return f"not one of {', '.join(meta['enum'])}"
     if isinstance(value, int):
         if low is not None and value < low:
             return f"below the minimum {low}"
