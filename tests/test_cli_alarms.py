@@ -235,3 +235,34 @@ def test_no_project_stack_is_one_error_line(capsys: Any) -> None:
         "fmp: error: no stack with a description starting 'fm_platform' in region eu-west-1: "
         "check --region/--profile, or name the stacks with --stack\n"
     )
+
+
+def test_a_stack_without_alarms_asks_cloudwatch_nothing(capsys: Any) -> None:
+    clients = StubbedClients()
+    clients.stub("cloudformation").add_response(
+        "list_stack_resources",
+        {"StackResourceSummaries": [resource("Endpoint", "AWS::SageMaker::Endpoint", "e")]},
+        {"StackName": "MyModels"},
+    )
+    clients.stub("cloudwatch")  # no response queued: a DescribeAlarms call would fail
+    code, out, _ = run(["alarms", "--stack", "MyModels", "--all"], clients, capsys)
+    assert (code, out) == (0, "No alarms: 0 alarms in 1 stack (MyModels).\n")
+
+
+def test_since_falls_back_to_the_last_state_update(capsys: Any) -> None:
+    older = alarm("MyModels-wake", "ALARM", at(9, 0), "r")
+    del older["StateTransitionedTimestamp"]
+    clients = StubbedClients()
+    clients.stub("cloudformation").add_response(
+        "list_stack_resources",
+        {"StackResourceSummaries": [resource("Wake", "AWS::CloudWatch::Alarm", "MyModels-wake")]},
+        {"StackName": "MyModels"},
+    )
+    clients.stub("cloudwatch").add_response(
+        "describe_alarms",
+        {"MetricAlarms": [older]},
+        {"AlarmNames": ["MyModels-wake"], "StateValue": "ALARM"},
+    )
+    code, out, _ = run(["alarms", "--stack", "MyModels", "--json"], clients, capsys)
+    assert code == 0
+    assert json.loads(out)["Alarms"][0]["Since"] == "2024-05-01T09:05:00+00:00"

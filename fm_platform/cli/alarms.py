@@ -102,9 +102,14 @@ def _table(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _checked(data: dict[str, Any]) -> str:
     stacks = data["Stacks"]
-    return f"{data['AlarmsChecked']} alarms in {len(stacks)} stacks ({', '.join(stacks)})"
+    alarms, listed = _count(data["AlarmsChecked"], "alarm"), _count(len(stacks), "stack")
+    return f"{alarms} in {listed} ({', '.join(stacks)})"
 
 
 def _render_firing(data: dict[str, Any]) -> str:
