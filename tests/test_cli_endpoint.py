@@ -334,3 +334,12 @@ def test_invoke_requires_component(capsys: Any) -> None:
         run(["endpoint", "invoke", "--endpoint", "e"], StubbedClients(), capsys)
     assert exit_info.value.code == 2
     assert "--component" in capsys.readouterr().err
+
+
+def test_status_takes_the_endpoint_as_an_argument(capsys: Any) -> None:
+    clients = StubbedClients()
+    stub_endpoint(clients)
+    code, out, err = run(["endpoint", "status", "shared-g5"], clients, capsys)
+    assert (code, err) == (0, "")
+    clients.assert_done()
+    assert out.splitlines()[0].split() == ["Endpoint", "shared-g5"]

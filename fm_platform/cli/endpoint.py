@@ -1,4 +1,5 @@
-"""`fmp endpoint status|invoke`: SageMaker endpoints and their inference components."""
+"""`fmp endpoint ...`: SageMaker endpoints and their inference components (status, invoke;
+metrics, scale and invoke-async are registered here from their own modules)."""
 
 from __future__ import annotations
 
@@ -8,44 +9,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from fm_platform.cli import asynchronous, metrics, scale
+from fm_platform.cli.asynchronous import async_status, render_async_fields
+from fm_platform.cli.components import list_components
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
-from fm_platform.cli.outputs import INFERENCE_STACK, resolve_endpoint
 from fm_platform.cli.parsing import add_command
 from fm_platform.cli.tables import render_fields, render_table
-
-
-def _endpoint(ctx: Context, args: argparse.Namespace) -> str:
-    return resolve_endpoint(ctx.clients, args.endpoint, args.stack)
-
-
-def list_components(ctx: Context, endpoint: str) -> list[dict[str, Any]]:
-    """Every inference component on `endpoint`, described (all pages)."""
-    sagemaker = ctx.clients.client("sagemaker")
-    pages = sagemaker.get_paginator("list_inference_components").paginate(
-        EndpointNameEquals=endpoint
-    )
-    names = [s["InferenceComponentName"] for p in pages for s in p.get("InferenceComponents", [])]
-    components = []
-    for name in names:
-        ic = sagemaker.describe_inference_component(InferenceComponentName=name)
-        runtime = ic.get("RuntimeConfig", {})
-        components.append(
-            {
-                "InferenceComponentName": name,
-                "VariantName": ic.get("VariantName"),
-                "Status": ic.get("InferenceComponentStatus"),
-                "CurrentCopyCount": runtime.get("CurrentCopyCount"),
-                "DesiredCopyCount": runtime.get("DesiredCopyCount"),
-                "FailureReason": ic.get("FailureReason"),
-            }
-        )
-    return components
+from fm_platform.cli.target import endpoint_name, endpoint_options
 
 
 def status(ctx: Context, args: argparse.Namespace) -> int:
-    """Endpoint status, instances per variant and every inference component's copies."""
-    name = _endpoint(ctx, args)
+    """Endpoint status, instances per variant and every inference component's copies; for
+    an asynchronous endpoint also its output paths and backlog."""
+    name = endpoint_name(ctx, args)
     endpoint = ctx.clients.client("sagemaker").describe_endpoint(EndpointName=name)
     data = {
         "EndpointName": endpoint["EndpointName"],
@@ -60,6 +37,7 @@ def status(ctx: Context, args: argparse.Namespace) -> int:
             for v in endpoint.get("ProductionVariants", [])
         ],
         "InferenceComponents": list_components(ctx, name),
+        "AsyncInference": async_status(ctx, endpoint),
     }
     ctx.emit(data, _render_status)
     return 0
@@ -69,6 +47,8 @@ def _render_status(data: dict[str, Any]) -> str:
     fields = [("Endpoint", data["EndpointName"]), ("Status", data["EndpointStatus"])]
     if data["FailureReason"]:
         fields.append(("Failure", data["FailureReason"]))
+    if data["AsyncInference"]:
+        fields += render_async_fields(data["AsyncInference"])
     variants = render_table(
         ["VARIANT", "CURRENT INSTANCES", "DESIRED INSTANCES"],
         [
@@ -128,7 +108,7 @@ def write_stream(events: Iterable[Mapping[str, Any]], out: BinaryIO) -> int:
 
 def invoke(ctx: Context, args: argparse.Namespace) -> int:
     """Send one request to an inference component; print the response (streamed with --stream)."""
-    name = _endpoint(ctx, args)
+    name = endpoint_name(ctx, args)
     request = {
         "EndpointName": name,
         "InferenceComponentName": args.component,
@@ -157,18 +137,11 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         subparsers, "endpoint", summary="inference endpoints", example="fmp endpoint status"
     )
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    target = argparse.ArgumentParser(add_help=False)
-    target.add_argument(
-        "--endpoint", help="endpoint name (default: the one in the inference stack's outputs)"
-    )
-    target.add_argument(
-        "--stack", default=INFERENCE_STACK, help="inference stack name (default: %(default)s)"
-    )
-    parents = [common, target]
+    parents = [common, endpoint_options()]
     add_command(
         commands,
         "status",
-        summary="an endpoint and its inference components",
+        summary="an endpoint, its inference components and, if asynchronous, its backlog",
         example="fmp endpoint status --endpoint NAME --json",
         parents=parents,
         json_output=True,
@@ -189,3 +162,6 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     inv.add_argument("--accept", help="response type wanted (default: the container's)")
     inv.add_argument("--stream", action="store_true", help="stream the response as it is generated")
     inv.set_defaults(handler=invoke)
+    metrics.add_command_to(commands, parents)
+    scale.add_command_to(commands, parents)
+    asynchronous.add_command_to(commands, parents)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from fm_platform.cli import cluster, endpoint, job, plan
+from fm_platform.cli import alarms, cluster, endpoint, job, plan
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
 from fm_platform.cli.errors import describe_error
 
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_parser(groups, common)
     endpoint.add_parser(groups, common)
     plan.add_parser(groups, common)
+    alarms.add_parser(groups, common)
     return parser
 
 
