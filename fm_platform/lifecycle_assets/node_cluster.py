@@ -31,7 +31,7 @@ def instance_ips(group: dict) -> list:
 def group_ips(resource_config: dict, group_name: str) -> list:
     """The addresses of ``group_name``'s instances (empty when it has none yet)."""
     groups = resource_config.get("InstanceGroups") or []
-    group = next((g for g in groups if g.get("Name") == group_name), {})
+    group: dict = next((g for g in groups if g.get("Name") == group_name), {})
     return [ip for ip in instance_ips(group) if ip]
 
 
