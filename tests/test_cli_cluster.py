@@ -401,13 +401,24 @@ def test_scale_in_needs_yes(capsys: Any) -> None:
     code, out, err = run(argv, clients, capsys)
     assert (code, out) == (1, "")
     assert err == (
-        "fmp: error: scaling workers from 4 to 2 instances terminates nodes and the jobs on "
-        "them: pass --yes to go ahead\n"
+        "fmp: error: scaling workers to 2 instances terminates 1 of its 3 running nodes and "
+        "the jobs on them: pass --yes to go ahead\n"
     )
     clients.assert_done()  # described, nothing updated
     stub_scale(clients, 2)
     code, _, _ = run([*argv, "--yes"], clients, capsys)
     assert code == 0
+    clients.assert_done()
+
+
+def test_scale_below_the_target_but_not_the_running_nodes_needs_no_yes(capsys: Any) -> None:
+    # workers ask for 4 and run 3: asking for 3 stops a launch, terminates nothing.
+    clients = StubbedClients()
+    stub_scale(clients, 3)
+    argv = ["cluster", "scale", "workers", "3", "--cluster", "fmp-train"]
+    code, out, _ = run(argv, clients, capsys)
+    assert code == 0
+    assert "workers 4 -> 3 instances" in out
     clients.assert_done()
 
 

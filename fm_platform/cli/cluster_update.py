@@ -92,11 +92,11 @@ def scale(ctx: Context, args: argparse.Namespace) -> int:
             f"Group {args.group} already asks for {target} instances: nothing sent.", file=ctx.out
         )
         return 0
-    running = current.get("CurrentCount", target)
-    if args.count < max(target, running) and not args.yes:
+    running = current.get("CurrentCount", 0)
+    if args.count < running and not args.yes:
         raise CliError(
-            f"scaling {args.group} from {max(target, running)} to {args.count} instances "
-            "terminates nodes and the jobs on them: pass --yes to go ahead"
+            f"scaling {args.group} to {args.count} instances terminates {running - args.count} "
+            f"of its {running} running nodes and the jobs on them: pass --yes to go ahead"
         )
     request = [resend_group(model, g) for g in cluster["InstanceGroups"]]
     for group in request:
@@ -183,8 +183,8 @@ def add_actions(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         summary="set one instance group's instance count (UpdateCluster)",
         description="Every other group is sent again as DescribeCluster reports it (target\n"
         "count, lifecycle scripts, Slurm role, ...), so only GROUP changes; the image is not\n"
-        "sent (see update-software). Fewer instances than the group has or asks for\n"
-        "terminates nodes: that needs --yes. GROUP and COUNT are checked against\n"
+        "sent (see update-software). Fewer instances than the group runs terminates\n"
+        "nodes: that needs --yes. GROUP and COUNT are checked against\n"
         "UpdateCluster's request in botocore's model before anything is sent.",
         example="fmp cluster scale workers 8",
         parents=parents,
