@@ -1,4 +1,6 @@
-"""The node lifecycle assets, exercised in dry-run mode under a temporary root."""
+"""The node lifecycle assets in lifecycle Slurm mode, exercised in dry-run mode under a
+temporary root (shared users: test_lifecycle_users.py; managed mode:
+test_lifecycle_managed.py)."""
 
 from __future__ import annotations
 
@@ -14,62 +16,23 @@ from pathlib import Path
 
 import pytest
 
-ASSETS = Path(__file__).resolve().parent.parent / "fm_platform" / "lifecycle_assets"
-DATA = Path(__file__).resolve().parent / "data"
-PROVISION = ASSETS / "provision.py"
-CONTROLLER_IP, LOGIN_IP, WORKER_IPS = "10.1.0.10", "10.1.0.20", ("10.1.0.31", "10.1.0.32")
-PARAMS = {
-    "version": "1.0.0",
-    "workload_manager": "slurm",
-    "controller_group": "controller",
-    "login_group": "login",
-    "worker_groups": [{"instance_group_name": "workers", "partition_name": "dev"}],
-    "fsx_dns_name": "fs-0123.fsx.us-east-1.amazonaws.com",
-    "fsx_mountname": "abcdefgh",
-    "fsx_mount_path": "/fsx",
-}
-SLURM_CONF = f"ClusterName=test\nSlurmctldHost=ip-10-1-0-10({CONTROLLER_IP})\n"
-# Slurm's own unit (etc/slurmd.service.in), as the image installs it.
-SLURMD_EXEC = "ExecStart=/opt/slurm/sbin/slurmd --systemd $SLURMD_OPTIONS"
-MOUNT = (
-    "mount -t lustre -o noatime,flock,_netdev "
-    "fs-0123.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh {root}/fsx"
+from tests.lifecycle_support import (
+    ASSETS,
+    CONTROLLER_IP,
+    DATA,
+    LOGIN_IP,
+    MOUNT,
+    PARAMS,
+    PROVISION,
+    SLURM_CONF,
+    SLURMD_EXEC,
+    WORKER_IPS,
+    Clock,
+    asset_module,
+    commands,
+    make_root,
+    provision,
 )
-
-
-def make_root(
-    root: Path, config: str = "resource_config_with_login.json", params: dict | None = None
-) -> Path:
-    """Lay out what HyperPod gives a node under ``root``; return the parameters file."""
-    config_dir = root / "opt/ml/config"
-    config_dir.mkdir(parents=True)
-    shutil.copy(DATA / config, config_dir / "resource_config.json")
-    slurm_etc = root / "opt/slurm/etc"
-    slurm_etc.mkdir(parents=True)
-    (slurm_etc / "slurm.conf").write_text(SLURM_CONF)
-    units = root / "etc/systemd/system"
-    units.mkdir(parents=True)
-    shutil.copy(DATA / "slurmd.service", units / "slurmd.service")
-    params_file = root / "provisioning_parameters.json"
-    params_file.write_text(json.dumps(PARAMS if params is None else params))
-    return params_file
-
-
-def provision(root: Path, node_ip: str, *extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "SAGEMAKER_RESOURCE_CONFIG_PATH"}
-    return subprocess.run(
-        [sys.executable, str(PROVISION), "--root", str(root), "--dry-run", "--node-ip", node_ip]
-        + ["--params", str(root / "provisioning_parameters.json"), "--retry-delay", "0"]
-        + list(extra),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-
-
-def commands(root: Path) -> list[str]:
-    return (root / "var/log/provision/commands.log").read_text().splitlines()
 
 
 @pytest.fixture
@@ -144,7 +107,7 @@ def test_already_mounted_file_system_is_not_mounted_again(root: Path) -> None:
     (root / "proc").mkdir()
     (root / "proc/mounts").write_text("10.1.9.9@tcp:/abcdefgh /fsx lustre rw 0 0\n")
     assert provision(root, WORKER_IPS[0]).returncode == 0
-    assert not any(line.startswith("mount ") for line in commands(root))
+    assert not any(line.startswith(("mount ", "modprobe ", "lctl ")) for line in commands(root))
 
 
 def test_shared_directories_are_world_writable_and_sticky(root: Path) -> None:
@@ -227,72 +190,132 @@ def test_controller_waits_until_slurm_conf_names_the_controller(root: Path) -> N
     assert not any("slurmctld" in line for line in commands(root))
 
 
+def test_controller_waits_for_its_own_address_not_any_controller_line(root: Path) -> None:
+    # slurm.conf still naming another controller (say, a stale one) must not start slurmctld.
+    (root / "opt/slurm/etc/slurm.conf").write_text("SlurmctldHost=ip-10-9-9-9(10.9.9.9)\n")
+    result = provision(root, CONTROLLER_IP, "--slurm-conf-timeout", "0")
+    assert result.returncode != 0
+    assert "does not name the controller 10.1.0.10 yet" in result.stdout
+    assert not any("slurmctld" in line for line in commands(root))
+
+
 @pytest.mark.parametrize(
     ("text", "controller"),
     [
         ("SlurmctldHost=ip-10-1-0-10(10.1.0.10)\n", "ip-10-1-0-10(10.1.0.10)"),
-        ("ClusterName=x\n  controlmachine = head-1\n", "head-1"),
-        ("NodeName=ctl NodeAddr=10.1.0.10\n", "10.1.0.10"),
-        ("NodeName=n NodeAddr=10.1.0.100\n", None),
-        ("# SlurmctldHost=old\nClusterName=x\n", None),
+        ("ClusterName=x\n  controlmachine = ip-10-1-0-10\n", "ip-10-1-0-10"),
+        ("SlurmctldHost=ip-10-1-0-10.ec2.internal\n", "ip-10-1-0-10.ec2.internal"),
+        ("SlurmctldHost=head-1(10.1.0.10)\n", "head-1(10.1.0.10)"),
+        # A backup controller line first: the line naming this address counts.
+        ("SlurmctldHost=ip-10-1-0-11\nSlurmctldHost=ip-10-1-0-10\n", "ip-10-1-0-10"),
+        ("SlurmctldHost=head-1\n", None),
+        ("SlurmctldHost=ip-10-1-0-100(10.1.0.100)\n", None),
+        ("NodeName=ctl NodeAddr=10.1.0.10\n", None),
+        ("# SlurmctldHost=ip-10-1-0-10\nClusterName=x\n", None),
     ],
 )
 def test_slurm_conf_controller(text: str, controller: str | None) -> None:
-    assert _provision_module().slurm_conf_controller(text, "10.1.0.10") == controller
+    slurm = asset_module("node_slurm")
+    assert slurm.slurm_conf_controller(text, ["10.1.0.10"]) == controller
+
+
+def _system(root: Path, clock: Clock):
+    return asset_module("node_system").System(
+        str(root), dry_run=True, sleep=clock.sleep, clock=clock.clock
+    )
 
 
 def test_slurm_conf_wait_retries_with_backoff_until_the_controller_is_named(tmp_path) -> None:
-    provision = _provision_module()
+    make_root(tmp_path)
     conf = tmp_path / "opt/slurm/etc/slurm.conf"
-    conf.parent.mkdir(parents=True)
     conf.write_text("ClusterName=test\n")
-    pauses: list[float] = []
+    clock = Clock(on_sleep=lambda n: n == 3 and conf.write_text(SLURM_CONF))
+    config = tmp_path / "opt/ml/config/resource_config.json"
+    slurm = asset_module("node_slurm")
+    found = slurm.wait_for_slurm_conf(_system(tmp_path, clock), config, "controller", 600, 5)
+    assert found == f"ip-10-1-0-10({CONTROLLER_IP})"
+    assert clock.pauses == [5, 10, 20]
 
-    def sleep(seconds: float) -> None:
-        pauses.append(seconds)
-        if len(pauses) == 3:
-            conf.write_text(SLURM_CONF)
 
-    original = provision.wait_until
-    provision.wait_until = lambda *a, **k: original(*a, sleep=sleep, **k)
-    system = provision.System(str(tmp_path), dry_run=True)
-    assert provision.wait_for_slurm_conf(system, CONTROLLER_IP, 600, 5) == (
-        f"ip-10-1-0-10({CONTROLLER_IP})"
-    )
-    assert pauses == [5, 10, 20]
+def test_slurm_conf_wait_reads_the_resource_config_again(tmp_path, capsys) -> None:
+    # The resource config lists no controller instance yet, then does: the wait must see it.
+    make_root(tmp_path, config="resource_config_no_controller.json")
+    config = tmp_path / "opt/ml/config/resource_config.json"
+    complete = (DATA / "resource_config_with_login.json").read_text()
+    clock = Clock(on_sleep=lambda n: n == 2 and config.write_text(complete))
+    slurm = asset_module("node_slurm")
+    found = slurm.wait_for_slurm_conf(_system(tmp_path, clock), config, "controller", 600, 1)
+    assert found == f"ip-10-1-0-10({CONTROLLER_IP})"
+    assert "lists no instance of 'controller' yet" in capsys.readouterr().out
+    assert clock.pauses == [1, 2]
 
 
 def test_wait_until_is_bounded_and_logged(capsys) -> None:
-    provision = _provision_module()
-    pauses: list[float] = []
-    with pytest.raises(provision.ProvisionError, match="still not ready after 1 attempts"):
-        provision.wait_until("thing", lambda: None, 0, 5, sleep=pauses.append)
-    assert pauses == []
-    now = [0.0]
-
-    def sleep(seconds: float) -> None:
-        pauses.append(seconds)
-        now[0] += seconds
-
+    node_system = asset_module("node_system")
+    clock = Clock()
+    system = node_system.System("/", dry_run=True, sleep=clock.sleep, clock=clock.clock)
+    with pytest.raises(node_system.ProvisionError, match="still not ready after 1 attempts"):
+        system.wait_until("thing", lambda: None, 0, 5)
+    assert clock.pauses == []
     with pytest.raises(
-        provision.ProvisionError, match=r"thing: still not ready after 5 attempts in 45 s"
+        node_system.ProvisionError, match=r"thing: still not ready after 5 attempts in 45 s"
     ):
-        provision.wait_until("thing", lambda: None, 45, 4, sleep=sleep, clock=lambda: now[0])
-    assert pauses == [4, 8, 16, 17]  # doubling, the last one cut to the limit
+        system.wait_until("thing", lambda: None, 45, 4)
+    assert clock.pauses == [4, 8, 16, 17]  # doubling, the last one cut to the limit
     assert "thing: not ready (attempt 1" in capsys.readouterr().out
 
 
-def test_node_address_is_awaited_until_the_resource_config_lists_it(capsys) -> None:
-    provision = _provision_module()
-    config = json.loads((DATA / "resource_config_with_login.json").read_text())
-    answers = iter([None, "172.17.0.1", WORKER_IPS[0]])
-    provision.probe_ip = lambda: next(answers)
-    original = provision.wait_until
-    provision.wait_until = lambda *a, **k: original(*a, sleep=lambda _: None, **k)
-    assert provision.wait_for_node_ip(config, 300, 1) == WORKER_IPS[0]
+class _Answers(asset_module("node_system").System):
+    """A dry-run System whose local address comes from a list."""
+
+    def __init__(self, root: Path, answers: list, clock: Clock) -> None:
+        super().__init__(str(root), dry_run=True, sleep=clock.sleep, clock=clock.clock)
+        self.answers = iter(answers)
+
+    def local_address(self):
+        return next(self.answers)
+
+
+def test_node_address_is_awaited_until_the_resource_config_lists_it(tmp_path, capsys) -> None:
+    make_root(tmp_path)
+    config = tmp_path / "opt/ml/config/resource_config.json"
+    system = _Answers(tmp_path, [None, "172.17.0.1", WORKER_IPS[0]], Clock())
+    address, listed = asset_module("node_cluster").wait_for_node_ip(system, config, 300, 1)
+    assert address == WORKER_IPS[0]
+    assert listed == json.loads(config.read_text())
     out = capsys.readouterr().out
     assert "address 172.17.0.1 is not in the resource config" in out
     assert "this node's address: ready (attempt 3" in out
+
+
+def test_node_address_wait_reads_the_resource_config_again(tmp_path) -> None:
+    # The first read lacks this node (HyperPod still writing it); a later one lists it.
+    make_root(tmp_path, config="resource_config_no_controller.json")
+    config = tmp_path / "opt/ml/config/resource_config.json"
+    complete = (DATA / "resource_config_with_login.json").read_text()
+    clock = Clock(on_sleep=lambda n: n == 2 and config.write_text(complete))
+    system = _Answers(tmp_path, [LOGIN_IP] * 5, clock)
+    address, listed = asset_module("node_cluster").wait_for_node_ip(system, config, 300, 1)
+    assert address == LOGIN_IP
+    assert [g["Name"] for g in listed["InstanceGroups"]] == [
+        "controller",
+        "login",
+        "workers",
+        "spare",
+    ]
+    assert clock.pauses == [1, 2]
+
+
+def test_node_address_wait_survives_a_resource_config_being_written(tmp_path, capsys) -> None:
+    make_root(tmp_path)
+    config = tmp_path / "opt/ml/config/resource_config.json"
+    complete = config.read_text()
+    config.write_text(complete[:40])  # cut short, as while HyperPod writes it
+    clock = Clock(on_sleep=lambda n: config.write_text(complete))
+    system = _Answers(tmp_path, [WORKER_IPS[1]] * 3, clock)
+    address, _ = asset_module("node_cluster").wait_for_node_ip(system, config, 300, 1)
+    assert address == WORKER_IPS[1]
+    assert "is not valid JSON" in capsys.readouterr().out
 
 
 def test_fsx_dns_name_is_awaited_before_mounting(root: Path) -> None:
@@ -304,28 +327,92 @@ def test_fsx_dns_name_is_awaited_before_mounting(root: Path) -> None:
 
 
 def test_mount_is_retried_with_backoff(tmp_path) -> None:
-    provision = _provision_module()
-    pauses: list[float] = []
+    node_system = asset_module("node_system")
+    clock = Clock()
+    system = node_system.System(str(tmp_path), dry_run=True, sleep=clock.sleep)
     outcomes = iter([False, False, True])
-    provision.retry("mount", 5, 10, lambda: next(outcomes), sleep=pauses.append)
-    assert pauses == [10, 20]
-    with pytest.raises(provision.ProvisionError, match="mount: gave up after 3 attempts"):
-        provision.retry("mount", 3, 40, lambda: False, sleep=pauses.append)
-    assert pauses[2:] == [40, 60]
+    system.retry("mount", 5, 10, lambda: next(outcomes))
+    assert clock.pauses == [10, 20]
+    with pytest.raises(node_system.ProvisionError, match="mount: gave up after 3 attempts"):
+        system.retry("mount", 3, 40, lambda: False)
+    assert clock.pauses[2:] == [40, 60]
 
 
 def test_unresolvable_fsx_name_fails_after_the_bound(tmp_path) -> None:
-    provision = _provision_module()
+    lustre = asset_module("node_lustre")
 
-    class NoDns(provision.System):
+    class NoDns(asset_module("node_system").System):
         def resolves(self, name):
             return False
 
     make_root(tmp_path)
     system = NoDns(str(tmp_path), dry_run=True)
-    with pytest.raises(provision.ProvisionError, match="DNS name fs-0123.* still not ready"):
-        provision.mount_fsx(system, PARAMS, 1, 0, 0)
+    with pytest.raises(lustre.ProvisionError, match="DNS name fs-0123.* still not ready"):
+        lustre.mount_lustre(system, PARAMS, 1, 0, 0)
     assert not (tmp_path / "var/log/provision/commands.log").exists()
+
+
+def test_lnet_is_brought_up_before_the_mount(root: Path) -> None:
+    assert provision(root, WORKER_IPS[0]).returncode == 0
+    lines = commands(root)
+    mount = lines.index(MOUNT.format(root=root))
+    assert lines.index("modprobe lnet") < lines.index("lctl network up") < mount
+    assert lines.index(f"resolve {PARAMS['fsx_dns_name']}") < lines.index("modprobe lnet")
+
+
+class _Failing(asset_module("node_system").System):
+    """A System that records every command and fails those starting with ``failing`` for
+    their first ``times`` runs."""
+
+    def __init__(self, root: Path, failing: tuple, times: int, clock: Clock) -> None:
+        super().__init__(str(root), dry_run=False, sleep=clock.sleep, clock=clock.clock)
+        self.failing, self.times, self.ran = failing, times, []
+
+    def run(self, *command, check=True):
+        self.ran.append(" ".join(command))
+        if command[: len(self.failing)] == self.failing and self.times > 0:
+            self.times -= 1
+            return 1
+        return 0
+
+    def resolves(self, name):
+        return True
+
+
+def test_lnet_that_does_not_come_up_stops_before_mounting(tmp_path) -> None:
+    make_root(tmp_path)
+    lustre = asset_module("node_lustre")
+    clock = Clock()
+    system = _Failing(tmp_path, ("lctl", "network", "up"), 99, clock)
+    with pytest.raises(lustre.ProvisionError, match="LNet up: gave up after 3 attempts"):
+        lustre.mount_lustre(system, PARAMS, 3, 5, 0)
+    assert system.ran.count("modprobe lnet") == 3
+    assert not any(line.startswith("mount ") for line in system.ran)
+    assert clock.pauses == [5, 10]
+
+
+def test_lustre_client_package_is_held(root: Path) -> None:
+    assert provision(root, WORKER_IPS[0]).returncode == 0
+    lines = commands(root)
+    assert "dpkg-query -W lustre-client-modules-aws" in lines
+    assert "apt-mark hold lustre-client-modules-aws" in lines
+
+
+def test_package_hold_waits_for_the_dpkg_lock(tmp_path) -> None:
+    lustre = asset_module("node_lustre")
+    clock = Clock()
+    system = _Failing(tmp_path, ("apt-mark", "hold"), 2, clock)
+    lustre.hold_lustre_client(system, 6, 3)
+    assert system.ran.count("apt-mark hold lustre-client-modules-aws") == 3
+    assert clock.pauses == [3, 6]
+
+
+def test_package_not_installed_is_not_held(tmp_path, capsys) -> None:
+    lustre = asset_module("node_lustre")
+    system = _Failing(tmp_path, ("dpkg-query",), 1, Clock())
+    lustre.hold_lustre_client(system, 6, 3)
+    assert system.ran == ["dpkg-query -W lustre-client-modules-aws"]
+    assert "lustre-client-modules-aws is not installed: nothing to hold" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("node_ip", [LOGIN_IP, WORKER_IPS[0]])
@@ -378,8 +465,9 @@ def test_on_create_passes_shellcheck() -> None:
     assert result.returncode == 0, result.stdout
 
 
-def test_provision_is_python38_syntax() -> None:
-    ast.parse(PROVISION.read_text(), feature_version=(3, 8))
+@pytest.mark.parametrize("script", sorted(p.name for p in ASSETS.glob("*.py")))
+def test_assets_are_python38_syntax(script: str) -> None:
+    ast.parse((ASSETS / script).read_text(), feature_version=(3, 8))
 
 
 def test_assets_download_nothing() -> None:
@@ -389,36 +477,26 @@ def test_assets_download_nothing() -> None:
             assert not downloads.search(asset.read_text()), asset.name
 
 
-def _provision_module():
-    """provision.py imported in-process, to drive single steps with a failing system."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("provision_under_test", PROVISION)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize(("role", "tolerated"), [("login", True), ("compute", False)])
 def test_slurmd_that_stops_fails_compute_but_not_login_nodes(tmp_path, role, tolerated):
-    provision = _provision_module()
+    slurm = asset_module("node_slurm")
 
-    class StartFails(provision.System):
+    class StartFails(asset_module("node_system").System):
         def run(self, *command, check=True):
             if command[:3] == ("systemctl", "enable", "--now"):
                 if check:
-                    raise provision.ProvisionError("start failed")
+                    raise slurm.ProvisionError("start failed")
                 return 3
             return 0
 
-    node = provision.Node(role, group=role, partition=None, controller_ip="10.1.0.10")
+    node = slurm.Node(role, group=role, partition=None, controller_ip="10.1.0.10")
     make_root(tmp_path)
     system = StartFails(str(tmp_path), dry_run=False)
     if tolerated:
-        provision.start_slurm(system, node)
+        slurm.start_slurm(system, node)
     else:
-        with pytest.raises(provision.ProvisionError):
-            provision.start_slurm(system, node)
+        with pytest.raises(slurm.ProvisionError):
+            slurm.start_slurm(system, node)
 
 
 @pytest.mark.parametrize(
@@ -436,17 +514,17 @@ def test_slurmd_that_stops_fails_compute_but_not_login_nodes(tmp_path, role, tol
     ],
 )
 def test_conf_server_goes_into_exec_start(exec_start: str, expected: str) -> None:
-    result = _provision_module().with_conf_server(exec_start, "10.1.0.10")
+    result = asset_module("node_slurm").with_conf_server(exec_start, "10.1.0.10")
     assert result == f"ExecStart=/opt/slurm/sbin/slurmd {expected}"
 
 
 def test_vendor_unit_is_copied_to_etc_with_the_option(tmp_path) -> None:
-    provision = _provision_module()
+    slurm = asset_module("node_slurm")
     vendor = tmp_path / "usr/lib/systemd/system/slurmd.service"
     vendor.parent.mkdir(parents=True)
     shutil.copy(DATA / "slurmd.service", vendor)
-    system = provision.System(str(tmp_path), dry_run=True)
-    provision.write_slurmd_unit(system, "10.1.0.10")
+    system = asset_module("node_system").System(str(tmp_path), dry_run=True)
+    slurm.write_slurmd_unit(system, "10.1.0.10")
     unit = (tmp_path / "etc/systemd/system/slurmd.service").read_text()
     assert "ExecStart=/opt/slurm/sbin/slurmd --systemd --conf-server 10.1.0.10\n" in unit
     assert vendor.read_text() == (DATA / "slurmd.service").read_text()

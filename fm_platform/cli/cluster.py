@@ -1,4 +1,6 @@
-"""`fmp cluster status|nodes|connect`: the HyperPod cluster of the training stack."""
+"""`fmp cluster ...`: the HyperPod cluster of the training stack. Reading it (status, nodes,
+connect) lives here; changing it in cluster_update (scale, update-software) and
+cluster_repair (replace-node, reboot-node)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import shlex
 import shutil
 from typing import Any
 
+from fm_platform.cli import cluster_repair, cluster_update
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
 from fm_platform.cli.outputs import TRAINING_STACK, ClusterRef, resolve_cluster
@@ -232,3 +235,5 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--print", action="store_true", help="print the command instead of running it"
     )
     conn.set_defaults(handler=connect)
+    cluster_update.add_actions(commands, parents)
+    cluster_repair.add_actions(commands, parents)

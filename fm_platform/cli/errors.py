@@ -8,6 +8,7 @@ from botocore.exceptions import (
     EndpointConnectionError,
     NoCredentialsError,
     NoRegionError,
+    ParamValidationError,
     ProfileNotFound,
 )
 
@@ -45,6 +46,9 @@ def describe_error(exc: BaseException) -> str | None:
         return f"{exc}: check your network connection and --region"
     if isinstance(exc, ClientError):
         return _describe_client_error(exc)
+    if isinstance(exc, ParamValidationError):
+        problems = "; ".join(str(exc).splitlines()[1:])
+        return f"the request does not fit botocore's model of the API: {problems}"
     if isinstance(exc, BotoCoreError):
         return str(exc)
     return None

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# OnCreate script for SageMaker HyperPod nodes (classic Slurm mode).
+# Lifecycle script for SageMaker HyperPod nodes (lifecycle or managed Slurm mode).
 #
 # HyperPod copies the lifecycle prefix to /tmp/<bucket>/<prefix>/ and runs this script from
 # there as root. It logs to /var/log/provision/provisioning.log (shipped to CloudWatch by
-# the node's agent) and runs provision.py with the provisioning_parameters.json beside it.
-# Extra arguments are passed to provision.py (e.g. --root DIR --dry-run for a rehearsal).
-# Nothing from /tmp is needed after a reboot: the FSx fstab entry, the slurmd settings and
-# the enabled systemd units all live under /etc.
+# the node's agent) and runs provision.py in the mode the parameters file beside it names:
+# provisioning_parameters.json -> lifecycle mode (the scripts configure Slurm),
+# fmp_node_setup.json -> managed mode (HyperPod configures Slurm; see provision.py).
+# Exactly one of the two must be there. Extra arguments are passed to provision.py (e.g.
+# --root DIR --dry-run for a rehearsal). Nothing from /tmp is needed after a reboot: the FSx
+# fstab entry, the slurmd settings, the accounts and the enabled systemd units all live
+# under /etc, the homes and keys on the shared file system.
 #
 # Environment: PROVISION_LOG_DIR (default /var/log/provision), PROVISION_FAILURE_SLEEP
 # (seconds to wait before exiting on failure so the log ships; default 60).
@@ -38,9 +41,18 @@ done
 [[ -n "$python" ]] || fail "no python3 found on this node"
 
 params="$here/provisioning_parameters.json"
-[[ -f "$params" ]] || fail "$params is missing from the lifecycle prefix"
+node_setup="$here/fmp_node_setup.json"
+if [[ -f "$params" && -f "$node_setup" ]]; then
+  fail "both $params and $node_setup are in the lifecycle prefix: keep the one for the cluster's Slurm mode"
+elif [[ -f "$params" ]]; then
+  mode=(--params "$params")
+elif [[ -f "$node_setup" ]]; then
+  mode=(--node-setup "$node_setup")
+else
+  fail "neither $params (lifecycle mode) nor $node_setup (managed mode) is in the lifecycle prefix"
+fi
 
-if "$python" "$here/provision.py" --params "$params" "$@"; then
+if "$python" "$here/provision.py" "${mode[@]}" "$@"; then
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) on_create: finished"
 else
   fail "provision.py exited with code $?; see the lines above"
