@@ -15,7 +15,7 @@ ARGS ?=
 STACKS ?= --all
 export PATH := $(BIN):$(PATH)
 
-.PHONY: synth diff deploy test lint snapshot-update bench clean docs docs-check
+.PHONY: synth diff diff-snapshots deploy test lint snapshot-update bench clean docs docs-check
 
 $(SYNTH_READY): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -31,10 +31,20 @@ $(TEST_READY): $(SYNTH_READY) requirements-dev.txt
 synth: $(SYNTH_READY)
 	$(CDK) synth --quiet $(ARGS)
 
-# Each stack against its committed snapshot (tests/__snapshots__), offline: resources
-# added, removed, changed and REPLACED, as `cdk diff` words them.
+# Every stack of the working tree's app against the app of commit BASE (HEAD by default:
+# your uncommitted change), built in a temporary git worktree; `cdk diff` one stack at a
+# time, then the replacements and IAM/security changes. MARKDOWN=file also writes it for a
+# pull-request comment. diff-snapshots: the tests' app against tests/__snapshots__.
+# Offline, no AWS credentials; fails when git or the CDK CLI fails.
+BASE ?= HEAD
+MARKDOWN ?=
+DIFF_OUTPUT = $(if $(MARKDOWN),--markdown $(MARKDOWN))
+
 diff: $(SYNTH_READY)
-	$(BIN)/python scripts/diff_snapshots.py $(ARGS)
+	$(BIN)/python scripts/diff_stacks.py --base $(BASE) $(DIFF_OUTPUT) $(ARGS)
+
+diff-snapshots: $(SYNTH_READY)
+	$(BIN)/python scripts/diff_stacks.py --snapshots $(DIFF_OUTPUT)
 
 deploy: $(SYNTH_READY)
 	$(CDK) deploy $(STACKS) $(ARGS)
