@@ -15,7 +15,7 @@ ARGS ?=
 STACKS ?= --all
 export PATH := $(BIN):$(PATH)
 
-.PHONY: synth diff diff-snapshots deploy test lint snapshot-update bench clean docs docs-check
+.PHONY: synth diff diff-snapshots deploy destroy test lint snapshot-update bench clean docs docs-check
 
 $(SYNTH_READY): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -48,6 +48,18 @@ diff-snapshots: $(SYNTH_READY)
 
 deploy: $(SYNTH_READY)
 	$(CDK) deploy $(STACKS) $(ARGS)
+
+# Every stack of the app, dependents first (`cdk destroy --all --force` of the assembly
+# just synthesized), then what remains: retained resources, the VPC's default security
+# group, the log groups the services created, with the commands that remove them (names
+# recorded from CloudFormation before the destroy; AWS_PROFILE / AWS_DEFAULT_REGION pick the
+# account and region, as for the CDK CLI). The listing is also kept in cdk.out/remains.txt.
+destroy: $(SYNTH_READY)
+	$(CDK) synth --quiet --output cdk.out $(ARGS)
+	$(BIN)/python scripts/destroy_leftovers.py cdk.out --record cdk.out/deployed.json
+	$(CDK) destroy --all --force --app cdk.out $(ARGS)
+	$(BIN)/python scripts/destroy_leftovers.py cdk.out --deployed cdk.out/deployed.json > cdk.out/remains.txt
+	cat cdk.out/remains.txt
 
 test: $(TEST_READY)
 	$(BIN)/python -m pytest
