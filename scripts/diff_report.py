@@ -166,8 +166,8 @@ def _security_lines(diff: StackDiff) -> list[str]:
 
 
 def markdown(diffs: list[StackDiff], base: str, head: str) -> str:
-    """A pull-request comment: the summary as a table and lists, each stack's CLI output
-    in a collapsed block."""
+    """A pull-request comment: the summary as a table and lists, the CLI output of each
+    stack that changed (or failed) in a collapsed block."""
     out = [f"### CloudFormation changes: {head} against {base}", ""]
     out += ["| Stack | Result | Replaced | IAM / security |", "| --- | --- | --- | --- |"]
     for diff in diffs:
@@ -180,10 +180,9 @@ def markdown(diffs: list[StackDiff], base: str, head: str) -> str:
         ("IAM and security changes", _security_lines),
     ):
         found = [f"- `{diff.stack}`: {line}" for diff in diffs for line in pick(diff)]
-        if found:
-            out += ["", f"**{title}**", "", *found]
+        out += ["", f"**{title}**: none"] if not found else ["", f"**{title}**", "", *found]
     for diff in diffs:
-        if diff.output.strip():
+        if diff.status in ("changed", "new", "failed"):
             out += ["", f"<details><summary><code>{diff.stack}</code>: {_headline(diff)}"]
             out += ["</summary>", "", "```", diff.output.strip("\n"), "```", "", "</details>"]
     return "\n".join(out) + "\n"

@@ -18,7 +18,7 @@ from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from diff_report import StackDiff, parse_resource_line, read_cli_output  # noqa: E402
+from diff_report import StackDiff, markdown, parse_resource_line, read_cli_output  # noqa: E402
 from diff_stacks import (  # noqa: E402
     Side,
     compare,
@@ -142,6 +142,7 @@ def test_make_diff_compares_the_working_tree_with_the_base_commits_own_app(repo,
     assert text.startswith("### CloudFormation changes: the working tree against HEAD (")
     assert "| `FmpDiffCheck` | 0 added, 3 modified, 0 removed | 2 | 2 |" in text
     assert "**Replacements**" in text and "**IAM and security changes**" in text
+    assert "**Removed but retained**: none" in text
     assert "<details><summary><code>FmpDiffCheck</code>" in text
     assert re.search(r'\[\+\] +"InstanceType": "ml.m5.2xlarge"', text)
     # The temporary worktree is gone again.
@@ -193,3 +194,11 @@ def test_the_snapshot_comparison_finds_the_tests_app_equal_to_its_snapshots(
         "FmpTraining": "unchanged",
         "FmpInference": "unchanged",
     }
+
+
+def test_the_markdown_shows_the_output_of_the_stacks_that_changed(training_change):
+    text = markdown(list(training_change.values()), "default", "p4d")
+    assert "| `FmpTraining` | 0 added, 1 modified, 0 removed | 0 | 0 |" in text
+    assert "<details><summary><code>FmpTraining</code>" in text
+    assert "<code>FmpTrainingData</code>" not in text
+    assert "**Replacements**: none" in text
