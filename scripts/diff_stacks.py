@@ -17,8 +17,9 @@ Each stack is diffed on its own (``cdk diff --template BASE STACK --exclusively`
 ``--exclusively`` the CLI refuses a stack with dependencies). Arguments the script does not
 know go to both `cdk synth` runs, e.g. ``-c config=other.json`` (a relative path is read in
 each tree; give an absolute one to build both sides from one file). ``--markdown FILE``
-writes the result for a pull-request comment. Exits non-zero when the CLI or git fails;
-differences alone are not a failure.
+writes the result for a pull-request comment; ``--repo DIR`` compares another checkout
+(this one by default). Exits non-zero when the CLI or git fails; differences alone are not
+a failure.
 """
 
 from __future__ import annotations
@@ -121,7 +122,11 @@ def resolve(repo: Path, ref: str) -> str:
     """The commit ``ref`` names in ``repo``, abbreviated; raises :class:`CommandFailed`
     if it names none."""
     command = ["git", "rev-parse", "--short", "--verify", f"{ref}^{{commit}}"]
-    return run(command, repo, f"git: {ref!r} names no commit").strip()
+    try:
+        return run(command, repo, "git rev-parse").strip()
+    except CommandFailed as error:
+        message = f"{ref!r} names no commit of {repo}"
+        raise CommandFailed(message, error.returncode) from None
 
 
 @contextmanager
