@@ -15,7 +15,7 @@ ARGS ?=
 STACKS ?= --all
 export PATH := $(BIN):$(PATH)
 
-.PHONY: synth diff deploy test lint snapshot-update bench clean docs docs-check
+.PHONY: synth diff diff-snapshots deploy destroy test lint snapshot-update bench clean docs docs-check
 
 $(SYNTH_READY): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -31,13 +31,35 @@ $(TEST_READY): $(SYNTH_READY) requirements-dev.txt
 synth: $(SYNTH_READY)
 	$(CDK) synth --quiet $(ARGS)
 
-# Each stack against its committed snapshot (tests/__snapshots__), offline: resources
-# added, removed, changed and REPLACED, as `cdk diff` words them.
+# Every stack of the working tree's app against the app of commit BASE (HEAD by default:
+# your uncommitted change), built in a temporary git worktree; `cdk diff` one stack at a
+# time, then the replacements and IAM/security changes. MARKDOWN=file also writes it for a
+# pull-request comment. diff-snapshots: the tests' app against tests/__snapshots__.
+# Offline, no AWS credentials; fails when git or the CDK CLI fails.
+BASE ?= HEAD
+MARKDOWN ?=
+DIFF_OUTPUT = $(if $(MARKDOWN),--markdown $(MARKDOWN))
+
 diff: $(SYNTH_READY)
-	$(BIN)/python scripts/diff_snapshots.py $(ARGS)
+	$(BIN)/python scripts/diff_stacks.py --base $(BASE) $(DIFF_OUTPUT) $(ARGS)
+
+diff-snapshots: $(SYNTH_READY)
+	$(BIN)/python scripts/diff_stacks.py --snapshots $(DIFF_OUTPUT)
 
 deploy: $(SYNTH_READY)
 	$(CDK) deploy $(STACKS) $(ARGS)
+
+# Every stack of the app, dependents first (`cdk destroy --all --force` of the assembly
+# just synthesized), then what remains: retained resources, the VPC's default security
+# group, the log groups the services created, with the commands that remove them (names
+# recorded from CloudFormation before the destroy; AWS_PROFILE / AWS_DEFAULT_REGION pick the
+# account and region, as for the CDK CLI). The listing is also kept in cdk.out/remains.txt.
+destroy: $(SYNTH_READY)
+	$(CDK) synth --quiet --output cdk.out $(ARGS)
+	$(BIN)/python scripts/destroy_leftovers.py cdk.out --record cdk.out/deployed.json
+	$(CDK) destroy --all --force --app cdk.out $(ARGS)
+	$(BIN)/python scripts/destroy_leftovers.py cdk.out --deployed cdk.out/deployed.json > cdk.out/remains.txt
+	cat cdk.out/remains.txt
 
 test: $(TEST_READY)
 	$(BIN)/python -m pytest

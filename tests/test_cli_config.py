@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fm_platform.config import CONFIG_FILE_CONTEXT_KEY, load_config
+from fm_platform.config import CONFIG_FILE_CONTEXT_KEY
 from tests.conftest import CDK_CLI, synth_env
 from tests.support import ROOT
 
@@ -36,13 +36,6 @@ def cdk(*args: str) -> subprocess.CompletedProcess[str]:
     )
     assert result.returncode == 0, f"cdk {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     return result
-
-
-def test_cdk_json_names_the_project_configuration_file_and_it_is_valid():
-    context = json.loads((ROOT / "cdk.json").read_text())["context"]
-    config_file = ROOT / context[CONFIG_FILE_CONTEXT_KEY]
-    assert config_file.is_file()
-    load_config(json.loads(config_file.read_text()))
 
 
 @pytest.fixture(scope="module")
