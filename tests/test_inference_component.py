@@ -429,4 +429,4 @@ def test_validation(endpoint, props, expected):
 def test_two_components_with_one_name_on_an_endpoint(endpoint):
     InferenceComponentModel(endpoint, "First", _model(endpoint, "same"))
     with pytest.raises(ValueError, match="component_name='Invalid-same': must be unique"):
-        InferenceComponentModel(endpoint, "Second", _model(endpoint.reference, "same"))
+        InferenceComponentModel(endpoint, "Second", _model(endpoint, "same"))

@@ -20,6 +20,7 @@ from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.single_model_endpoint import DataCaptureOptions
 from fm_platform.stacks.inference import InferenceStack
 from tests.support import new_app
 
@@ -311,7 +312,7 @@ FULL_MAPPING = {
             "instance_type": "ml.c5.2xlarge",
             "container": {"image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/fraud:1"},
             "scaling": {"max_instances": 4, "target_invocations_per_instance": 100},
-            "data_capture_percentage": 50,
+            "data_capture": {"sampling_percentage": 50},
         }
     ],
     "multi_model_endpoints": [],
@@ -345,7 +346,7 @@ def test_from_mapping_builds_typed_specs():
                     image="123456789012.dkr.ecr.us-east-1.amazonaws.com/fraud:1"
                 ),
                 scaling=InstanceScaling(max_instances=4, target_invocations_per_instance=100),
-                data_capture_percentage=50,
+                data_capture=DataCaptureOptions(sampling_percentage=50),
             ),
         ),
         multi_model_endpoints=(),

@@ -13,7 +13,7 @@ from typing import Any
 from botocore.model import ServiceModel, Shape
 
 from fm_platform.cli.errors import CliError
-from fm_platform.specs.sagemaker_model import ShapeRule
+from fm_platform.rules.sagemaker_model import ShapeRule
 
 
 def request_shape(model: ServiceModel, operation: str, path: str) -> Shape:
