@@ -12,7 +12,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from tests.support import normalized, stateful_changes
 
-STACKS = ("FmpTrainingData", "FmpTraining", "FmpInference")
+STACKS = ("FmpTrainingData", "FmpTraining", "FmpInferenceArtifacts", "FmpInference")
 
 
 def test_cli_synthesizes_both_stacks(default_assembly):
@@ -78,10 +78,14 @@ PINNED_STATEFUL_RESOURCES = {
         "LifecycleScriptsUploadLogsKey00B8A623": "AWS::KMS::Key",
         "LifecycleScriptsUploadLogs902B8BF1": "AWS::Logs::LogGroup",
     },
-    "FmpInference": {
+    # The model bucket moved from FmpInference to FmpInferenceArtifacts with the same
+    # logical IDs (the same IDs let `cdk import` adopt a retained original).
+    "FmpInferenceArtifacts": {
         "ModelArtifactsKey31EDFDE5": "AWS::KMS::Key",
         "ModelArtifactsBucket2C3831B7": "AWS::S3::Bucket",
         "ModelArtifactsAccessLogs261D498C": "AWS::S3::Bucket",
+    },
+    "FmpInference": {
         "SingleModelEndpointsummarizerDataCaptureKeyEFA40B63": "AWS::KMS::Key",
         "SingleModelEndpointsummarizerDataCaptureBucketDC2D53C2": "AWS::S3::Bucket",
         "SingleModelEndpointsummarizerDataCaptureAccessLogsE001348E": "AWS::S3::Bucket",
@@ -181,6 +185,25 @@ def test_the_cluster_stack_retains_nothing_and_nothing_depends_on_it(default_ass
     manifest = json.loads((default_assembly.directory / "manifest.json").read_text())
     assert "FmpTrainingData" in manifest["artifacts"]["FmpTraining"]["dependencies"]
     assert "FmpTraining" not in manifest["artifacts"]["FmpTrainingData"].get("dependencies", [])
+
+
+def test_the_model_bucket_deploys_before_and_apart_from_the_endpoints(default_assembly):
+    # Deploy FmpInferenceArtifacts, upload the models, then deploy FmpInference: its models
+    # read a bucket that exists (and holds them) before the endpoints are created.
+    artifacts = default_assembly.templates["FmpInferenceArtifacts"]
+    assert "Fn::ImportValue" not in json.dumps(artifacts)
+    buckets = [r for r in artifacts["Resources"].values() if r["Type"] == "AWS::S3::Bucket"]
+    assert buckets and all(r["DeletionPolicy"] == "Retain" for r in buckets)
+    inference = default_assembly.templates["FmpInference"]
+    model_buckets = {
+        json.dumps(r["Properties"]["PrimaryContainer"]["ModelDataSource"]["S3DataSource"])
+        for r in inference["Resources"].values()
+        if r["Type"] == "AWS::SageMaker::Model"
+        and "ModelDataSource" in r["Properties"]["PrimaryContainer"]
+    }
+    assert model_buckets and all("FmpInferenceArtifacts:" in b for b in model_buckets)
+    manifest = json.loads((default_assembly.directory / "manifest.json").read_text())
+    assert "FmpInferenceArtifacts" in manifest["artifacts"]["FmpInference"]["dependencies"]
 
 
 def test_the_file_system_keeps_its_network(default_assembly):

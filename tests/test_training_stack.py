@@ -41,11 +41,9 @@ def data_template(default_assembly) -> Template:
 
 
 def reads_from_data_stack(value: dict, logical_id: str) -> bool:
-    """True when ``value`` is the data stack's output for resource ``logical_id``."""
-    output = value.get("Fn::GetStackOutput", {})
-    return output.get("StackName") == "FmpTrainingData" and logical_id in output.get(
-        "OutputName", ""
-    )
+    """True when ``value`` is the data stack's export for resource ``logical_id``."""
+    export = value.get("Fn::ImportValue", "")
+    return export.startswith("FmpTrainingData:") and logical_id in export
 
 
 def only(template: Template, resource_type: str) -> tuple[str, dict]:
@@ -345,16 +343,27 @@ def test_groups_without_a_controller_fail_before_anything_is_built():
     assert app.node.find_child("NoController").node.children == []
 
 
-def test_on_a_bare_app_the_pair_synthesizes_nag_clean_with_weak_references():
-    # Without cdk.json's feature flags, the cluster still reads the data stack's values with
-    # Fn::GetStackOutput: no export locks the data stack.
-    app = cdk.App()
+@pytest.mark.parametrize("flag", ["weak", "strong", None])
+def test_the_pair_uses_exports_whatever_the_apps_reference_flag(flag):
+    # The cluster reads the data stack's values through exports (Fn::ImportValue): an export
+    # cannot change while imported, so CloudFormation refuses the data-stack update that
+    # would orphan the running cluster; imports are resolved when the change set is made.
+    context = {} if flag is None else {"@aws-cdk/core:defaultCrossStackReferences": flag}
+    app = cdk.App(context=context)
     stack = TrainingStack(app, "Bare")
     assert stack.data.node.id == "BareData"
+    assembly = app.synth()
+    cluster = json.dumps(assembly.get_stack_by_name("Bare").template)
+    assert "Fn::ImportValue" in cluster
+    assert "Fn::GetStackOutput" not in cluster
+    data = assembly.get_stack_by_name("BareData").template
+    assert any("Export" in output for output in data["Outputs"].values())
+
+
+def test_on_a_bare_app_the_pair_synthesizes_nag_clean():
+    app = cdk.App()
+    TrainingStack(app, "Bare")
     assert nag_findings(app) == []
-    cluster = json.dumps(app.synth().get_stack_by_name("Bare").template)
-    assert "Fn::GetStackOutput" in cluster
-    assert "Fn::ImportValue" not in cluster
 
 
 def test_a_given_data_stack_is_used():

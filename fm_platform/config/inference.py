@@ -34,7 +34,9 @@ from fm_platform.mapping import read
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
 from fm_platform.rules.components import check_component_name_free, component_name_for
 from fm_platform.rules.inference import (
+    check_bucket_name,
     check_endpoint_names,
+    check_kms_key_arn,
     check_model_names,
     check_output_count,
 )
@@ -169,11 +171,19 @@ class InferenceConfig:
         ml.g5.12xlarge endpoint with a 7B, a 13B and a scale-to-zero FLAN-T5-XL model.
     single_model_endpoints: by default the isolated ``summarizer``.
     multi_model_endpoints: by default ``small-models`` on ml.m5.xlarge.
+    artifacts_bucket_name: an existing bucket the models read their artifacts from; by
+        default a bucket is created in the artifacts stack (``<stack name>Artifacts``),
+        which deploys before the endpoints.
+    artifacts_key_arn: the KMS key of that existing bucket's objects, so that the
+        execution roles may decrypt them; by default none (SSE-S3 or a bucket key the
+        roles can already use).
     """
 
     ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = DEFAULT_IC_ENDPOINTS
     single_model_endpoints: tuple[SingleModelEndpointConfig, ...] = DEFAULT_SINGLE_MODEL_ENDPOINTS
     multi_model_endpoints: tuple[MultiModelEndpointConfig, ...] = DEFAULT_MULTI_MODEL_ENDPOINTS
+    artifacts_bucket_name: str | None = None
+    artifacts_key_arn: str | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
@@ -212,6 +222,14 @@ class InferenceConfig:
             },
         )
         check_output_count(problems, len(self.endpoint_names), self.output_count)
+        check_bucket_name(problems, "artifacts_bucket_name", self.artifacts_bucket_name)
+        check_kms_key_arn(problems, "artifacts_key_arn", self.artifacts_key_arn)
+        if self.artifacts_key_arn is not None and self.artifacts_bucket_name is None:
+            problems.add(
+                "artifacts_key_arn",
+                self.artifacts_key_arn,
+                "applies only with artifacts_bucket_name (the created bucket's key is known)",
+            )
         check_model_names(
             problems,
             [

@@ -30,6 +30,7 @@ from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.plan import EndpointPlan, Plan
 from fm_platform.fleet.planner import IC, MULTI, SINGLE
+from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
 
 #: Invocations per instance per minute a multi-model endpoint scales on.
@@ -130,18 +131,28 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
 def fleet_stacks(
     scope: Construct, plan: Plan, catalog: Catalog, **stack_kwargs: Any
 ) -> dict[str, InferenceStack]:
-    """One :class:`InferenceStack` per plan stack, by stack name."""
-    return {
-        stack: InferenceStack(
+    """One :class:`InferenceStack` per plan stack, by stack name, all reading their models
+    from one :class:`ModelArtifactsStack` named ``<catalog>-artifacts`` (deploy it and
+    upload the models first)."""
+    artifacts = ModelArtifactsStack(
+        scope,
+        f"{plan.catalog}-artifacts",
+        description=f"fm_platform fleet {plan.catalog}: model artifacts bucket (deploy it and "
+        "upload the models before the endpoint stacks)",
+        **stack_kwargs,
+    )
+    stacks = {}
+    for stack in plan.stacks:
+        stacks[stack] = InferenceStack(
             scope,
             stack,
             config=stack_config(plan, catalog, stack),
+            artifacts=artifacts.artifacts,
             description=f"fm_platform fleet {plan.catalog}: stack {stack} of "
             f"{len(plan.stacks)} (planned from a model catalog)",
             **stack_kwargs,
         )
-        for stack in plan.stacks
-    }
+    return stacks
 
 
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:

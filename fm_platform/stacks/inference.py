@@ -1,11 +1,13 @@
 """The inference stack: endpoints and models described by one
 :class:`~fm_platform.config.InferenceConfig` (by default the hosting guidance's examples).
 
-Artifacts: the stack creates a model-artifacts bucket (``ModelArtifacts``, output
-``ModelArtifactsBucket``). Each model reads ``s3://<bucket>/models/<model-name>/``
-(uncompressed files, e.g. a Hugging Face snapshot); a multi-model endpoint reads the
-``.tar.gz`` models under ``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying,
-or set ``model_data_url`` / ``models_s3_prefix`` to your own locations.
+Artifacts: the models read them from a bucket in a stack of its own
+(:class:`~fm_platform.stacks.artifacts.ModelArtifactsStack`, deployed first) or from an
+existing bucket the configuration names. Each model reads
+``s3://<bucket>/models/<model-name>/`` (uncompressed files, e.g. a Hugging Face snapshot);
+a multi-model endpoint reads the ``.tar.gz`` models under
+``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying the endpoints, or set
+``model_data_url`` / ``models_s3_prefix`` to your own locations.
 
 Images: AWS Deep Learning Containers from account 763104351884 in the stack's region (the
 account serving most commercial regions; set ``image`` elsewhere): LMI
@@ -18,8 +20,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from aws_cdk import Annotations, CfnOutput, Fn, Stack
+from aws_cdk import Annotations, CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fm_platform.config.inference import (
@@ -50,12 +54,9 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.constructs.options import options_values
-from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.images import deep_learning_container_image
+from fm_platform.stacks.artifacts import ARTIFACTS_PREFIX, ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
-
-#: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
-ARTIFACTS_PREFIX = "models"
 
 
 def _output_id(prefix: str, name: str) -> str:
@@ -65,15 +66,24 @@ def _output_id(prefix: str, name: str) -> str:
 class InferenceStack(Stack):
     """Endpoints and models from an :class:`InferenceConfig`.
 
-    Construct IDs derive from names, never positions: ``ModelArtifacts`` (the artifacts
-    bucket), ``IcEndpoint-<name>`` (with ``Endpoint`` and ``Model-<model_name>`` inside),
-    ``SingleModelEndpoint-<name>``, ``MultiModelEndpoint-<name>``.
+    Construct IDs derive from names, never positions: ``IcEndpoint-<name>`` (with
+    ``Endpoint`` and ``Model-<model_name>`` inside), ``SingleModelEndpoint-<name>``,
+    ``MultiModelEndpoint-<name>``.
+
+    ``artifacts``: the bucket the models read (a :class:`ModelArtifacts`); by default the
+    configuration's ``artifacts_bucket_name`` when set (an existing bucket), else a
+    :class:`ModelArtifactsStack` created next to this stack in the same scope, named
+    ``<construct_id>Artifacts``. A bucket of another stack is read through that stack's
+    exports (strong references, set here whatever the app's flags), so this stack depends
+    on it and the bucket cannot go while endpoints read it: deploy the artifacts stack,
+    upload the artifacts, then deploy this stack.
 
     ``vpc``: when given, every endpoint runs in its private subnets, each with a dedicated
     security group; by default they use SageMaker's network. Every endpoint's models run
     without network access unless its spec sets ``network_isolation=False``.
 
-    Attributes: ``config``, ``artifacts`` (the :class:`SecureBucket`), ``ic_endpoints``,
+    Attributes: ``config``, ``artifacts`` (the :class:`ModelArtifacts`), ``artifacts_stack``
+    (None unless created here), ``ic_endpoints``,
     ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``
     (dicts by name).
 
@@ -92,16 +102,24 @@ class InferenceStack(Stack):
         *,
         config: InferenceConfig = InferenceConfig(),  # noqa: B008 - frozen, so safe to share
         vpc: ec2.IVpc | None = None,
+        artifacts: ModelArtifacts | None = None,
         **stack_kwargs: Any,
     ) -> None:
         """Build the stack's endpoints and models from ``config``; it is validated first."""
         super().__init__(scope, construct_id, **stack_kwargs)
+        CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
         config.validate()
         self.config = config
         self.vpc = vpc
-        self.artifacts = SecureBucket(
-            self, "ModelArtifacts", SecureBucketProps(purpose="SageMaker model artifacts")
-        )
+        self.artifacts_stack: ModelArtifactsStack | None = None
+        if artifacts is None and config.artifacts_bucket_name is not None:
+            artifacts = ModelArtifacts.existing(
+                self, config.artifacts_bucket_name, config.artifacts_key_arn
+            )
+        if artifacts is None:
+            self.artifacts_stack = _artifacts_stack(scope, construct_id, stack_kwargs)
+            artifacts = self.artifacts_stack.artifacts
+        self.artifacts = _imported_into(self, artifacts)
         self.ic_endpoints: dict[str, InferenceComponentEndpoint] = {}
         self.ic_models: dict[str, InferenceComponentModel] = {}
         self.single_model_endpoints: dict[str, SingleModelEndpoint] = {}
@@ -129,10 +147,7 @@ class InferenceStack(Stack):
         """``container`` with its artifacts by default in this stack's bucket."""
         if container.model_data_url is not None:
             return container
-        return replace(container, model_data_url=self._artifacts_url(model_name))
-
-    def _artifacts_url(self, name: str) -> str:
-        return f"s3://{self.artifacts.bucket.bucket_name}/{ARTIFACTS_PREFIX}/{name}/"
+        return replace(container, model_data_url=self.artifacts.url(model_name))
 
     # -- endpoints --------------------------------------------------------------------------
 
@@ -154,7 +169,7 @@ class InferenceStack(Stack):
                 group,
                 f"Model-{model.model_name}",
                 InferenceComponentModelProps(
-                    **options, endpoint=endpoint, artifact_key=self.artifacts.encryption_key
+                    **options, endpoint=endpoint, artifact_key=self.artifacts.key
                 ),
             )
             if keeps_copies:
@@ -171,21 +186,17 @@ class InferenceStack(Stack):
         endpoint = SingleModelEndpoint(
             self,
             f"SingleModelEndpoint-{item.name}",
-            SingleModelEndpointProps(
-                **options, vpc=self.vpc, artifact_key=self.artifacts.encryption_key
-            ),
+            SingleModelEndpointProps(**options, vpc=self.vpc, artifact_key=self.artifacts.key),
         )
         self.single_model_endpoints[item.name] = endpoint
 
     def _multi_model_endpoint(self, item: MultiModelEndpointConfig) -> None:
         options = options_values(MultiModelEndpointOptions, item)
-        options["models_s3_prefix"] = item.models_s3_prefix or self._artifacts_url(item.name)
+        options["models_s3_prefix"] = item.models_s3_prefix or self.artifacts.url(item.name)
         endpoint = MultiModelEndpoint(
             self,
             f"MultiModelEndpoint-{item.name}",
-            MultiModelEndpointProps(
-                **options, vpc=self.vpc, artifact_key=self.artifacts.encryption_key
-            ),
+            MultiModelEndpointProps(**options, vpc=self.vpc, artifact_key=self.artifacts.key),
         )
         self.multi_model_endpoints[item.name] = endpoint
 
@@ -250,3 +261,38 @@ class InferenceStack(Stack):
                 "--content-type application/json --body fileb://request.json response.json"
             )
         return None
+
+
+def _artifacts_stack(
+    scope: Construct, construct_id: str, stack_kwargs: dict[str, Any]
+) -> ModelArtifactsStack:
+    """The artifacts stack created for an InferenceStack given none: same environment and
+    synthesizer, its own name and description."""
+    kwargs = {k: v for k, v in stack_kwargs.items() if k not in ("description", "stack_name")}
+    if stack_kwargs.get("stack_name"):
+        kwargs["stack_name"] = f"{stack_kwargs['stack_name']}Artifacts"
+    return ModelArtifactsStack(
+        scope,
+        f"{construct_id}Artifacts",
+        description="fm_platform: model artifacts bucket (deploy it and upload the models "
+        "before the endpoints)",
+        **kwargs,
+    )
+
+
+def _imported_into(stack: Stack, artifacts: ModelArtifacts) -> ModelArtifacts:
+    """``artifacts`` as ``stack`` refers to them: a bucket (and key) of another stack is
+    imported through that stack's exports up front, so that every ARN built from it (grants,
+    their cdk-nag acknowledgements) already reads as the import the template holds."""
+    producer = Stack.of(artifacts.bucket)
+    if producer is stack:
+        return artifacts
+    bucket = s3.Bucket.from_bucket_name(
+        stack, "ArtifactsBucketImport", producer.export_value(artifacts.bucket.bucket_name)
+    )
+    key = artifacts.key
+    if key is not None:
+        key = kms.Key.from_key_arn(
+            stack, "ArtifactsKeyImport", Stack.of(key).export_value(key.key_arn)
+        )
+    return ModelArtifacts(bucket=bucket, key=key)

@@ -64,9 +64,14 @@ class TrainingStack(Stack):
         the instance groups are validated first."""
         super().__init__(scope, construct_id, **stack_kwargs)
         # Set here, not left to the app's @aws-cdk/core:defaultCrossStackReferences: the
-        # cluster reads the data stack's values with Fn::GetStackOutput, so no export locks
-        # the data stack while the cluster is destroyed, recreated or changed.
-        CrossStackReferences.of(self).consume(ReferenceStrength.WEAK)
+        # cluster reads the data stack's values through exports (Fn::ImportValue). An
+        # export cannot change or go while imported, which is exactly the data-stack change
+        # (a replaced subnet or security group) that would orphan a running cluster, whose
+        # VpcConfig is create-only; and imports are resolved when a change set is made, so
+        # it never plans on values known only after apply, as Fn::GetStackOutput's weak
+        # references do (and the CDK CLI skips a stack whose template text is unchanged, so
+        # a weak reference's new value would not even reach the cluster without --force).
+        CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
         # The groups shape everything below (provisioning parameters, the cluster): check
         # them before building anything.
         problems = Problems("TrainingConfig")
