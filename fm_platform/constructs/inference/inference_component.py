@@ -37,7 +37,7 @@ from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.constructs.options import checked
 from fm_platform.constructs.scopes import inherit_stack
-from fm_platform.constructs.tokens import known
+from fm_platform.constructs.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand
 from fm_platform.rules.components import (
     check_component_name_free,
@@ -124,10 +124,12 @@ class InferenceComponentModelOptions:
         resources), so an update sets the running copies to it and autoscaling moves them
         on from there; by default ``scaling.min_copies`` (at least 1), else 1.
     model_data_download_timeout_s: seconds to download the artifacts (60-3600); by default
-        60 + 15 per GiB of ``min_memory_mib`` (a 32 GiB copy: 540), within 60-3600.
+        60 + 15 per GiB of the weights (``container.model_size_gib``; a 13 GiB 7B model:
+        255), within 60-3600; without a weights size, per GiB of ``min_memory_mib``, which
+        holds the weights (an upper bound).
     container_startup_health_check_timeout_s: seconds for the container to pass its health
-        check (60-3600); by default 300 + 10 per GiB of ``min_memory_mib`` (a 32 GiB copy:
-        620), within 60-3600.
+        check (60-3600); by default 300 + 10 per GiB of the weights (a 13 GiB model: 430),
+        within 60-3600; without a weights size, per GiB of ``min_memory_mib``.
     rolling_update: how updates replace copies; by default SageMaker's update behaviour.
     scaling: autoscaling of the copy count; by default none: the count stays at
         ``initial_copies``.
@@ -183,6 +185,8 @@ class InferenceComponentModelOptions:
         endpoint's, which each copy must fit."""
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
+        if self.container is not None:
+            self.container.check(problems)
         check_copy_resources(
             problems,
             instance_type=instance_type,
@@ -309,8 +313,11 @@ class InferenceComponentModel(Construct):
 
     def _component(self, props: InferenceComponentModelProps) -> sagemaker.CfnInferenceComponent:
         ic = sagemaker.CfnInferenceComponent
+        weights = props.container.model_size_gib
+        if weights is None and not is_unresolved(props.min_memory_mib):
+            weights = props.min_memory_mib / 1024  # the copy's memory holds its weights
         startup = startup_parameters(
-            props.min_memory_mib,
+            weights,
             download_s=props.model_data_download_timeout_s,
             health_check_s=props.container_startup_health_check_timeout_s,
         )
