@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fm_platform.fleet.sizing import CopyShape
+from fm_platform.fleet.options import Shape
 from fm_platform.specs.instances import InstanceSpec
 
 
@@ -24,7 +24,7 @@ def capacity(spec: InstanceSpec) -> tuple[float, float, float]:
     return (float(spec.accelerator_count), float(spec.memory_mib), float(spec.vcpus))
 
 
-def instances_needed(copies: Iterable[tuple[CopyShape, int]], spec: InstanceSpec) -> int:
+def instances_needed(copies: Iterable[tuple[Shape, int]], spec: InstanceSpec) -> int:
     """How many ``spec`` instances hold ``count`` copies of each shape (FFD, dominant share)."""
     cap = capacity(spec)
     items = []
