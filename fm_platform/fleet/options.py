@@ -107,8 +107,9 @@ def hardware_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     if needs.instance_family is not None and family(name) != needs.instance_family:
         return f"not the preferred family {needs.instance_family}"
     if spec.accelerator in NEURON:
-        return None if needs.neuron_compiled else "Neuron types run only models compiled for "
-        "Neuron (neuron_compiled: true)"
+        if needs.neuron_compiled:
+            return None
+        return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
     if not spec.is_accelerated:
         if needs.generative:
             return "text generation is not served on CPU types"
@@ -201,25 +202,24 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
         if not needs.tp_allowed(tp):
             reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
             continue
-        if host_mib > spec.memory_mib * tp // count:
-            reasons.append(f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices")
-            continue
         usable = per_device * tp
 
         def fits(concurrency: int, tp: int = tp, usable: float = usable) -> bool:
             return needs.copy_gib(tp, concurrency) <= usable
 
+        if not fits(1):
+            reasons.append(
+                f"one copy needs {needs.copy_gib(tp, 1):.1f} GiB, {tp} devices have "
+                f"{usable:.1f} GiB usable"
+            )
+            continue
+        if host_mib > spec.memory_mib * tp // count:
+            reasons.append(f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices")
+            continue
         perf = _performance(needs, spec, tp, fits)
         if perf is None:
-            if not fits(1):
-                reasons.append(
-                    f"one copy needs {needs.copy_gib(tp, 1):.1f} GiB, {tp} devices have "
-                    f"{usable:.1f} GiB usable"
-                )
-            else:
-                reasons.append(
-                    f"{tp} devices miss the p50 objective of {needs.latency_objective_ms:,.0f} ms"
-                )
+            objective = needs.latency_objective_ms
+            reasons.append(f"{tp} devices miss the p50 objective of {objective:,.0f} ms")
             continue
         cpu = max(1.0, spec.vcpus / count * tp / 2)
         share = 1.0 if kind.whole_instance else tp / count

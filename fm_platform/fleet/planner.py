@@ -180,9 +180,10 @@ class Planner:
         reasons: dict[str, list[str]] = defaultdict(list)
         for name, why in known.assessment.rejected.items():
             reasons[why.split(";")[0] if "GiB" not in why else "memory"].append(name)
+        rejected = known.assessment.rejected
+        relevant = [t for t, why in rejected.items() if not why.startswith("not the preferred")]
         largest = max(
-            known.assessment.rejected,
-            key=lambda t: instance_spec(t).accelerator_memory_mib_total,
+            relevant or rejected, key=lambda t: instance_spec(t).accelerator_memory_mib_total
         )
         return (
             f"no instance type in {self.region} can host it ({len(known.assessment.rejected)} "
@@ -290,7 +291,11 @@ class Planner:
             if option is None:
                 self.moves[name] = why
                 continue
-            self.plan.placements[name] = self.placement(name, endpoint.name, option)
+            placement = self.placement(name, endpoint.name, option)
+            decision = self.assessed[name].decision
+            if decision is not None and old.reason.startswith(decision.reason):
+                placement.reason = old.reason  # the same decision, placed as explained then
+            self.plan.placements[name] = placement
             endpoint.models.append(name)
         for name in [n for n, e in self.plan.endpoints.items() if not e.models]:
             del self.plan.endpoints[name]
