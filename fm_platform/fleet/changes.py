@@ -26,10 +26,13 @@ def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]
         old = previous.placements.get(name)
         if old is None:
             continue
-        if old.endpoint != p.endpoint:
+        old_type = previous.endpoints[old.endpoint].instance_type
+        new_type = plan.endpoints[p.endpoint].instance_type
+        if old.endpoint != p.endpoint or old_type != new_type or name in moves:
             why = moves.get(name, "")
             lines.append(
-                f"moved {name}: {old.endpoint} -> {p.endpoint}" + (f" ({why})" if why else "")
+                f"moved {name}: {old.endpoint} ({old_type}) -> {p.endpoint} ({new_type})"
+                + (f" ({why})" if why else "")
             )
         elif (old.min_copies, old.max_copies, old.accelerators) != (
             p.min_copies,
