@@ -63,7 +63,7 @@ def test_a_tight_latency_objective_is_decided_and_explained():
     p = plan.placements["emb"]
     assert plan.endpoints[p.endpoint].kind == SINGLE
     assert p.reason.startswith("latency (score 1.00 x weight 1) decides over inference-components")
-    # A tenant that does not weigh latency: equal utility, so the shared kind.
+    # A tenant weighing neither latency nor isolation: equal utility, the shared kind.
     cheap = plan_fleet(
         catalog(
             [
@@ -75,7 +75,7 @@ def test_a_tight_latency_objective_is_decided_and_explained():
                     "tenant": "t",
                 }
             ],
-            tenants={"t": {"weights": {"latency": 0}}},
+            tenants={"t": {"weights": {"latency": 0, "isolation": 0}}},
         )
     )
     assert cheap.endpoints[cheap.placements["emb"].endpoint].kind == IC
