@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -186,10 +186,48 @@ def _check_model(problems: Problems, path: str, m: ModelEntry, families: set[str
     _check_weights(problems, f"{path}.weights", m.weights)
 
 
+def _json_types() -> dict[str, tuple[type, ...]]:
+    """The JSON types each :class:`ModelEntry` field takes (None where optional)."""
+    kinds: dict[str, tuple[type, ...]] = {}
+    for f in fields(ModelEntry):
+        hint = str(f.type)
+        accepted: tuple[type, ...] = (str,) if hint.startswith("str") else ()
+        if hint.startswith("float"):
+            accepted = (int, float)
+        elif hint.startswith("int"):
+            accepted = (int,)
+        elif hint.startswith("bool"):
+            accepted = (bool,)
+        elif hint.startswith("dict"):
+            accepted = (dict,)
+        kinds[f.name] = accepted + ((type(None),) if "None" in hint else ())
+    return kinds
+
+
+_JSON_TYPES = _json_types()
+
+
+def _plain_values(data: Any) -> dict[str, Any] | None:
+    """``data`` when it is a mapping of known fields with values of their JSON types (the
+    common case, checked fast), else None: then :func:`dataclass_values` reports what is
+    wrong."""
+    if not isinstance(data, Mapping) or "name" not in data:
+        return None
+    for key, value in data.items():
+        accepted = _JSON_TYPES.get(key)
+        if accepted is None or not isinstance(value, accepted):
+            return None
+        if isinstance(value, bool) and bool not in accepted:
+            return None
+    return dict(data)
+
+
 def _model(families: set[str]):
     def build(problems: Problems, where: str, data: Any) -> ModelEntry | None:
         before = len(problems.messages)
-        values = dataclass_values(problems, where, data, ModelEntry)
+        values = _plain_values(data)
+        if values is None:
+            values = dataclass_values(problems, where, data, ModelEntry)
         if len(problems.messages) > before or "name" not in values:
             return None
         model = ModelEntry(**values)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
-from fm_platform.fleet.fitness import Decision, decide, weights_for
+from fm_platform.fleet.fitness import Decision, decide
 from fm_platform.fleet.hardware import family
 from fm_platform.fleet.kinds import IC, KINDS, MULTI, SINGLE
 from fm_platform.fleet.options import Assessment, Option, assess
@@ -86,26 +86,33 @@ def _bands(sizes: list[float]) -> list[list[int]]:
     return bands
 
 
-def _multi_model_cost(group: list[Option], hours: list[float]) -> float:
-    """Expected USD per hour of one multi-model endpoint of ``group`` (as
-    :mod:`fm_platform.fleet.endpoints` sizes it and :mod:`fm_platform.fleet.cost` prices
-    it)."""
-    low = max(1, math.ceil(sum(o.copy_gib for o in group) / group[0].usable_gib - 1e-9))
-    busy = sum(o.load for o in group)
+def _multi_model_cost(group: list[tuple[Option, float, int]]) -> float:
+    """Expected USD per hour of one multi-model endpoint of ``group`` (option, active hours,
+    number of such models), as :mod:`fm_platform.fleet.endpoints` sizes it and
+    :mod:`fm_platform.fleet.cost` prices it."""
+    first = group[0][0]
+    memory = sum(o.copy_gib * n for o, _, n in group)
+    low = max(1, math.ceil(memory / first.usable_gib - 1e-9))
+    busy = sum(o.load * n for o, _, n in group)
     high = max(low, math.ceil(busy - 1e-9))
-    active = sum(o.load * h / 24 for o, h in zip(group, hours, strict=True))
-    return (low + (active / busy if busy else 0.0) * (high - low)) * group[0].price
+    active = sum(o.load * n * h / 24 for o, h, n in group)
+    return (low + (active / busy if busy else 0.0) * (high - low)) * first.price
+
+
+_KEY_FIELDS = tuple(
+    f.name
+    for f in dataclasses.fields(ModelEntry)
+    if f.name not in ("name", "tenant", "group", "weights")
+)
 
 
 def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
     """Everything but the name that decides a model's options and kind."""
-    values = []
-    for f in dataclasses.fields(model):
-        if f.name in ("name", "tenant", "group", "weights"):
-            continue
-        values.append(getattr(model, f.name))
-    weights = tuple(sorted(weights_for(model, catalog).items()))
-    return (*values, model.tenant is not None, model.group is not None, weights)
+    values = [getattr(model, name) for name in _KEY_FIELDS]
+    tenant = catalog.tenant_weights.get(model.tenant) if model.tenant is not None else None
+    own = tuple(sorted(model.weights.items())) if model.weights else ()
+    extra = tuple(sorted(tenant.items())) if tenant else ()
+    return (*values, model.tenant is not None, model.group is not None, extra, own)
 
 
 def _model_resources(p: Placement, kind: str) -> int:
@@ -140,6 +147,7 @@ class Planner:
         self.plan = Plan(catalog=catalog.name, region=self.region)
         self.usage: dict[str, list[int]] = defaultdict(lambda: [STACK_BASE, STACK_BASE_OUTPUTS])
         self.counters: dict[str, int] = defaultdict(int)
+        self.ranges: dict[str, tuple[int, int, int]] = {}
 
     # -- per model --------------------------------------------------------------------------
 
@@ -337,9 +345,18 @@ class Planner:
         ):
             return False
         if e.kind == MULTI:
-            sizes = [self.plan.placements[m].memory_mib for m in e.models] + [p.memory_mib]
-            return max(sizes) <= MME_BAND * min(sizes)
+            low, high = self.memory_range(e)
+            return max(high, p.memory_mib) <= MME_BAND * min(low, p.memory_mib)
         return True
+
+    def memory_range(self, e: EndpointPlan) -> tuple[int, int]:
+        """The smallest and largest model memory (MiB) on a multi-model endpoint."""
+        known = self.ranges.get(e.name)
+        if known is None or known[2] != len(e.models):
+            sizes = [self.plan.placements[m].memory_mib for m in e.models]
+            known = (min(sizes), max(sizes), len(e.models))
+            self.ranges[e.name] = known
+        return known[0], known[1]
 
     def multi_model_types(self, names: list[str]) -> dict[str, Option]:
         """One instance type per framework for new multi-model models: the type all of
@@ -352,23 +369,32 @@ class Planner:
                 by_framework[self.models[name].framework].append(name)
         chosen: dict[str, Option] = {}
         for members in by_framework.values():
+            # models with the same options and hours are one class, counted
+            classes: dict[tuple[int, float], list[str]] = defaultdict(list)
+            for n in members:
+                known = self.assessed[n]
+                classes[(id(known.assessment), known.needs.active_hours)].append(n)
             options = {
-                n: {o.instance_type: o for o in self.assessed[n].assessment.options[MULTI]}
-                for n in members
+                key: {o.instance_type: o for o in self.assessed[ns[0]].assessment.options[MULTI]}
+                for key, ns in classes.items()
             }
             common = set.intersection(*(set(o) for o in options.values()))
             best: tuple[float, str] | None = None
             for t in sorted(common):
-                ranked = sorted(members, key=lambda n, t=t: options[n][t].copy_gib)
+                ranked = sorted(classes, key=lambda k, t=t: options[k][t].copy_gib)
                 total = 0.0
-                for band in _bands([options[n][t].copy_gib for n in ranked]):
-                    group = [options[ranked[i]][t] for i in band]
-                    hours = [self.assessed[ranked[i]].needs.active_hours for i in band]
-                    total += _multi_model_cost(group, hours)
+                for band in _bands([options[k][t].copy_gib for k in ranked]):
+                    total += _multi_model_cost(
+                        [
+                            (options[ranked[i]][t], ranked[i][1], len(classes[ranked[i]]))
+                            for i in band
+                        ]
+                    )
                 cost = (total, t)
                 best = cost if best is None or cost < best else best
             if best is not None:
-                chosen.update((n, options[n][best[1]]) for n in members)
+                for key, ns in classes.items():
+                    chosen.update((n, options[key][best[1]]) for n in ns)
         return chosen
 
     def consolidate(self, names: list[str]) -> dict[str, tuple[Option, str]]:
@@ -499,6 +525,11 @@ class Planner:
             p.endpoint = endpoint.name
             self.plan.placements[name] = p
             endpoint.models.append(name)
+            if endpoint.kind == MULTI:
+                known = self.ranges.get(endpoint.name, (p.memory_mib, p.memory_mib, 0))
+                if known[2] == len(endpoint.models) - 1:
+                    low, high = min(known[0], p.memory_mib), max(known[1], p.memory_mib)
+                    self.ranges[endpoint.name] = (low, high, len(endpoint.models))
             if endpoint.stack:
                 self.usage[endpoint.stack][0] += _model_resources(p, endpoint.kind)
 
