@@ -48,8 +48,8 @@ def draw_overview(plan: Plan, path: Path) -> Path:
     """The cost overview (module docstring) at ``path``."""
     plt = _pyplot()
     endpoints = sorted(plan.endpoints.values(), key=lambda e: e.expected_hourly)
-    height = max(3.0, 0.42 * len(endpoints) + 1.2)
-    fig, ax = plt.subplots(figsize=(11, height))
+    height = max(3.0, 0.5 * len(endpoints) + 1.5)
+    fig, ax = plt.subplots(figsize=(12, height))
     ys = range(len(endpoints))
     low = [e.min_hourly * HOURS_PER_MONTH for e in endpoints]
     mid = [e.expected_hourly * HOURS_PER_MONTH for e in endpoints]
@@ -57,13 +57,16 @@ def draw_overview(plan: Plan, path: Path) -> Path:
     ax.barh(ys, high, color="#d9e6f2", label="maximum scale")
     ax.barh(ys, mid, color="#4a90c2", height=0.5, label="expected")
     ax.scatter(low, ys, color="#1b3a57", marker="|", s=200, zorder=3, label="minimum scale")
-    labels = [f"{e.name} ({e.instance_type}): {_models_label(e.models)}" for e in endpoints]
+    labels = [
+        f"{e.name} ({e.instance_type}, {len(e.models)} models)\n{_models_label(e.models, 2)}"
+        for e in endpoints
+    ]
     ax.set_yticks(list(ys), labels, fontsize=7)
     ax.set_xlabel(f"USD a month ({plan.region} on-demand prices, {HOURS_PER_MONTH} h)")
     total = sum(mid)
     ax.set_title(
-        f"{plan.catalog}: {len(plan.placements)} models, ${total:,.0f} a month expected "
-        f"(${sum(low):,.0f} at minimum, ${sum(high):,.0f} at maximum scale)",
+        f"{plan.catalog}: {len(plan.placements)} models, USD {total:,.0f} a month expected\n"
+        f"(USD {sum(low):,.0f} at minimum, USD {sum(high):,.0f} at maximum scale)",
         fontsize=9,
     )
     ax.legend(loc="lower right", fontsize=7)

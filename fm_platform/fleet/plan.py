@@ -129,6 +129,18 @@ def _known(cls: type, record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k in names}
 
 
+def _version_1_group(e: EndpointPlan) -> str:
+    """A version 1 endpoint's group in version 2 terms (version 1 grouped shared models
+    by size class, version 2 by instance type; forced groups are the same)."""
+    if e.group.startswith("group:"):
+        return e.group
+    if e.kind == "multi-model":
+        return f"{e.group}:{e.instance_type}"
+    if e.kind == "single-model":
+        return "dedicated"
+    return e.instance_type
+
+
 def plan_from_json(text: str, source: str = "plan") -> Plan:
     """A plan from :meth:`Plan.to_json` output (or a version 1 plan's assignments); a clear
     ``ValueError`` when it is not one."""
@@ -137,6 +149,9 @@ def plan_from_json(text: str, source: str = "plan") -> Plan:
         if data.get("version") not in (1, PLAN_VERSION):
             raise ValueError(f"version must be 1 or {PLAN_VERSION}")
         endpoints = [EndpointPlan(**_known(EndpointPlan, e)) for e in data["endpoints"]]
+        if data["version"] == 1:
+            for e in endpoints:
+                e.group = _version_1_group(e)
         placements = [Placement(**_known(Placement, p)) for p in data["placements"]]
         return Plan(
             catalog=data["catalog"],

@@ -24,6 +24,16 @@ MODEL_HEADERS = (
     "$/month",
     "reason",
 )
+#: Short names of defaulted inputs in the model table.
+SHORT = {
+    "prompt_tokens": "prompt",
+    "output_tokens": "output",
+    "context_tokens": "context",
+    "concurrency": "concurrency",
+    "peak_rpm": "peak_rpm",
+    "kv_cache": "kv_cache",
+    "task": "task",
+}
 ENDPOINT_HEADERS = (
     "stack",
     "endpoint",
@@ -59,7 +69,7 @@ def model_table(plan: Plan) -> str:
                     f"{p.min_copies}-{p.max_copies}",
                     f"{p.rpm_per_copy:,.1f}",
                     p.throughput,
-                    ",".join(p.defaults) or "-",
+                    ",".join(SHORT.get(d, d) for d in p.defaults) or "-",
                     f"{p.expected_hourly * HOURS_PER_MONTH:,.0f}",
                     p.reason,
                 )
