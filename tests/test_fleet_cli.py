@@ -3,6 +3,7 @@ charts (and without matplotlib), errors without tracebacks."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -117,10 +118,8 @@ def test_charts_without_matplotlib_name_the_extra_and_write_nothing(tmp_path):
 
 
 def test_help_points_to_the_catalog_reference(capsys):
-    try:
+    with contextlib.suppress(SystemExit):
         main(["plan", "--help"])
-    except SystemExit:
-        pass
     out = " ".join(capsys.readouterr().out.split())
     assert "Plan hundreds of models from one catalog" in out and "--min-saving" in out
 

@@ -110,9 +110,11 @@ def lower_bound(planner: Planner) -> float:
         np.array([], dtype=np.int32),
         np.array([]),
     )
-    lower = np.array([r[0] for r in rows], dtype=float)
-    upper = np.array([r[1] for r in rows], dtype=float)
-    starts, indices, values = [], [], []
+    lower = np.array([r[0] for r in rows], dtype=np.float64)
+    upper = np.array([r[1] for r in rows], dtype=np.float64)
+    starts: list[int] = []
+    indices: list[int] = []
+    values: list[float] = []
     for _, _, entries in rows:
         starts.append(len(indices))
         indices.extend(entries)
@@ -124,7 +126,7 @@ def lower_bound(planner: Planner) -> float:
         len(indices),
         np.array(starts, dtype=np.int32),
         np.array(indices, dtype=np.int32),
-        np.array(values, dtype=float),
+        np.array(values, dtype=np.float64),
     )
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:

@@ -137,17 +137,17 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     if needs.rpm_override is not None:
         return override(needs) if fits(needs.concurrency) or fits(1) else None
     if needs.benchmark is not None:
-        records = [
+        own = tuple(
             r
             for r in read_fmbench(*needs.benchmark)
             if r.instance_type == spec.instance_type and r.tensor_parallel == tp
-        ]
-        if records:
-            return from_records(needs, tuple(records), "benchmark", fits)
+        )
+        if own:
+            return from_records(needs, own, "benchmark", fits)
     if needs.architecture is not None:
-        records = shipped_records(needs.architecture, spec.instance_type, tp)
-        if records:
-            return from_records(needs, records, "measured", fits)
+        shipped = shipped_records(needs.architecture, spec.instance_type, tp)
+        if shipped:
+            return from_records(needs, shipped, "measured", fits)
     if not spec.is_accelerated:
         gflops = vcpu_gflops(spec)
         if gflops is None or not fits(1):

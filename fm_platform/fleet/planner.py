@@ -381,7 +381,7 @@ class Planner:
             common = set.intersection(*(set(o) for o in options.values()))
             best: tuple[float, str] | None = None
             for t in sorted(common):
-                ranked = sorted(classes, key=lambda k, t=t: options[k][t].copy_gib)
+                ranked = sorted(classes, key=lambda k: options[k][t].copy_gib)  # noqa: B023
                 total = 0.0
                 for band in _bands([options[k][t].copy_gib for k in ranked]):
                     total += _multi_model_cost(

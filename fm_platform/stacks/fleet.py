@@ -32,6 +32,7 @@ from fm_platform.stacks.inference import (
     SingleModelEndpointSpec,
 )
 
+
 def _instance_target(endpoint: EndpointPlan) -> float:
     """The plan's invocations per instance per minute for an instance-scaled endpoint."""
     if endpoint.scaling_target is None:
