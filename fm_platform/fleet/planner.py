@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from collections import defaultdict
 from dataclasses import dataclass
 
-from fm_platform.fleet.catalog import Catalog, ModelEntry
+from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import Decision, decide
@@ -99,20 +100,21 @@ def _multi_model_cost(group: list[tuple[Option, float, int]]) -> float:
     return (low + (active / busy if busy else 0.0) * (high - low)) * first.price
 
 
-_KEY_FIELDS = tuple(
-    f.name
-    for f in dataclasses.fields(ModelEntry)
-    if f.name not in ("name", "tenant", "group", "weights")
+_KEY_FIELDS = operator.attrgetter(
+    *(
+        f.name
+        for f in dataclasses.fields(ModelEntry)
+        if f.name not in ("name", "tenant", "group", "weights")
+    )
 )
 
 
 def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
     """Everything but the name that decides a model's options and kind."""
-    values = [getattr(model, name) for name in _KEY_FIELDS]
     tenant = catalog.tenant_weights.get(model.tenant) if model.tenant is not None else None
     own = tuple(sorted(model.weights.items())) if model.weights else ()
     extra = tuple(sorted(tenant.items())) if tenant else ()
-    return (*values, model.tenant is not None, model.group is not None, extra, own)
+    return (*_KEY_FIELDS(model), model.tenant is not None, model.group is not None, extra, own)
 
 
 def _model_resources(p: Placement, kind: str) -> int:
@@ -148,6 +150,7 @@ class Planner:
         self.usage: dict[str, list[int]] = defaultdict(lambda: [STACK_BASE, STACK_BASE_OUTPUTS])
         self.counters: dict[str, int] = defaultdict(int)
         self.ranges: dict[str, tuple[int, int, int]] = {}
+        self.templates: dict[tuple[int, int, str], Placement] = {}
 
     # -- per model --------------------------------------------------------------------------
 
@@ -200,10 +203,21 @@ class Planner:
 
     def placement(self, name: str, endpoint: str, option: Option, why: str = "") -> Placement:
         known = self.assessed[name]
+        key = (id(known), id(option), why)
+        template = self.templates.get(key)
+        if template is None:
+            template = self._template(known, option, why)
+            self.templates[key] = template
+        placement = object.__new__(Placement)  # a shallow copy: dataclasses.replace is slow
+        placement.__dict__.update(template.__dict__, name=name, endpoint=endpoint)
+        return placement
+
+    def _template(self, known: Assessed, option: Option, why: str) -> Placement:
+        """A placement of ``option`` for models assessed as ``known`` (name and endpoint
+        are filled in per model; models alike share the lists and dicts, read only)."""
         decision = known.decision
         assert decision is not None
         kind = option.kind
-        min_copies = 0 if kind == IC and decision.to_zero else 1
         reason = decision.reason
         if why:
             reason = f"{reason}; {why}"
@@ -215,12 +229,12 @@ class Planner:
             )
         perf = option.perf
         return Placement(
-            name=name,
-            endpoint=endpoint,
+            name="",
+            endpoint="",
             accelerators=option.shape.accelerators,
             memory_mib=option.shape.memory_mib,
             cpu_cores=option.shape.cpu_cores,
-            min_copies=min_copies,
+            min_copies=0 if kind == IC and decision.to_zero else 1,
             max_copies=option.max_copies,
             peak_rpm=known.needs.peak_rpm,
             active_hours=known.needs.active_hours,
@@ -232,13 +246,7 @@ class Planner:
             defaults=list(known.needs.defaults),
             reason=reason,
             scale_to_zero=decision.scale_to_zero_reason if kind == IC else "",
-            scores=dict(
-                zip(
-                    ("model_size", "latency", "isolation", "cost", "scalability"),
-                    decision.scores.values(),
-                    strict=True,
-                )
-            ),
+            scores=dict(zip(AXES, decision.scores.values(), strict=True)),
         )
 
     # -- stability --------------------------------------------------------------------------
