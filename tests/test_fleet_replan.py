@@ -78,3 +78,12 @@ def test_repacking_after_churn_proposes_only_steps_that_save_the_threshold():
     assert saving >= 50 * bool(moves)
     # a threshold above any saving proposes nothing
     assert repack(full, churned, min_saving=10**9)[1] == []
+
+
+def test_a_model_on_a_type_the_new_region_does_not_price_moves_and_says_so():
+    g6e = {"name": "m", "architecture": "llama-3.1-8b", "peak_rpm": 60, "instance_family": "g6e"}
+    before = plan_from_json(plan_fleet(catalog([g6e])).to_json())
+    planner = Planner(catalog([{**g6e, "instance_family": None}]), before, region="eu-west-1")
+    after = planner.run()
+    assert planner.moves["m"] == "ml.g6e.xlarge has no price in eu-west-1"
+    assert after.region == "eu-west-1"

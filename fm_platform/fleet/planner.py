@@ -40,7 +40,7 @@ from fm_platform.fleet.options import Assessment, Option, assess
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.specs.instances import instance_spec
-from fm_platform.specs.prices import DEFAULT_REGION
+from fm_platform.specs.prices import DEFAULT_REGION, hourly_prices
 from fm_platform.validation import Problems
 
 #: Models of one multi-model endpoint are at most this many times apart in memory.
@@ -276,6 +276,8 @@ class Planner:
             if o.instance_type == endpoint.instance_type
         ]
         if not options:
+            if endpoint.instance_type not in hourly_prices(self.region):
+                return None, f"{endpoint.instance_type} has no price in {self.region}"
             why = known.assessment.rejected.get(endpoint.instance_type, "its needs changed")
             return None, f"{endpoint.instance_type} can no longer run it: {why}"
         option = options[0]
