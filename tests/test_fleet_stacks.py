@@ -12,32 +12,51 @@ from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from fm_platform.fleet.catalog import catalog_from_data
+from fm_platform.fleet.options import family_types
 from fm_platform.fleet.planner import Limits, plan_fleet
-from fm_platform.fleet.sizing import families
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.support import ROOT, nag_findings, normalized
 
 SMALL = {
     "name": "small",
     "models": [
-        {"name": "chat-8b", "params_b": 8.03, "peak_rpm": 180},
-        {"name": "chat-70b", "params_b": 70.6},
-        {"name": "ft-7b", "params_b": 7.25, "active_hours": 2, "cold_start_tolerant": True},
+        {"name": "chat-8b", "architecture": "llama-3.1-8b", "peak_rpm": 180},
+        {"name": "chat-70b", "architecture": "llama-3.1-70b", "peak_rpm": 60},
+        {
+            "name": "ft-7b",
+            "architecture": "mistral-7b-v0.3",
+            "peak_rpm": 30,
+            "active_hours": 2,
+            "cold_start_tolerant": True,
+        },
         {
             "name": "summarizer",
-            "params_b": 8.03,
+            "architecture": "llama-3.1-8b",
+            "peak_rpm": 60,
             "isolation": "dedicated",
             "isolation_reason": "PII",
         },
-        {"name": "emb-a", "params_b": 0.11, "framework": "pytorch", "cold_start_tolerant": True},
-        {"name": "emb-b", "params_b": 0.33, "framework": "pytorch", "cold_start_tolerant": True},
+        {
+            "name": "emb-a",
+            "architecture": "bge-large-en-v1.5",
+            "framework": "pytorch",
+            "peak_rpm": 600,
+            "cold_start_tolerant": True,
+        },
+        {
+            "name": "emb-b",
+            "architecture": "deberta-v3-base",
+            "framework": "pytorch",
+            "peak_rpm": 600,
+            "cold_start_tolerant": True,
+        },
     ],
 }
 
 
 @pytest.fixture(scope="module")
 def assembly():
-    catalog = catalog_from_data(SMALL, families())
+    catalog = catalog_from_data(SMALL, family_types("us-east-1"))
     # Two endpoints per stack at most, so the small catalog shards too.
     plan = plan_fleet(catalog, limits=Limits(stack_outputs=7))
     app = cdk.App()
@@ -86,3 +105,25 @@ def test_cdk_synth_with_a_catalog_context_plans_and_synthesizes(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "['small-01']"
     assert (tmp_path / "cat.plan.json").exists()
+
+
+def test_scaling_targets_are_the_plans(assembly):
+    plan, cloud, _ = assembly
+    targets = sorted(
+        round(r["Properties"]["TargetTrackingScalingPolicyConfiguration"]["TargetValue"], 2)
+        for stack in cloud.stacks
+        for r in stack.template["Resources"].values()
+        if r["Type"] == "AWS::ApplicationAutoScaling::ScalingPolicy"
+        and "TargetTrackingScalingPolicyConfiguration" in r["Properties"]
+    )
+    expected = []
+    for e in plan.endpoints.values():
+        if e.kind == "inference-components":
+            expected += [
+                round(plan.placements[m].rpm_per_copy, 2)
+                for m in e.models
+                if (plan.placements[m].min_copies, plan.placements[m].max_copies) != (1, 1)
+            ]
+        elif e.kind == "multi-model" or e.max_instances > 1:
+            expected.append(round(e.scaling_target, 2))
+    assert targets == sorted(expected) and targets

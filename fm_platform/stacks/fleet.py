@@ -28,13 +28,20 @@ from fm_platform.constructs.inference.inference_component import InferenceCompon
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.fleet.catalog import Catalog
+from fm_platform.fleet.kinds import IC, MULTI, SINGLE
 from fm_platform.fleet.plan import EndpointPlan, Plan
-from fm_platform.fleet.planner import IC, MULTI, SINGLE
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
 
-#: Invocations per instance per minute a multi-model endpoint scales on.
-MME_TARGET_INVOCATIONS = 200.0
+
+def _instance_target(endpoint: EndpointPlan) -> float:
+    """The plan's invocations per instance per minute for an instance-scaled endpoint."""
+    if endpoint.scaling_target is None:
+        raise ValueError(
+            f"plan endpoint {endpoint.name} has no scaling target (a version 1 plan file?); "
+            "re-plan with fmp plan"
+        )
+    return endpoint.scaling_target
 
 
 def _environment(framework: str, accelerators: int) -> dict[str, str]:
@@ -67,7 +74,7 @@ def _ic_endpoint(
                 else ComponentScaling(
                     min_copies=p.min_copies,
                     max_copies=max(1, p.max_copies),
-                    target_value=entry.rpm_per_copy,
+                    target_value=p.rpm_per_copy,
                 ),
             )
         )
@@ -90,7 +97,7 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
         InstanceScaling(
             min_instances=1,
             max_instances=endpoint.max_instances,
-            target_invocations_per_instance=entry.rpm_per_copy,
+            target_invocations_per_instance=_instance_target(endpoint),
         )
         if endpoint.max_instances > 1
         else None
@@ -111,7 +118,7 @@ def _multi(endpoint: EndpointPlan) -> MultiModelEndpointConfig:
         scaling=InstanceScaling(
             min_instances=endpoint.min_instances,
             max_instances=max(endpoint.min_instances, endpoint.max_instances),
-            target_invocations_per_instance=MME_TARGET_INVOCATIONS,
+            target_invocations_per_instance=_instance_target(endpoint),
         ),
     )
 
@@ -157,14 +164,17 @@ def fleet_stacks(
 
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:
     """Plan the catalog at ``catalog_path`` (keeping ``<catalog>.plan.json`` when it exists,
-    and writing it) and add its stacks to ``scope``."""
+    with its region's prices, and writing it) and add its stacks to ``scope``."""
     from fm_platform.fleet.catalog import load_catalog
+    from fm_platform.fleet.options import family_types
     from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import plan_fleet
-    from fm_platform.fleet.sizing import families
+    from fm_platform.hardware.prices import DEFAULT_REGION
 
     plan_file = default_plan_file(catalog_path)
-    catalog = load_catalog(catalog_path, families())
-    plan = plan_fleet(catalog, read_plan(plan_file))
+    previous = read_plan(plan_file)
+    region = previous.region if previous else DEFAULT_REGION
+    catalog = load_catalog(catalog_path, family_types(region))
+    plan = plan_fleet(catalog, previous, region=region)
     plan.write(plan_file)
     return fleet_stacks(scope, plan, catalog)
