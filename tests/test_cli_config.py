@@ -48,7 +48,7 @@ def small_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_cdk_ls_synth_and_diff_template_use_the_configuration_file(small_config, tmp_path):
     override = f"{CONFIG_FILE_CONTEXT_KEY}={small_config}"
     listed = cdk("ls", "-c", override)
-    assert listed.stdout.split() == ["FmpCliCheck"]
+    assert sorted(listed.stdout.split()) == ["FmpCliCheck", "FmpCliCheckArtifacts"]
     assert f"fm_platform: using configuration file {small_config}" in listed.stderr
 
     outdir = tmp_path / "cdk.out"

@@ -28,7 +28,12 @@ def leftovers(default_assembly: CloudAssembly) -> Leftovers:
 
 
 def test_stacks_are_destroyed_dependents_first(leftovers):
-    assert destroy_order(leftovers.assembly) == ["FmpInference", "FmpTraining", "FmpTrainingData"]
+    assert destroy_order(leftovers.assembly) == [
+        "FmpInference",
+        "FmpInferenceArtifacts",
+        "FmpTraining",
+        "FmpTrainingData",
+    ]
 
 
 def test_every_retained_resource_is_listed_and_nothing_else(default_assembly, leftovers):

@@ -80,7 +80,12 @@ def test_a_training_change_shows_in_the_cluster_stack(training_change):
 
 
 def test_every_stack_is_compared_data_stack_first(training_change):
-    assert list(training_change) == ["FmpTrainingData", "FmpTraining", "FmpInference"]
+    assert list(training_change) == [
+        "FmpTrainingData",
+        "FmpTraining",
+        "FmpInferenceArtifacts",
+        "FmpInference",
+    ]
     assert training_change["FmpTrainingData"].status == "unchanged"
     # A stack the change drops from the app is named, not silently skipped.
     assert training_change["FmpInference"].status == "removed"
@@ -192,6 +197,7 @@ def test_the_snapshot_comparison_finds_the_tests_app_equal_to_its_snapshots(
     assert {diff.stack: diff.status for diff in diffs} == {
         "FmpTrainingData": "unchanged",
         "FmpTraining": "unchanged",
+        "FmpInferenceArtifacts": "unchanged",
         "FmpInference": "unchanged",
     }
 

@@ -15,6 +15,7 @@ from fm_platform.fleet.catalog import catalog_from_data
 from fm_platform.fleet.options import family_types
 from fm_platform.fleet.planner import Limits, plan_fleet
 from fm_platform.stacks.fleet import fleet_stacks
+from tests.conftest import synth_env
 from tests.support import ROOT, nag_findings, normalized
 
 SMALL = {
@@ -67,7 +68,8 @@ def assembly():
 
 def test_small_catalog_shards_into_stacks_named_by_the_plan(assembly):
     plan, cloud, _ = assembly
-    assert [s.stack_name for s in cloud.stacks] == plan.stacks
+    # Every plan stack, and the one bucket they all read the models from.
+    assert [s.stack_name for s in cloud.stacks] == ["small-artifacts", *plan.stacks]
     assert len(plan.stacks) >= 2
 
 
@@ -103,8 +105,34 @@ def test_cdk_synth_with_a_catalog_context_plans_and_synthesizes(tmp_path):
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['small-01']"
+    assert result.stdout.strip() == "['small-01', 'small-artifacts']"
     assert (tmp_path / "cat.plan.json").exists()
+
+
+def test_catalog_mode_reads_no_configuration_and_says_it_is_for_this_command(tmp_path):
+    catalog = tmp_path / "cat.yaml"
+    catalog.write_text(json.dumps(SMALL))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"training": {"storage_capacity_gib": 1}}')
+    # As the CDK CLI runs the app: the context holds cdk.json's "config" (here a broken
+    # file) and the catalog given with -c.
+    context = {"config": str(broken), "catalog": str(catalog)}
+    env = {
+        **synth_env(),
+        "CDK_CONTEXT_JSON": json.dumps(context),
+        "CDK_OUTDIR": str(tmp_path / "out"),
+    }
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert "fleet mode: stacks planned from catalog" in result.stderr
+    assert "the configuration file is not read" in result.stderr
+    assert "given for this command only" in result.stderr
+    assert "invalid configuration" not in result.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    stacks = [n for n, a in manifest["artifacts"].items() if a["type"].endswith("stack")]
+    assert sorted(stacks) == ["small-01", "small-artifacts"]
 
 
 def test_scaling_targets_are_the_plans(assembly):

@@ -104,10 +104,13 @@ def _role_statements(built: Built, role) -> list[dict]:
 def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
     model = built.stack.ic_models["llama-13b"]
     source = built.properties(model.model)["PrimaryContainer"]["ModelDataSource"]["S3DataSource"]
-    bucket_id = built.logical_id(built.stack.artifacts.bucket)
-    assert source["S3Uri"] == {
-        "Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/models/llama-13b/"]]
+    # The bucket is the artifacts stack's, read through its export.
+    bucket = {
+        "Fn::ImportValue": "FmpInferenceArtifacts:"
+        "ExportsOutputRefModelArtifactsBucket2C3831B7997AC9D7"
     }
+    assert built.stack.resolve(built.stack.artifacts.bucket.bucket_name) == bucket
+    assert source["S3Uri"] == {"Fn::Join": ["", ["s3://", bucket, "/models/llama-13b/"]]}
     statements = _role_statements(built, built.stack.ic_endpoints["shared-g5"].execution_role)
     readable = [
         resource
@@ -115,7 +118,7 @@ def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
         if statement["Action"] == "s3:GetObject"
         for resource in statement["Resource"]
     ]
-    bucket_arn = ["arn:", {"Ref": "AWS::Partition"}, ":s3:::", {"Ref": bucket_id}]
+    bucket_arn = ["arn:", {"Ref": "AWS::Partition"}, ":s3:::", bucket]
     own_prefix = {"Fn::Join": ["", [*bucket_arn, "/models/llama-13b/*"]]}
     assert own_prefix in readable
     assert len(readable) == 3  # one prefix per model on the endpoint, nothing wider
@@ -193,7 +196,7 @@ def test_fleet_of_small_models_on_cpu(built):
             "",
             [
                 "s3://",
-                {"Ref": built.logical_id(built.stack.artifacts.bucket)},
+                built.stack.resolve(built.stack.artifacts.bucket.bucket_name),
                 "/models/small-models/",
             ],
         ]
@@ -218,9 +221,7 @@ def test_outputs(built):
     assert outputs["ComponentsSharedG5"]["Value"] == (
         "FmpInference-llama-7b-chat,FmpInference-llama-13b,FmpInference-flan-t5-xl"
     )
-    assert outputs["ModelArtifactsBucket"]["Value"] == {
-        "Ref": built.logical_id(built.stack.artifacts.bucket)
-    }
+    assert "ModelArtifactsBucket" not in outputs  # the artifacts stack's output
     assert outputs["InvokeExample"]["Value"] == {
         "Fn::Join": [
             "",
@@ -232,7 +233,7 @@ def test_outputs(built):
             ],
         ]
     }
-    assert len(outputs) == 7
+    assert len(outputs) == 6
 
 
 def test_construct_ids_derive_from_names(built):
@@ -242,7 +243,6 @@ def test_construct_ids_derive_from_names(built):
         "IcEndpointsharedg5Modelflant5xlComponent": "AWS::SageMaker::InferenceComponent",
         "SingleModelEndpointsummarizerEndpoint": "AWS::SageMaker::Endpoint",
         "MultiModelEndpointsmallmodelsModel": "AWS::SageMaker::Model",
-        "ModelArtifactsBucket": "AWS::S3::Bucket",
     }
     for prefix, resource_type in ids.items():
         matching = [k for k, v in resources.items() if k[:-8] == prefix]
@@ -430,8 +430,8 @@ def test_too_many_endpoints_for_the_outputs_limit():
         for index in range(198)
     )
     config = InferenceConfig(single_model_endpoints=(), multi_model_endpoints=fleet)
-    assert config.output_count == 3 + 199 + 1
-    with pytest.raises(ValueError, match="endpoints=199: need 203 stack outputs, more than"):
+    assert config.output_count == 2 + 199 + 1
+    with pytest.raises(ValueError, match="endpoints=199: need 202 stack outputs, more than"):
         config.validate()
 
 
@@ -469,3 +469,53 @@ def test_bad_endpoint_name_is_rejected():
     )
     with pytest.raises(ValueError, match=r"single_model_endpoints\[0\].name='a_b'"):
         InferenceStack(new_app(), "S", config=config)
+
+
+def test_models_read_an_existing_bucket_named_in_the_configuration():
+    app = new_app()
+    config = InferenceConfig(
+        artifacts_bucket_name="my-models",
+        artifacts_key_arn="arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        single_model_endpoints=(),
+        multi_model_endpoints=(),
+    )
+    stack = InferenceStack(app, "Existing", config=config)
+    assert stack.artifacts_stack is None
+    assert [s.node.id for s in app.node.children] == ["Existing"]  # no artifacts stack
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::S3::Bucket", 0)
+    template.has_resource_properties(
+        "AWS::SageMaker::Model",
+        {
+            "PrimaryContainer": Match.object_like(
+                {
+                    "ModelDataSource": {
+                        "S3DataSource": Match.object_like(
+                            {"S3Uri": "s3://my-models/models/llama-7b-chat/"}
+                        )
+                    }
+                }
+            )
+        },
+    )
+    assert "kms:Decrypt" in json.dumps(template.find_resources("AWS::IAM::Policy"))
+
+
+def test_an_existing_bucket_and_key_are_checked_by_key():
+    with pytest.raises(ValueError) as error:
+        InferenceConfig(
+            artifacts_bucket_name="s3://My_Models", artifacts_key_arn="alias/models"
+        ).validate()
+    message = str(error.value)
+    assert "artifacts_bucket_name='s3://My_Models': must be an S3 bucket name" in message
+    assert "artifacts_key_arn='alias/models': must be a KMS key ARN" in message
+
+
+def test_a_stack_built_alone_deploys_its_bucket_first_in_a_stack_of_its_own():
+    app = new_app()
+    stack = InferenceStack(app, "Alone", config=InferenceConfig(multi_model_endpoints=()))
+    assert stack.artifacts_stack is not None
+    assert stack.artifacts_stack.node.id == "AloneArtifacts"
+    assert stack.artifacts_stack in stack.dependencies
+    buckets = Template.from_stack(stack).find_resources("AWS::S3::Bucket")
+    assert buckets and not [name for name in buckets if name.startswith("ModelArtifacts")]

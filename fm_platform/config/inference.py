@@ -42,8 +42,8 @@ from fm_platform.rules.inference import (
 )
 from fm_platform.rules.problems import Problems
 
-#: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample.
-FIXED_OUTPUTS = 3
+#: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample.
+FIXED_OUTPUTS = 2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +96,11 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
     models_s3_prefix: str | None = None  # type: ignore[assignment]
 
 
+def _weights_gib(params_b: float) -> float:
+    """The weights of a model of ``params_b`` billion parameters in bf16 (2 bytes each)."""
+    return round(params_b * 1e9 * 2 / 2**30, 1)
+
+
 def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
     return {
         "OPTION_ROLLING_BATCH": rolling_batch,
@@ -116,7 +121,10 @@ DEFAULT_IC_ENDPOINTS = (
                 accelerators=1,
                 cpu_cores=4,
                 min_memory_mib=32768,
-                container=ModelContainer(environment=_lmi_environment(1, "vllm")),
+                # Llama 2 7B: 6.74B parameters.
+                container=ModelContainer(
+                    environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(6.74)
+                ),
                 scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10.0),
             ),
             InferenceComponentModelOptions(
@@ -124,7 +132,10 @@ DEFAULT_IC_ENDPOINTS = (
                 accelerators=2,
                 cpu_cores=8,
                 min_memory_mib=65536,
-                container=ModelContainer(environment=_lmi_environment(2, "vllm")),
+                # Llama 2 13B: 13.0B parameters.
+                container=ModelContainer(
+                    environment=_lmi_environment(2, "vllm"), model_size_gib=_weights_gib(13.0)
+                ),
                 scaling=ComponentScaling(min_copies=1, max_copies=2, target_value=5.0),
             ),
             InferenceComponentModelOptions(
@@ -132,7 +143,10 @@ DEFAULT_IC_ENDPOINTS = (
                 accelerators=1,
                 cpu_cores=2,
                 min_memory_mib=16384,
-                container=ModelContainer(environment=_lmi_environment(1, "disable")),
+                # FLAN-T5-XL: 2.85B parameters.
+                container=ModelContainer(
+                    environment=_lmi_environment(1, "disable"), model_size_gib=_weights_gib(2.85)
+                ),
                 scaling=ComponentScaling(min_copies=0, max_copies=2, target_value=10.0),
             ),
         ),
@@ -143,7 +157,10 @@ DEFAULT_SINGLE_MODEL_ENDPOINTS = (
     SingleModelEndpointConfig(
         name="summarizer",
         instance_type="ml.g5.2xlarge",
-        container=ModelContainer(environment=_lmi_environment(1, "vllm")),
+        # A Llama 3.1 8B summariser: 8.03B parameters.
+        container=ModelContainer(
+            environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(8.03)
+        ),
         scaling=InstanceScaling(
             min_instances=1, max_instances=2, target_invocations_per_instance=20
         ),
@@ -205,7 +222,7 @@ class InferenceConfig:
     @property
     def output_count(self) -> int:
         """How many stack outputs this config produces (one per endpoint, one more per
-        Inference Components endpoint, plus three)."""
+        Inference Components endpoint, plus two)."""
         return FIXED_OUTPUTS + len(self.endpoint_names) + len(self.ic_endpoints)
 
     def validate(self, into: Problems | None = None) -> None:

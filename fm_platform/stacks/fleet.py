@@ -27,9 +27,10 @@ from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
-from fm_platform.fleet.catalog import Catalog
+from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.kinds import IC, MULTI, SINGLE
 from fm_platform.fleet.plan import EndpointPlan, Plan
+from fm_platform.fleet.sizing import resolve
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
 
@@ -42,6 +43,12 @@ def _instance_target(endpoint: EndpointPlan) -> float:
             "re-plan with fmp plan"
         )
     return endpoint.scaling_target
+
+
+def _weights_gib(entry: ModelEntry, catalog: Catalog) -> float:
+    """The model's weights (parameters x bytes per parameter), which its startup timeouts
+    and storage volume follow."""
+    return round(resolve(entry, catalog).weights_gib, 2)
 
 
 def _environment(framework: str, accelerators: int) -> dict[str, str]:
@@ -67,7 +74,10 @@ def _ic_endpoint(
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
                 cpu_cores=p.cpu_cores,
-                container=ModelContainer(environment=_environment(entry.framework, p.accelerators)),
+                container=ModelContainer(
+                    environment=_environment(entry.framework, p.accelerators),
+                    model_size_gib=_weights_gib(entry, catalog),
+                ),
                 initial_copies=1,
                 scaling=None
                 if fixed
@@ -105,16 +115,21 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
     return SingleModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
-        container=ModelContainer(environment=_environment(entry.framework, p.accelerators)),
+        container=ModelContainer(
+            environment=_environment(entry.framework, p.accelerators),
+            model_size_gib=_weights_gib(entry, catalog),
+        ),
         scaling=scaling,
         network_isolation=True,
     )
 
 
-def _multi(endpoint: EndpointPlan) -> MultiModelEndpointConfig:
+def _multi(catalog: Catalog, endpoint: EndpointPlan) -> MultiModelEndpointConfig:
+    entries = {m.name: m for m in catalog.models}
     return MultiModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
+        model_size_gib=max(_weights_gib(entries[name], catalog) for name in endpoint.models),
         scaling=InstanceScaling(
             min_instances=endpoint.min_instances,
             max_instances=max(endpoint.min_instances, endpoint.max_instances),
@@ -131,7 +146,7 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
         single_model_endpoints=tuple(
             _single(plan, catalog, e) for e in endpoints if e.kind == SINGLE
         ),
-        multi_model_endpoints=tuple(_multi(e) for e in endpoints if e.kind == MULTI),
+        multi_model_endpoints=tuple(_multi(catalog, e) for e in endpoints if e.kind == MULTI),
     )
 
 

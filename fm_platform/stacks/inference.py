@@ -55,7 +55,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
 )
 from fm_platform.constructs.options import options_values
 from fm_platform.images import deep_learning_container_image
-from fm_platform.stacks.artifacts import ARTIFACTS_PREFIX, ModelArtifacts, ModelArtifactsStack
+from fm_platform.stacks.artifacts import ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
 
 
@@ -90,9 +90,10 @@ class InferenceStack(Stack):
     Outputs: ``EndpointNames`` (comma-separated, read by the ``fmp`` CLI),
     ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (the exact
     component names to pass as ``--inference-component-name``, comma-separated),
-    ``ModelArtifactsBucket`` and ``InvokeExample`` (a CLI command for the first IC model,
-    with its component name). That is 3 + endpoints + IC endpoints outputs, whatever the number of
-    models (CloudFormation allows 200).
+    and ``InvokeExample`` (a CLI command for the first IC model, with its component name).
+    That is 2 + endpoints + IC endpoints outputs, whatever the number of models
+    (CloudFormation allows 200). The bucket's name is an output of the artifacts stack
+    (``ModelArtifactsBucket``).
     """
 
     def __init__(
@@ -229,12 +230,6 @@ class InferenceStack(Stack):
                 description=f"Inference component names on {item.name}, comma-separated: "
                 "pass one as --inference-component-name",
             )
-        CfnOutput(
-            self,
-            "ModelArtifactsBucket",
-            value=self.artifacts.bucket.bucket_name,
-            description=f"Upload model artifacts to s3://<bucket>/{ARTIFACTS_PREFIX}/<model-name>/",
-        )
         example = self._invoke_example()
         if example is not None:
             CfnOutput(
@@ -287,6 +282,8 @@ def _imported_into(stack: Stack, artifacts: ModelArtifacts) -> ModelArtifacts:
     producer = Stack.of(artifacts.bucket)
     if producer is stack:
         return artifacts
+    # An import written out is not a reference CDK tracks: depend on the producer here.
+    stack.add_stack_dependency(producer, "the models read their artifacts from its bucket")
     bucket = s3.Bucket.from_bucket_name(
         stack, "ArtifactsBucketImport", producer.export_value(artifacts.bucket.bucket_name)
     )

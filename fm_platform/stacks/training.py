@@ -47,7 +47,7 @@ class TrainingStack(Stack):
     Attributes: ``config``, ``data``, ``network`` and ``file_system`` (the data stack's),
     ``provisioning_parameters`` (the provisioning_parameters.json document, with FSx
     tokens), ``lifecycle``, ``cluster``. Outputs (read by the ``fmp`` CLI): ClusterName,
-    ClusterArn, ControllerGroupName, FsxDnsName, FsxMountName, FsxMountPath,
+    ClusterArn, ControllerGroupName, FsxMountPath,
     LifecycleScriptsS3Uri, SsmLoginCommand.
     """
 
@@ -127,8 +127,6 @@ class TrainingStack(Stack):
                 cluster.controller_group_name,
                 "Instance group of the Slurm controller (head node)",
             ),
-            "FsxDnsName": (self.file_system.dns_name, "FSx for Lustre DNS name"),
-            "FsxMountName": (self.file_system.mount_name, "FSx for Lustre mount name"),
             "FsxMountPath": (self.file_system.mount_path, "Where nodes mount FSx for Lustre"),
             "LifecycleScriptsS3Uri": (self.lifecycle.s3_uri, "Lifecycle scripts S3 prefix"),
             "SsmLoginCommand": (

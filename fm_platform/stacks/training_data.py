@@ -40,7 +40,7 @@ class TrainingDataStack(Stack):
     routes, endpoint, flow log) is deleted.
 
     Attributes: ``config``, ``network``, ``file_system``, ``lifecycle`` (the storage).
-    Outputs: FileSystemId, LifecycleBucketName, VpcId.
+    Outputs: FileSystemId, FsxDnsName, FsxMountName, LifecycleBucketName, VpcId.
     """
 
     def __init__(
@@ -68,6 +68,8 @@ class TrainingDataStack(Stack):
         _retain_the_file_systems_network(self.network)
         outputs = {
             "FileSystemId": (self.file_system.file_system_id, "FSx for Lustre file system ID"),
+            "FsxDnsName": (self.file_system.dns_name, "FSx for Lustre DNS name"),
+            "FsxMountName": (self.file_system.mount_name, "FSx for Lustre mount name"),
             "LifecycleBucketName": (self.lifecycle.bucket.bucket_name, "Lifecycle scripts bucket"),
             "VpcId": (self.network.vpc.vpc_id, "VPC of the cluster and its file system"),
         }

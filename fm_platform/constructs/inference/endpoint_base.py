@@ -37,8 +37,8 @@ from fm_platform.constructs.inference.startup_timeouts import (
 from fm_platform.images import warn_if_image_from_another_region
 from fm_platform.rules.components import check_startup_timeouts
 from fm_platform.rules.hosting import check_vpc_options
-from fm_platform.rules.sagemaker_model import member_shape_name
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.sagemaker_model import member_shape_name
 
 INVOKE_ACTIONS = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
 _SELECTION_FIELDS = (
