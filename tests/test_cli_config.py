@@ -63,7 +63,9 @@ def test_cdk_ls_synth_and_diff_template_use_the_configuration_file(small_config,
             resource["Properties"]["ProductionVariants"][0]["InstanceType"] = "ml.m5.large"
     older_file = tmp_path / "older.template.json"
     older_file.write_text(json.dumps(older))
-    changed = cdk("diff", "-c", override, "--template", str(older_file), "FmpCliCheck")
+    changed = cdk(
+        "diff", "-c", override, "--template", str(older_file), "FmpCliCheck", "--exclusively"
+    )
     output = changed.stdout + changed.stderr
     assert "AWS::SageMaker::EndpointConfig" in output
     assert "replace" in output
