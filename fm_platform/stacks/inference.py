@@ -7,6 +7,11 @@ Artifacts: the stack creates a model-artifacts bucket (``ModelArtifacts``, outpu
 ``.tar.gz`` models under ``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying,
 or set ``model_data_url`` / ``models_s3_prefix`` to your own locations.
 
+Asynchronous endpoints share one bucket (``AsyncInference``), each under its own prefix,
+by default ``async/<name>/``: callers upload request bodies to ``inputs/``, results land in
+``outputs/`` and failures in ``failures/`` (outputs ``AsyncInput<Name>``,
+``AsyncOutput<Name>``, ``AsyncFailure<Name>``).
+
 Images: AWS Deep Learning Containers from account 763104351884 in the stack's region (the
 account serving most commercial regions; set ``image`` elsewhere): LMI
 (``djl-inference``) for the LLMs, PyTorch inference (TorchServe, multi-model capable) for
@@ -23,10 +28,16 @@ from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from fm_platform.config.inference import (
+    AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
+)
+from fm_platform.constructs.inference.async_endpoint import (
+    AsyncEndpoint,
+    AsyncEndpointOptions,
+    AsyncEndpointProps,
 )
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
@@ -67,21 +78,26 @@ class InferenceStack(Stack):
 
     Construct IDs derive from names, never positions: ``ModelArtifacts`` (the artifacts
     bucket), ``IcEndpoint-<name>`` (with ``Endpoint`` and ``Model-<model_name>`` inside),
-    ``SingleModelEndpoint-<name>``, ``MultiModelEndpoint-<name>``.
+    ``SingleModelEndpoint-<name>``, ``MultiModelEndpoint-<name>``, ``AsyncEndpoint-<name>``
+    and, with asynchronous endpoints, ``AsyncInference`` (their bucket).
 
     ``vpc``: when given, every endpoint runs in its private subnets, each with a dedicated
     security group; by default they use SageMaker's network. Every endpoint's models run
     without network access unless its spec sets ``network_isolation=False``.
 
     Attributes: ``config``, ``artifacts`` (the :class:`SecureBucket`), ``ic_endpoints``,
-    ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``
-    (dicts by name).
+    ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``,
+    ``async_endpoints`` (dicts by name), ``async_storage`` (the asynchronous endpoints'
+    :class:`SecureBucket`; None without them).
 
     Outputs: ``EndpointNames`` (comma-separated, read by the ``fmp`` CLI),
     ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (the exact
     component names to pass as ``--inference-component-name``, comma-separated),
     ``ModelArtifactsBucket`` and ``InvokeExample`` (a CLI command for the first IC model,
-    with its component name). That is 3 + endpoints + IC endpoints outputs, whatever the number of
+    with its component name). Per asynchronous endpoint ``AsyncInput<Name>`` (where to
+    upload request bodies), ``AsyncOutput<Name>`` and ``AsyncFailure<Name>`` (where results
+    and failures land), and ``AsyncEndpoints`` lists their names. That is 3 + endpoints +
+    IC endpoints + 3 x asynchronous endpoints (+ 1 with any) outputs, whatever the number of
     models (CloudFormation allows 200).
     """
 
@@ -106,12 +122,16 @@ class InferenceStack(Stack):
         self.ic_models: dict[str, InferenceComponentModel] = {}
         self.single_model_endpoints: dict[str, SingleModelEndpoint] = {}
         self.multi_model_endpoints: dict[str, MultiModelEndpoint] = {}
+        self.async_endpoints: dict[str, AsyncEndpoint] = {}
+        self.async_storage: SecureBucket | None = None
         for ic_item in config.ic_endpoints:
             self._ic_endpoint(ic_item)
         for single_item in config.single_model_endpoints:
             self._single_model_endpoint(single_item)
         for multi_item in config.multi_model_endpoints:
             self._multi_model_endpoint(multi_item)
+        for async_item in config.async_endpoints:
+            self._async_endpoint(async_item)
         self._add_outputs()
         check_resource_count(
             self,
@@ -189,6 +209,29 @@ class InferenceStack(Stack):
         )
         self.multi_model_endpoints[item.name] = endpoint
 
+    def _async_endpoint(self, item: AsyncEndpointConfig) -> None:
+        if self.async_storage is None:
+            self.async_storage = SecureBucket(
+                self,
+                "AsyncInference",
+                SecureBucketProps(purpose="SageMaker asynchronous inference requests and results"),
+            )
+        options = options_values(AsyncEndpointOptions, item)
+        options["container"] = self._container(item.container, item.name)
+        options["s3_prefix"] = item.prefix
+        endpoint = AsyncEndpoint(
+            self,
+            f"AsyncEndpoint-{item.name}",
+            AsyncEndpointProps(
+                **options,
+                vpc=self.vpc,
+                artifact_key=self.artifacts.encryption_key,
+                results_bucket=self.async_storage.bucket,
+                results_key=self.async_storage.encryption_key,
+            ),
+        )
+        self.async_endpoints[item.name] = endpoint
+
     # -- outputs ----------------------------------------------------------------------------
 
     def _add_outputs(self) -> None:
@@ -196,6 +239,7 @@ class InferenceStack(Stack):
             **{n: e.endpoint_name for n, e in self.ic_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.single_model_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.multi_model_endpoints.items()},
+            **{n: e.endpoint_name for n, e in self.async_endpoints.items()},
         }
         CfnOutput(
             self,
@@ -218,6 +262,7 @@ class InferenceStack(Stack):
                 description=f"Inference component names on {item.name}, comma-separated: "
                 "pass one as --inference-component-name",
             )
+        self._add_async_outputs()
         CfnOutput(
             self,
             "ModelArtifactsBucket",
@@ -232,6 +277,29 @@ class InferenceStack(Stack):
                 value=example,
                 description="Invoke a model (write the request body to request.json first)",
             )
+
+    def _add_async_outputs(self) -> None:
+        if not self.async_endpoints:
+            return
+        CfnOutput(
+            self,
+            "AsyncEndpoints",
+            value=Fn.join(",", [e.endpoint_name for e in self.async_endpoints.values()]),
+            description="The asynchronous endpoints' names, comma-separated: invoke them with "
+            "fmp endpoint invoke-async",
+        )
+        for name, endpoint in self.async_endpoints.items():
+            locations = {
+                "AsyncInput": (
+                    endpoint.input_location,
+                    f"Upload request bodies for {name} under this S3 prefix, then "
+                    "fmp endpoint invoke-async ENDPOINT --input s3://...",
+                ),
+                "AsyncOutput": (endpoint.output_location, f"Results of {name}"),
+                "AsyncFailure": (endpoint.failure_location, f"Failed requests of {name}"),
+            }
+            for prefix, (value, description) in locations.items():
+                CfnOutput(self, _output_id(prefix, name), value=value, description=description)
 
     def _invoke_example(self) -> str | None:
         for item in self.config.ic_endpoints:
