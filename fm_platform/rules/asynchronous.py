@@ -37,9 +37,8 @@ MAX_BUCKET_NAME = 63
 
 
 def check_async_instance_type(problems: Problems, field: str, instance_type: str | None) -> None:
-    """A SageMaker hosting type this package has figures for, of a family asynchronous
-    inference supports (not inf1)."""
-    check_hosting_instance_type(problems, field, instance_type)
+    """Of a family asynchronous inference supports (not inf1), and a SageMaker hosting type
+    this package has figures for."""
     if instance_type is not None and instance_type.startswith(UNSUPPORTED_FAMILIES):
         problems.add(
             field,
@@ -47,6 +46,8 @@ def check_async_instance_type(problems: Problems, field: str, instance_type: str
             "asynchronous inference does not run on inf1 instances (SageMaker's supported "
             "features of each inference option); use inf2 or a GPU type, e.g. ml.g5.2xlarge",
         )
+        return
+    check_hosting_instance_type(problems, field, instance_type)
 
 
 def check_initial_instance_count(problems: Problems, field: str, count: int | None) -> None:
