@@ -58,7 +58,7 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
             config.inference_stack_name,
             config=config.inference,
             description="fm_platform: SageMaker endpoints for foundation models "
-            "(Inference Components, single-model, multi-model)",
+            "(Inference Components, single-model, multi-model, asynchronous)",
         )
         if config.deploy_inference
         else None
