@@ -22,10 +22,11 @@ _CLIENT = "AsyncInferenceClientConfig"
 _OUTPUT = "AsyncInferenceOutputConfig"
 
 #: Instance families asynchronous inference does not run on. SageMaker Developer Guide,
-#: "Supported features" (model-deploy-feature-matrix): inf1 is supported for real-time
-#: inference only; archived copy: awsdocs/amazon-sagemaker-developer-guide,
-#: doc_source/model-deploy-feature-matrix.md (June 2023). Every other hosting type
-#: (botocore ``ProductionVariantInstanceType``), GPUs included, is supported.
+#: "Supported features" (model-deploy-feature-matrix): asynchronous inference supports GPUs,
+#: inf1 is supported for real-time inference only; archived copy:
+#: awsdocs/amazon-sagemaker-developer-guide, doc_source/model-deploy-feature-matrix.md (June
+#: 2023). Other hosting types (botocore ``ProductionVariantInstanceType``) are accepted as for
+#: real-time endpoints.
 UNSUPPORTED_FAMILIES = ("ml.inf1.",)
 
 #: The folders under an endpoint's S3 prefix: request bodies, results, failures.
