@@ -653,3 +653,32 @@ def test_every_problem_is_reported_at_once():
     assert message.startswith("invalid AsyncEndpointProps:")
     # inf1 (once: not also for its missing figures), the prefix and the name.
     assert message.count("\n  - ") == 3
+
+
+def test_a_passed_role_and_key_are_used_for_everything_created():
+    stack = cdk.Stack(new_app(), "S")
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    key = kms.Key(stack, "Key")
+    endpoint = AsyncEndpoint(stack, "E", props(execution_role=role, results_key=key))
+    assert endpoint.execution_role is role
+    assert endpoint.results_key is key and endpoint.input_key is key
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    key_arn = {"Fn::GetAtt": [stack.get_logical_id(key.node.default_child), "Arn"]}
+    bucket = resources[stack.get_logical_id(endpoint.results_bucket.node.default_child)]
+    encryption = bucket["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert encryption[0]["ServerSideEncryptionByDefault"]["KMSMasterKeyID"] == key_arn
+    for topic in (endpoint.success_topic, endpoint.error_topic):
+        topic_resource = resources[stack.get_logical_id(topic.node.default_child)]
+        assert topic_resource["Properties"]["KmsMasterKeyId"] == key_arn
+    policy = resources[
+        stack.get_logical_id(role.node.find_child("DefaultPolicy").node.default_child)
+    ]
+    actions = granted(policy["Properties"]["PolicyDocument"]["Statement"])
+    assert {action for action, _ in actions} >= {
+        "s3:GetObject",
+        "s3:PutObject",
+        "sns:Publish",
+        "kms:Encrypt",
+        "kms:GenerateDataKey",
+        "kms:Decrypt",
+    }
