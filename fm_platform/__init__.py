@@ -22,6 +22,11 @@ _EXPORTS = {
     "acknowledge": "fm_platform.compliance",
     "AppConfig": "fm_platform.config",
     "apply_compliance_packs": "fm_platform.compliance",
+    "AsyncEndpoint": "fm_platform.constructs.inference.async_endpoint",
+    "AsyncEndpointConfig": "fm_platform.config",
+    "AsyncEndpointOptions": "fm_platform.constructs.inference.async_endpoint",
+    "AsyncEndpointProps": "fm_platform.constructs.inference.async_endpoint",
+    "AsyncScaling": "fm_platform.constructs.inference.async_scaling",
     "build_app": "fm_platform.app",
     "ClusterNetwork": "fm_platform.constructs.training.network",
     "ClusterNetworkOptions": "fm_platform.constructs.training.network",
@@ -106,6 +111,11 @@ _DEPRECATED = {
 
 __all__ = [
     "AppConfig",
+    "AsyncEndpoint",
+    "AsyncEndpointConfig",
+    "AsyncEndpointOptions",
+    "AsyncEndpointProps",
+    "AsyncScaling",
     "ClusterNetwork",
     "ClusterNetworkOptions",
     "ClusterNetworkProps",
@@ -197,6 +207,7 @@ if TYPE_CHECKING:
     from fm_platform.compliance import acknowledge, apply_compliance_packs
     from fm_platform.config import (
         AppConfig,
+        AsyncEndpointConfig,
         InferenceComponentEndpointConfig,
         InferenceConfig,
         MultiModelEndpointConfig,
@@ -204,6 +215,12 @@ if TYPE_CHECKING:
         TrainingConfig,
         load_config,
     )
+    from fm_platform.constructs.inference.async_endpoint import (
+        AsyncEndpoint,
+        AsyncEndpointOptions,
+        AsyncEndpointProps,
+    )
+    from fm_platform.constructs.inference.async_scaling import AsyncScaling
     from fm_platform.constructs.inference.component_endpoint import (
         EndpointReference,
         InferenceComponentEndpoint,

@@ -66,7 +66,7 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
             config=config.inference,
             # Its model bucket goes into "<name>Artifacts", deployed first.
             description="fm_platform: SageMaker endpoints for foundation models "
-            "(Inference Components, single-model, multi-model)",
+            "(Inference Components, single-model, multi-model, asynchronous)",
         )
         if config.deploy_inference
         else None

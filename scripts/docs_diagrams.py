@@ -59,6 +59,7 @@ DRAWN = {
     "AWS::ApplicationAutoScaling::ScalableTarget",
     "AWS::ApplicationAutoScaling::ScalingPolicy",
     "AWS::CloudWatch::Alarm",
+    "AWS::SNS::Topic",
 }
 #: Glue that exists only to wire the drawn resources together; not counted in the caption.
 GLUE = {
@@ -68,6 +69,7 @@ GLUE = {
     "AWS::EC2::EIP",
     "AWS::EC2::VPCGatewayAttachment",
     "AWS::S3::BucketPolicy",
+    "AWS::SNS::TopicPolicy",
     "AWS::CDK::Metadata",
 }
 
@@ -504,6 +506,8 @@ class Picture:
                 if any("MultiModel" in str(self.props(m)) for m in models)
                 else "single model"
             )
+            if "AsyncInferenceConfig" in self.props(config):
+                mode = "asynchronous: requests queued, bodies and results in S3"
             kind = "inference components" if components else mode
             name = self.assembly.path(endpoint).split("/")[0]
             self.graph.open(endpoint[1], table(f"endpoint {name}", [f"{kind}"]), COLORS["endpoint"])
@@ -535,9 +539,25 @@ class Picture:
         capture = self.props(config).get("DataCaptureConfig")
         if capture:
             lines.append(f"data capture: {capture.get('InitialSamplingPercentage')}% of requests")
+        lines += self._async_lines(config)
         self.graph.node(
             (config[0], f"{config[1]}.{name}"), table(f"variant {name}", lines), fillcolor="#ffffff"
         )
+
+    def _async_lines(self, config: Key) -> list[str]:
+        """What an asynchronous endpoint's variant does with its queue."""
+        queue = self.props(config).get("AsyncInferenceConfig")
+        if not queue:
+            return []
+        output = queue.get("OutputConfig", {})
+        concurrency = queue.get("ClientConfig", {}).get("MaxConcurrentInvocationsPerInstance")
+        return [
+            f"{concurrency} concurrent requests per instance"
+            if concurrency
+            else "concurrency chosen by SageMaker",
+            f"results to {s3_suffix(output.get('S3OutputPath'))}",
+            f"failures to {s3_suffix(output.get('S3FailurePath'))}",
+        ]
 
     def _model_lines(self, model: Key) -> list[str]:
         container = self.props(model).get("PrimaryContainer", {})
@@ -603,7 +623,9 @@ class Picture:
         tracking = props.get("TargetTrackingScalingPolicyConfiguration")
         if tracking:
             metric = tracking.get("PredefinedMetricSpecification", {}).get(
-                "PredefinedMetricType", "custom metric"
+                "PredefinedMetricType"
+            ) or tracking.get("CustomizedMetricSpecification", {}).get(
+                "MetricName", "custom metric"
             )
             return f"target {tracking.get('TargetValue')} {words(metric)}"
         steps = props.get("StepScalingPolicyConfiguration", {})
@@ -679,6 +701,29 @@ class Picture:
                 variant = (config[0], f"{config[1]}.{variants[0].get('VariantName', '?')}")
                 for bucket in self._buckets_in(config, capture.get("DestinationS3Uri")):
                     g.edge(node_id(variant), node_id(bucket), "data capture", style="dashed")
+            queue = self.props(config).get("AsyncInferenceConfig")
+            if queue and variants:
+                self._async_edges(config, variants[0], queue.get("OutputConfig", {}))
+
+    def _async_edges(self, config: Key, variant: dict[str, Any], output: dict[str, Any]) -> None:
+        """An asynchronous variant reads requests from and writes results to its bucket, and
+        notifies its topics."""
+        g = self.graph
+        tail = node_id((config[0], f"{config[1]}.{variant.get('VariantName', '?')}"))
+        for bucket in self._buckets_in(config, output.get("S3OutputPath")):
+            g.edge(tail, node_id(bucket), "requests in, results and failures out", style="dashed")
+        notifications = output.get("NotificationConfig", {})
+        for member, outcome in (("SuccessTopic", "success"), ("ErrorTopic", "error")):
+            for topic in self.refs(config, notifications.get(member)):
+                if topic not in g.drawn:
+                    name = literal(self.props(topic).get("DisplayName")) or "SNS topic"
+                    lines = [
+                        "encrypted with a KMS key" if "KmsMasterKeyId" in self.props(topic) else ""
+                    ]
+                    g.node(
+                        topic, table(f"SNS topic: {name}", lines), shape="note", fillcolor="#fdf3e1"
+                    )
+                g.edge(tail, node_id(topic), f"{outcome} notification", style="dashed")
 
     def _anchor(self, key: Key) -> tuple[str, dict[str, str]]:
         """A node to draw an edge from for ``key``, with ltail when it is a cluster box."""

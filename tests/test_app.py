@@ -90,6 +90,9 @@ PINNED_STATEFUL_RESOURCES = {
         "SingleModelEndpointsummarizerDataCaptureBucketDC2D53C2": "AWS::S3::Bucket",
         "SingleModelEndpointsummarizerDataCaptureAccessLogsE001348E": "AWS::S3::Bucket",
         "MultiModelEndpointsmallmodelsVolumeKeyCCAB6B2B": "AWS::KMS::Key",
+        "AsyncInferenceKeyFBF5F6FD": "AWS::KMS::Key",
+        "AsyncInferenceBucketBAD6A331": "AWS::S3::Bucket",
+        "AsyncInferenceAccessLogs3F879F29": "AWS::S3::Bucket",
     },
 }
 STATEFUL_TYPES = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::FSx::FileSystem", "AWS::Logs::LogGroup"}

@@ -79,6 +79,7 @@ def test_inference_picture_shows_endpoints_components_and_scaling(
         *inference.ic_endpoints,
         *inference.single_model_endpoints,
         *inference.multi_model_endpoints,
+        *inference.async_endpoints,
     ]
     for spec in endpoints:
         assert re.search(rf"endpoint [A-Za-z]*-?{re.escape(spec.name)}<", dot), spec.name
@@ -90,8 +91,36 @@ def test_inference_picture_shows_endpoints_components_and_scaling(
         sum(len(spec.models) for spec in inference.ic_endpoints)
         + len(inference.single_model_endpoints)
         + len(inference.multi_model_endpoints)
+        + len(inference.async_endpoints)
     )
     assert "step +1 when NoCapacityInvocationFailures &gt;= 1" in dot
+
+
+def test_inference_picture_shows_the_asynchronous_endpoint(
+    default_pictures: dict[str, str],
+) -> None:
+    dot = default_pictures["inference"]
+    [spec] = AppConfig().inference.async_endpoints
+    assert spec.scaling is not None
+    assert "asynchronous: requests queued, bodies and results in S3" in dot
+    assert f"{spec.max_concurrent_invocations_per_instance} concurrent requests per instance" in dot
+    assert f"results to /{spec.prefix}/outputs" in dot
+    assert f"failures to /{spec.prefix}/failures" in dot
+    assert f"autoscaling 0-{spec.scaling.max_instances} instances:" in dot
+    target = spec.scaling.target_backlog_per_instance
+    assert f"target {target:g} approximate backlog size per instance" in dot
+    assert "step +1 when HasBacklogWithoutCapacity &gt;= 1" in dot
+    # The variant's edges: to the bucket its requests and results live in, to both topics.
+    variant = re.search(r'("[^"]*AsyncEndpoint[^"]*EndpointConfig[^"]*\.AllTraffic")', dot)
+    assert variant is not None
+    for label in (
+        "requests in, results and failures out",
+        "success notification",
+        "error notification",
+    ):
+        assert re.search(rf'{re.escape(variant.group(1))} -> "[^"]+" \[[^\]]*label="{label}"', dot)
+    assert "SNS topic: Asynchronous inference requests that succeeded" in dot
+    assert "SNS topic: Asynchronous inference requests that failed" in dot
 
 
 def test_stacks_that_share_resources_share_a_picture(tmp_path: Path) -> None:

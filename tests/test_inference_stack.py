@@ -59,7 +59,8 @@ def test_default_has_one_endpoint_per_hosting_option(built):
     assert set(built.stack.ic_models) == {"llama-7b-chat", "llama-13b", "flan-t5-xl"}
     assert set(built.stack.single_model_endpoints) == {"summarizer"}
     assert set(built.stack.multi_model_endpoints) == {"small-models"}
-    built.template.resource_count_is("AWS::SageMaker::Endpoint", 3)
+    assert set(built.stack.async_endpoints) == {"batch-summarizer"}
+    built.template.resource_count_is("AWS::SageMaker::Endpoint", 4)
     built.template.resource_count_is("AWS::SageMaker::InferenceComponent", 3)
 
 
@@ -91,9 +92,10 @@ def test_small_model_scales_to_zero_with_per_model_tracking(built):
     built.template.resource_properties_count_is(
         "AWS::ApplicationAutoScaling::ScalingPolicy",
         {"PolicyType": "TargetTrackingScaling"},
-        3 + 2,  # one per IC model, one per single-/multi-model endpoint
+        3 + 2 + 1,  # one per IC model, one per single-/multi-model/asynchronous endpoint
     )
-    built.template.resource_count_is("AWS::CloudWatch::Alarm", 1)
+    # One wake-up alarm for the model and one for the asynchronous endpoint scaling to zero.
+    built.template.resource_count_is("AWS::CloudWatch::Alarm", 2)
 
 
 def _role_statements(built: Built, role) -> list[dict]:
@@ -211,6 +213,7 @@ def test_outputs(built):
         built.stack.ic_endpoints["shared-g5"],
         built.stack.single_model_endpoints["summarizer"],
         built.stack.multi_model_endpoints["small-models"],
+        built.stack.async_endpoints["batch-summarizer"],
     ]
     assert outputs["EndpointNames"]["Value"] == {
         "Fn::Join": [",", [endpoint_name_of(built, e) for e in endpoints]]
@@ -218,6 +221,14 @@ def test_outputs(built):
     assert outputs["EndpointSharedG5"]["Value"] == endpoint_name_of(built, endpoints[0])
     assert outputs["EndpointSummarizer"]["Value"] == endpoint_name_of(built, endpoints[1])
     assert outputs["EndpointSmallModels"]["Value"] == endpoint_name_of(built, endpoints[2])
+    assert outputs["EndpointBatchSummarizer"]["Value"] == endpoint_name_of(built, endpoints[3])
+    # One name: CloudFormation's join of one value is that value.
+    assert outputs["AsyncEndpoints"]["Value"] == endpoint_name_of(built, endpoints[3])
+    async_bucket = {"Ref": built.logical_id(built.stack.async_storage.bucket)}
+    for output, folder in (("Input", "inputs"), ("Output", "outputs"), ("Failure", "failures")):
+        assert outputs[f"Async{output}BatchSummarizer"]["Value"] == {
+            "Fn::Join": ["", ["s3://", async_bucket, f"/async/batch-summarizer/{folder}"]]
+        }
     assert outputs["ComponentsSharedG5"]["Value"] == (
         "FmpInference-llama-7b-chat,FmpInference-llama-13b,FmpInference-flan-t5-xl"
     )
@@ -233,7 +244,7 @@ def test_outputs(built):
             ],
         ]
     }
-    assert len(outputs) == 6
+    assert len(outputs) == 11 == built.stack.config.output_count
 
 
 def test_construct_ids_derive_from_names(built):
@@ -274,16 +285,17 @@ def test_given_vpc_places_every_endpoint_with_a_dedicated_group():
     )
     inference = InferenceStack(stack.node.scope, "InVpc", vpc=vpc)
     template = Template.from_stack(inference)
-    template.resource_count_is("AWS::EC2::SecurityGroup", 3)
+    template.resource_count_is("AWS::EC2::SecurityGroup", 4)
     in_vpc = {"VpcConfig": Match.object_like({"Subnets": [Match.any_value()]})}
-    template.resource_properties_count_is("AWS::SageMaker::Model", in_vpc, 5)
+    template.resource_properties_count_is("AWS::SageMaker::Model", in_vpc, 6)
     template.resource_properties_count_is("AWS::SageMaker::EndpointConfig", in_vpc, 1)
     groups = [
         inference.ic_endpoints["shared-g5"].security_groups[0],
         inference.single_model_endpoints["summarizer"].security_group,
         inference.multi_model_endpoints["small-models"].security_group,
+        inference.async_endpoints["batch-summarizer"].security_group,
     ]
-    assert len({group.node.path for group in groups}) == 3
+    assert len({group.node.path for group in groups}) == 4
 
 
 # -- configuration --------------------------------------------------------------------------
@@ -429,7 +441,9 @@ def test_too_many_endpoints_for_the_outputs_limit():
         MultiModelEndpointConfig(name=f"fleet-{index}", instance_type="ml.m5.xlarge")
         for index in range(198)
     )
-    config = InferenceConfig(single_model_endpoints=(), multi_model_endpoints=fleet)
+    config = InferenceConfig(
+        single_model_endpoints=(), multi_model_endpoints=fleet, async_endpoints=()
+    )
     assert config.output_count == 2 + 199 + 1
     with pytest.raises(ValueError, match="endpoints=199: need 202 stack outputs, more than"):
         config.validate()

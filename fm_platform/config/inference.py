@@ -10,7 +10,10 @@ The defaults are the hosting guidance's examples, one per hosting option:
   isolation, data capture to an encrypted bucket, its own instances and, when the stack is
   given a VPC, its own security group;
 - a multi-model endpoint ``small-models`` serving a fleet of small models from one S3 prefix
-  on CPU instances (ml.m5.xlarge).
+  on CPU instances (ml.m5.xlarge);
+- an asynchronous endpoint ``batch-summarizer`` for nightly summarisation of long documents:
+  requests queued, results in S3, notifications on SNS, scaled on its backlog between zero
+  and two ml.g5.2xlarge instances.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fm_platform.constructs.inference.async_endpoint import AsyncEndpointOptions
+from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_endpoint import InferenceComponentEndpointOptions
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
@@ -31,6 +36,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
 )
 from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
+from fm_platform.rules.asynchronous import check_unique_prefixes
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
 from fm_platform.rules.components import check_component_name_free, component_name_for
 from fm_platform.rules.inference import (
@@ -44,6 +50,11 @@ from fm_platform.rules.problems import Problems
 
 #: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample.
 FIXED_OUTPUTS = 2
+#: Outputs of an asynchronous endpoint besides its name: AsyncInput, AsyncOutput and
+#: AsyncFailure<Name>; with any, AsyncEndpoints lists them.
+ASYNC_OUTPUTS_PER_ENDPOINT = 3
+#: Key prefix of the asynchronous endpoints in their stack's bucket: ``async/<name>/``.
+ASYNC_PREFIX = "async"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +110,29 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
 def _weights_gib(params_b: float) -> float:
     """The weights of a model of ``params_b`` billion parameters in bf16 (2 bytes each)."""
     return round(params_b * 1e9 * 2 / 2**30, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AsyncEndpointConfig(AsyncEndpointOptions):
+    """An asynchronous endpoint: the fields of :class:`AsyncEndpointOptions`, and
+
+    name: a stable logical name; construct IDs derive from it.
+    model_name: by default ``name``.
+    s3_prefix: by default ``async/<name>`` in the stack's asynchronous-inference bucket.
+    """
+
+    name: str
+    model_name: str | None = None  # type: ignore[assignment]
+    s3_prefix: str | None = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.model_name is None:
+            object.__setattr__(self, "model_name", self.name)
+
+    @property
+    def prefix(self) -> str:
+        """``s3_prefix``, by default ``async/<name>``."""
+        return self.s3_prefix or f"{ASYNC_PREFIX}/{self.name}"
 
 
 def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
@@ -179,6 +213,19 @@ DEFAULT_MULTI_MODEL_ENDPOINTS = (
     ),
 )
 
+DEFAULT_ASYNC_ENDPOINTS = (
+    AsyncEndpointConfig(
+        name="batch-summarizer",
+        instance_type="ml.g5.2xlarge",
+        # The summariser's model (8.03B parameters) for nightly batches.
+        container=ModelContainer(
+            environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(8.03)
+        ),
+        scaling=AsyncScaling(min_instances=0, max_instances=2, target_backlog_per_instance=5),
+        max_concurrent_invocations_per_instance=4,
+    ),
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class InferenceConfig:
@@ -194,6 +241,8 @@ class InferenceConfig:
     artifacts_key_arn: the KMS key of that existing bucket's objects, so that the
         execution roles may decrypt them; by default none (SSE-S3 or a bucket key the
         roles can already use).
+    async_endpoints: asynchronous endpoints; by default ``batch-summarizer`` on 0-2
+        ml.g5.2xlarge.
     """
 
     ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = DEFAULT_IC_ENDPOINTS
@@ -201,6 +250,7 @@ class InferenceConfig:
     multi_model_endpoints: tuple[MultiModelEndpointConfig, ...] = DEFAULT_MULTI_MODEL_ENDPOINTS
     artifacts_bucket_name: str | None = None
     artifacts_key_arn: str | None = None
+    async_endpoints: tuple[AsyncEndpointConfig, ...] = DEFAULT_ASYNC_ENDPOINTS
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
@@ -216,14 +266,27 @@ class InferenceConfig:
     @property
     def endpoint_names(self) -> tuple[str, ...]:
         """Every endpoint's logical name."""
-        groups = (self.ic_endpoints, self.single_model_endpoints, self.multi_model_endpoints)
+        groups = (
+            self.ic_endpoints,
+            self.single_model_endpoints,
+            self.multi_model_endpoints,
+            self.async_endpoints,
+        )
         return tuple(item.name for group in groups for item in group)
 
     @property
     def output_count(self) -> int:
         """How many stack outputs this config produces (one per endpoint, one more per
-        Inference Components endpoint, plus two)."""
-        return FIXED_OUTPUTS + len(self.endpoint_names) + len(self.ic_endpoints)
+        Inference Components endpoint, three more per asynchronous endpoint and one for
+        them all, plus two)."""
+        asynchronous = len(self.async_endpoints)
+        return (
+            FIXED_OUTPUTS
+            + len(self.endpoint_names)
+            + len(self.ic_endpoints)
+            + ASYNC_OUTPUTS_PER_ENDPOINT * asynchronous
+            + (1 if asynchronous else 0)
+        )
 
     def validate(self, into: Problems | None = None) -> None:
         """Raise one ``ValueError`` for bad or clashing names and too many endpoints for
@@ -236,7 +299,13 @@ class InferenceConfig:
                 "ic_endpoints": [e.name for e in self.ic_endpoints],
                 "single_model_endpoints": [e.name for e in self.single_model_endpoints],
                 "multi_model_endpoints": [e.name for e in self.multi_model_endpoints],
+                "async_endpoints": [e.name for e in self.async_endpoints],
             },
+        )
+        check_unique_prefixes(
+            problems,
+            "async_endpoints",
+            [(e.prefix if e.name else None) for e in self.async_endpoints],
         )
         check_output_count(problems, len(self.endpoint_names), self.output_count)
         check_bucket_name(problems, "artifacts_bucket_name", self.artifacts_bucket_name)
@@ -303,4 +372,8 @@ class InferenceConfig:
                 problems.scoped(
                     f"multi_model_endpoints[{index}].", about=f"endpoint {multi.name!r}"
                 )
+            )
+        for index, queued in enumerate(self.async_endpoints):
+            queued.check(
+                problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
             )

@@ -147,6 +147,8 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
             _single(plan, catalog, e) for e in endpoints if e.kind == SINGLE
         ),
         multi_model_endpoints=tuple(_multi(catalog, e) for e in endpoints if e.kind == MULTI),
+        # Not the default example: the plan places no model on an asynchronous endpoint yet.
+        async_endpoints=(),
     )
 
 

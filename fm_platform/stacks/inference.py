@@ -9,6 +9,11 @@ a multi-model endpoint reads the ``.tar.gz`` models under
 ``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying the endpoints, or set
 ``model_data_url`` / ``models_s3_prefix`` to your own locations.
 
+Asynchronous endpoints share one bucket (``AsyncInference``), each under its own prefix,
+by default ``async/<name>/``: callers upload request bodies to ``inputs/``, results land in
+``outputs/`` and failures in ``failures/`` (outputs ``AsyncInput<Name>``,
+``AsyncOutput<Name>``, ``AsyncFailure<Name>``).
+
 Images: AWS Deep Learning Containers from account 763104351884 in the stack's region (the
 account serving most commercial regions; set ``image`` elsewhere): LMI
 (``djl-inference``) for the LLMs, PyTorch inference (TorchServe, multi-model capable) for
@@ -27,10 +32,16 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fm_platform.config.inference import (
+    AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
+)
+from fm_platform.constructs.inference.async_endpoint import (
+    AsyncEndpoint,
+    AsyncEndpointOptions,
+    AsyncEndpointProps,
 )
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
@@ -54,6 +65,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.constructs.options import options_values
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.images import deep_learning_container_image
 from fm_platform.stacks.artifacts import ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
@@ -68,7 +80,8 @@ class InferenceStack(Stack):
 
     Construct IDs derive from names, never positions: ``IcEndpoint-<name>`` (with
     ``Endpoint`` and ``Model-<model_name>`` inside), ``SingleModelEndpoint-<name>``,
-    ``MultiModelEndpoint-<name>``.
+    ``MultiModelEndpoint-<name>``, ``AsyncEndpoint-<name>`` and, with asynchronous
+    endpoints, ``AsyncInference`` (their bucket).
 
     ``artifacts``: the bucket the models read (a :class:`ModelArtifacts`); by default the
     configuration's ``artifacts_bucket_name`` when set (an existing bucket), else a
@@ -83,15 +96,19 @@ class InferenceStack(Stack):
     without network access unless its spec sets ``network_isolation=False``.
 
     Attributes: ``config``, ``artifacts`` (the :class:`ModelArtifacts`), ``artifacts_stack``
-    (None unless created here), ``ic_endpoints``,
-    ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``
-    (dicts by name).
+    (None unless created here), ``ic_endpoints``, ``ic_models`` (by model name),
+    ``single_model_endpoints``, ``multi_model_endpoints``, ``async_endpoints`` (dicts by
+    name), ``async_storage`` (the asynchronous endpoints' :class:`SecureBucket`; None
+    without them).
 
     Outputs: ``EndpointNames`` (comma-separated, read by the ``fmp`` CLI),
     ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (the exact
     component names to pass as ``--inference-component-name``, comma-separated),
     and ``InvokeExample`` (a CLI command for the first IC model, with its component name).
-    That is 2 + endpoints + IC endpoints outputs, whatever the number of models
+    Per asynchronous endpoint ``AsyncInput<Name>`` (where to upload request bodies),
+    ``AsyncOutput<Name>`` and ``AsyncFailure<Name>`` (where results and failures land), and
+    ``AsyncEndpoints`` lists their names. That is 2 + endpoints + IC endpoints + 3 x
+    asynchronous endpoints (+ 1 with any) outputs, whatever the number of models
     (CloudFormation allows 200). The bucket's name is an output of the artifacts stack
     (``ModelArtifactsBucket``).
     """
@@ -125,12 +142,16 @@ class InferenceStack(Stack):
         self.ic_models: dict[str, InferenceComponentModel] = {}
         self.single_model_endpoints: dict[str, SingleModelEndpoint] = {}
         self.multi_model_endpoints: dict[str, MultiModelEndpoint] = {}
+        self.async_endpoints: dict[str, AsyncEndpoint] = {}
+        self.async_storage: SecureBucket | None = None
         for ic_item in config.ic_endpoints:
             self._ic_endpoint(ic_item)
         for single_item in config.single_model_endpoints:
             self._single_model_endpoint(single_item)
         for multi_item in config.multi_model_endpoints:
             self._multi_model_endpoint(multi_item)
+        for async_item in config.async_endpoints:
+            self._async_endpoint(async_item)
         self._add_outputs()
         check_resource_count(
             self,
@@ -201,6 +222,29 @@ class InferenceStack(Stack):
         )
         self.multi_model_endpoints[item.name] = endpoint
 
+    def _async_endpoint(self, item: AsyncEndpointConfig) -> None:
+        if self.async_storage is None:
+            self.async_storage = SecureBucket(
+                self,
+                "AsyncInference",
+                SecureBucketProps(purpose="SageMaker asynchronous inference requests and results"),
+            )
+        options = options_values(AsyncEndpointOptions, item)
+        options["container"] = self._container(item.container, item.name)
+        options["s3_prefix"] = item.prefix
+        endpoint = AsyncEndpoint(
+            self,
+            f"AsyncEndpoint-{item.name}",
+            AsyncEndpointProps(
+                **options,
+                vpc=self.vpc,
+                artifact_key=self.artifacts.key,
+                results_bucket=self.async_storage.bucket,
+                results_key=self.async_storage.encryption_key,
+            ),
+        )
+        self.async_endpoints[item.name] = endpoint
+
     # -- outputs ----------------------------------------------------------------------------
 
     def _add_outputs(self) -> None:
@@ -208,6 +252,7 @@ class InferenceStack(Stack):
             **{n: e.endpoint_name for n, e in self.ic_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.single_model_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.multi_model_endpoints.items()},
+            **{n: e.endpoint_name for n, e in self.async_endpoints.items()},
         }
         CfnOutput(
             self,
@@ -230,6 +275,7 @@ class InferenceStack(Stack):
                 description=f"Inference component names on {item.name}, comma-separated: "
                 "pass one as --inference-component-name",
             )
+        self._add_async_outputs()
         example = self._invoke_example()
         if example is not None:
             CfnOutput(
@@ -238,6 +284,29 @@ class InferenceStack(Stack):
                 value=example,
                 description="Invoke a model (write the request body to request.json first)",
             )
+
+    def _add_async_outputs(self) -> None:
+        if not self.async_endpoints:
+            return
+        CfnOutput(
+            self,
+            "AsyncEndpoints",
+            value=Fn.join(",", [e.endpoint_name for e in self.async_endpoints.values()]),
+            description="The asynchronous endpoints' names, comma-separated: invoke them with "
+            "fmp endpoint invoke-async",
+        )
+        for name, endpoint in self.async_endpoints.items():
+            locations = {
+                "AsyncInput": (
+                    endpoint.input_location,
+                    f"Upload request bodies for {name} under this S3 prefix, then "
+                    "fmp endpoint invoke-async ENDPOINT --input s3://...",
+                ),
+                "AsyncOutput": (endpoint.output_location, f"Results of {name}"),
+                "AsyncFailure": (endpoint.failure_location, f"Failed requests of {name}"),
+            }
+            for prefix, (value, description) in locations.items():
+                CfnOutput(self, _output_id(prefix, name), value=value, description=description)
 
     def _invoke_example(self) -> str | None:
         for item in self.config.ic_endpoints:
