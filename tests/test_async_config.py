@@ -150,13 +150,14 @@ def test_endpoints_of_a_stack_share_one_bucket_each_under_its_prefix():
     ]
     assert outputs["AsyncEndpoints"]["Value"] == {"Fn::Join": [",", names]}
     assert outputs["EndpointNames"]["Value"] == {"Fn::Join": [",", names]}
-    # 3 fixed, 2 endpoint names, 3 locations each and AsyncEndpoints; no InvokeExample here.
-    assert config.output_count == 3 + 2 + 3 * 2 + 1
+    # 2 fixed, 2 endpoint names, 3 locations each and AsyncEndpoints; no InvokeExample here.
+    assert config.output_count == 2 + 2 + 3 * 2 + 1
     assert len(outputs) == config.output_count - 1
-    # Artifacts default to the stack's bucket, like the other kinds.
+    # Artifacts default to the artifacts stack's bucket, like the other kinds.
     model = stack.async_endpoints["embed"].model
     source = template["Resources"][stack.get_logical_id(model)]["Properties"]["PrimaryContainer"]
-    artifacts = {"Ref": stack.get_logical_id(stack.artifacts.bucket.node.default_child)}
+    artifacts = stack.resolve(stack.artifacts.bucket.bucket_name)
+    assert "QueuesArtifacts:" in str(artifacts)
     assert source["ModelDataSource"]["S3DataSource"]["S3Uri"] == {
         "Fn::Join": ["", ["s3://", artifacts, "/models/embed/"]]
     }

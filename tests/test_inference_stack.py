@@ -492,6 +492,7 @@ def test_models_read_an_existing_bucket_named_in_the_configuration():
         artifacts_key_arn="arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
         single_model_endpoints=(),
         multi_model_endpoints=(),
+        async_endpoints=(),
     )
     stack = InferenceStack(app, "Existing", config=config)
     assert stack.artifacts_stack is None
