@@ -76,12 +76,12 @@ def check_prefix(problems: Problems, field: str, prefix: str | None) -> None:
 def check_provisioning_parameters(
     problems: Problems, field: str, parameters: Mapping[str, Any] | None
 ) -> None:
-    """The keys classic Slurm mode needs; worker groups with a name and a partition."""
+    """The keys lifecycle Slurm mode needs; worker groups with a name and a partition."""
     if parameters is None:
         return
     for key in REQUIRED_PARAMETERS:
         if key not in parameters:
-            problems.add(f"{field}.{key}", None, "is required for classic Slurm mode")
+            problems.add(f"{field}.{key}", None, "is required in lifecycle Slurm mode")
     workers = parameters.get("worker_groups")
     if not isinstance(workers, list | tuple):
         return

@@ -191,6 +191,11 @@ class SlurmAccountingDatabase(Construct):
             ),
             automatically_after=ROTATION,
         )
+        # aws-cdk-lib makes the writer wait for the subnets' routes to the internet, which a
+        # database does not use; without those DependsOn the retained writer needs nothing
+        # that deleting the stack deletes (its references order it after its cluster).
+        writer = cast(CfnResource, self.database.node.find_child("Writer").node.default_child)
+        writer.add_deletion_override("DependsOn")
         self.endpoint: str = self.database.cluster_endpoint.hostname
         self.port: int = MYSQL_PORT
         self.secret_arn: str = self.secret.secret_arn
