@@ -452,3 +452,20 @@ def test_a_mount_path_hyperpod_refuses(scope):
 )
 def test_bad_group_options_name_their_key(scope, group, expected):
     assert expected in problems_of(managed(scope, instance_groups=(CONTROLLER, group)))
+
+
+def test_the_schema_and_botocore_let_a_group_run_its_scripts_on_init_complete_alone():
+    # Why managed groups carry OnInitComplete without OnCreate: neither is required, and the
+    # schema calls them mutually exclusive.
+    import botocore.session
+
+    from tests.test_rules import _cluster_schema
+
+    config = _cluster_schema()["definitions"]["ClusterLifeCycleConfig"]
+    assert "required" not in config
+    assert (
+        "Mutually exclusive with OnInitComplete" in config["properties"]["OnCreate"]["description"]
+    )
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    shape = model.shape_for("ClusterLifeCycleConfig")
+    assert shape.required_members == [] and "OnInitComplete" in shape.members

@@ -499,6 +499,18 @@ def test_every_new_key_synthesizes_cfn_lint_and_nag_clean(every_new_key, stack):
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
 
 
+def test_a_strategy_with_standard_provisioning_synthesizes_cfn_lint_and_nag_clean():
+    # slurm_config_strategy cannot go with the continuous provisioning of EVERY_NEW_KEY.
+    templates = _synthesized(
+        {"training": {"slurm_mode": "managed", "slurm_config_strategy": "Managed"}}
+    )
+    cluster = json.dumps(templates["FmpTraining"])
+    assert '"Orchestrator": {"Slurm": {"SlurmConfigStrategy": "Managed"}}' in cluster
+    for template in templates.values():
+        matches = lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
+        assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
 def test_every_new_key_reaches_the_cluster(every_new_key):
     resources = every_new_key["FmpTraining"]["Resources"]
     (cluster,) = [r for r in resources.values() if r["Type"] == "AWS::SageMaker::Cluster"]
