@@ -15,7 +15,7 @@ import enum
 import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 from aws_cdk import CfnTag, Fn
 from aws_cdk import aws_ec2 as ec2
@@ -319,10 +319,9 @@ class HyperPodClusterProps(HyperPodClusterOptions):
                     f"{', '.join(missing)}; SharedFileSystem has them)",
                 )
             else:
+                lustre = cast(LustreFileSystemSource, props.file_system)
                 check_managed_mount_path(
-                    problems,
-                    "file_system.mount_path",
-                    _known(getattr(props.file_system, "mount_path")),  # noqa: B009
+                    problems, "file_system.mount_path", _known(lustre.mount_path)
                 )
         if props.managed and props.home_file_system is not None:
             check_managed_mount_path(
@@ -478,11 +477,10 @@ class HyperPodCluster(Construct):
     def _group_context(self, props: HyperPodClusterProps, rollback: list[str]) -> GroupContext:
         lustre = None
         if props.managed and props.file_system is not None:
-            fs = props.file_system
+            # validate() made sure it has the attributes of a LustreFileSystemSource.
+            fs = cast(LustreFileSystemSource, props.file_system)
             lustre = LustreMount(
-                dns_name=getattr(fs, "dns_name"),  # noqa: B009 - checked in validate()
-                mount_name=getattr(fs, "mount_name"),  # noqa: B009
-                mount_path=getattr(fs, "mount_path"),  # noqa: B009
+                dns_name=fs.dns_name, mount_name=fs.mount_name, mount_path=fs.mount_path
             )
         home = None
         if props.managed and props.home_file_system is not None:
