@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
 
 import pytest
 from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from tests.support import normalized, stateful_changes
+from tests.support import deleted_but_needed, dependencies, normalized, stateful_changes
 
 STACKS = ("FmpTrainingData", "FmpTraining", "FmpInferenceArtifacts", "FmpInference")
 
@@ -124,54 +122,11 @@ def test_a_renamed_stateful_resource_is_described_as_replaced():
     ]
 
 
-def _references(node: Any) -> set[str]:
-    """Logical IDs that ``node`` (part of a template) names with Ref, Fn::GetAtt or
-    Fn::Sub's ``${...}``."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "Ref" and isinstance(value, str):
-                found.add(value)
-            elif key == "Fn::GetAtt":
-                target = value[0] if isinstance(value, list) else value.split(".")[0]
-                found.add(target)
-            elif key == "Fn::Sub":
-                text = value[0] if isinstance(value, list) else value
-                found.update(m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text))
-            found |= _references(value)
-    elif isinstance(node, list):
-        for item in node:
-            found |= _references(item)
-    return found
-
-
-def _dependencies(resources: dict[str, dict], logical_id: str) -> set[str]:
-    """Every resource of the template that ``logical_id`` needs, transitively."""
-    seen: set[str] = set()
-    todo = [logical_id]
-    while todo:
-        resource = resources[todo.pop()]
-        depends_on = resource.get("DependsOn", [])
-        direct = _references(resource.get("Properties", {}))
-        direct |= set([depends_on] if isinstance(depends_on, str) else depends_on)
-        for name in direct & set(resources) - seen:
-            seen.add(name)
-            todo.append(name)
-    return seen
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_nothing_a_retained_resource_needs_is_deleted_with_its_stack(default_assembly, stack):
     # Deleting a stack deletes what is not retained; a retained resource that still uses a
     # deleted one (an FSx file system in its subnet) makes that deletion fail.
-    resources = default_assembly.templates[stack]["Resources"]
-    retained = {n for n, r in resources.items() if r.get("DeletionPolicy") == "Retain"}
-    deleted_but_needed = {
-        f"{name} needs {needed}"
-        for name in retained
-        for needed in _dependencies(resources, name) - retained
-    }
-    assert deleted_but_needed == set()
+    assert deleted_but_needed(default_assembly.templates[stack]["Resources"]) == set()
 
 
 def test_the_cluster_stack_retains_nothing_and_nothing_depends_on_it(default_assembly):
@@ -212,7 +167,7 @@ def test_the_model_bucket_deploys_before_and_apart_from_the_endpoints(default_as
 def test_the_file_system_keeps_its_network(default_assembly):
     resources = default_assembly.templates["FmpTrainingData"]["Resources"]
     (fsx,) = [n for n, r in resources.items() if r["Type"] == "AWS::FSx::FileSystem"]
-    needed = _dependencies(resources, fsx)
+    needed = dependencies(resources, fsx)
     kinds = {resources[n]["Type"] for n in needed}
     assert {"AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::SecurityGroup"} <= kinds
     assert {resources[n].get("DeletionPolicy") for n in needed} == {"Retain"}

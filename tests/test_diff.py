@@ -57,7 +57,7 @@ def training_change(
     workdir = tmp_path_factory.mktemp("training-change")
     config = json.loads((ROOT / APP_CONFIG).read_text())
     workers = {"name": "workers", "role": "worker", "instance_type": "ml.p4d.24xlarge"}
-    workers |= {"instance_count": 2, "partition_name": "dev"}
+    workers |= {"instance_count": 2, "partition": "dev"}
     config["training"]["instance_groups"] = [CONTROLLER, workers]
     config["deploy_inference"] = False
     config_file = workdir / "p4d.json"

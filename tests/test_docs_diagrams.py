@@ -176,3 +176,32 @@ def test_stacks_that_share_resources_share_a_picture(tmp_path: Path) -> None:
     assert subnet < dot.index("instance group gpus") < dot.index("S3 bucket")
     assert "lifecycle scripts (on_create)" in dot
     assert '"Cluster.' in dot and '"Data.' in dot
+
+
+def test_managed_training_picture_shows_what_hyperpod_does(tmp_path: Path) -> None:
+    """Managed Slurm mode: HyperPod's mounts, the accounting database, the alarm that rolls
+    scheduled updates back, and each group's Slurm node type, partition and options."""
+    from fm_platform.app import build_app
+    from fm_platform.config import load_config
+    from tests.test_training_stack import EVERY_NEW_KEY
+
+    app = new_app(outdir=str(tmp_path))
+    build_app(app, load_config({**EVERY_NEW_KEY, "deploy_inference": False}))
+    app.synth()
+    dot = _pictures(tmp_path)["training"]
+    assert "Slurm configured by HyperPod (merge mode)" in dot
+    assert "continuous node provisioning" in dot
+    assert "accounting in an external database" in dot
+    assert "HyperPod mounts FSx for Lustre at /fsx" in dot
+    assert "HyperPod mounts FSx for OpenZFS at /home" in dot
+    assert "Slurm Compute, partition train" in dot
+    assert "ml.p5.48xlarge x 4 (in service from 2)" in dot
+    assert "AMI updates cron(0 3 ? * SUN *), rolled back on alarms" in dot
+    assert "capacity: OnDemand" in dot and "image ami-0123456789abcdef0" in dot
+    assert "FSx for OpenZFS (homes)" in dot and "Slurm accounting database" in dot
+    assert "Serverless v2, 0.5-2 ACU" in dot
+    assert "lifecycle scripts (on_init_complete)" in dot
+    for label in ("HyperPod mounts /fsx", "HyperPod mounts /home", "slurmdbd (accounting)"):
+        assert f'label="{label}"' in dot, label
+    assert 'label="AMI updates roll back on"' in dot
+    assert "unhealthy nodes" in dot

@@ -18,6 +18,7 @@ from fm_platform.constructs.training.hyperpod import (
     HyperPodClusterProps,
 )
 from fm_platform.constructs.training.instance_groups import (
+    node_setup,
     provisioning_parameters,
     validate_instance_groups,
 )
@@ -41,13 +42,16 @@ class TrainingStack(Stack):
 
     Composition (construct IDs are stable): ``LifecycleScripts`` (:class:`LifecycleScripts`:
     the upload of the scripts into the data stack's bucket, run in its private subnet, with
-    provisioning parameters from the instance groups and the file system's DNS and mount
-    names) -> ``Cluster`` (:class:`HyperPodCluster`).
+    the provisioning parameters from the instance groups and the file system's DNS and
+    mount names in lifecycle Slurm mode, the node setup (where HyperPod mounts the file
+    systems) in managed mode) -> ``Cluster`` (:class:`HyperPodCluster`, given the data
+    stack's home file system and accounting database when it has them).
 
     Attributes: ``config``, ``data``, ``network`` and ``file_system`` (the data stack's),
     ``provisioning_parameters`` (the provisioning_parameters.json document, with FSx
-    tokens), ``lifecycle``, ``cluster``. Outputs (read by the ``fmp`` CLI): ClusterName,
-    ClusterArn, ControllerGroupName, FsxMountPath,
+    tokens; None in managed mode), ``node_setup`` (the fmp_node_setup.json document; None
+    in lifecycle mode), ``lifecycle``, ``cluster``. Outputs (read by the ``fmp`` CLI):
+    ClusterName, ClusterArn, ControllerGroupName, FsxMountPath,
     LifecycleScriptsS3Uri, SsmLoginCommand.
     """
 
@@ -72,21 +76,32 @@ class TrainingStack(Stack):
         # references do (and the CDK CLI skips a stack whose template text is unchanged, so
         # a weak reference's new value would not even reach the cluster without --force).
         CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
-        # The groups shape everything below (provisioning parameters, the cluster): check
-        # them before building anything.
+        # The groups and the Slurm mode shape everything below (the data stack's database
+        # and home file system, the scripts' parameters, the cluster): check them before
+        # building anything.
         problems = Problems("TrainingConfig")
         validate_instance_groups(problems, config.instance_groups)
+        config.check_slurm_features(problems)
         problems.raise_if_any()
         self.config = config
         self.data = data or _data_stack(scope, construct_id, config, stack_kwargs)
         self.network = self.data.network
         self.file_system = self.data.file_system
-        self.provisioning_parameters = provisioning_parameters(
-            config.instance_groups,
-            fsx_dns_name=self.file_system.dns_name,
-            fsx_mount_name=self.file_system.mount_name,
-            fsx_mount_path=self.file_system.mount_path,
-        )
+        home = self.data.home_file_system
+        self.provisioning_parameters: dict[str, Any] | None = None
+        self.node_setup: dict[str, Any] | None = None
+        if config.managed:
+            self.node_setup = node_setup(
+                fsx_mount_path=self.file_system.mount_path,
+                home_mount_path=home.mount_path if home is not None else None,
+            )
+        else:
+            self.provisioning_parameters = provisioning_parameters(
+                config.instance_groups,
+                fsx_dns_name=self.file_system.dns_name,
+                fsx_mount_name=self.file_system.mount_name,
+                fsx_mount_path=self.file_system.mount_path,
+            )
         storage = self.data.lifecycle
         self.lifecycle = LifecycleScripts(
             self,
@@ -94,6 +109,7 @@ class TrainingStack(Stack):
             LifecycleScriptsProps(
                 **options_values(LifecycleScriptsOptions, config),
                 provisioning_parameters=self.provisioning_parameters,
+                node_setup=self.node_setup,
                 bucket=storage.bucket,
                 upload_log_group=storage.upload_log_group,
                 vpc=self.network.vpc,
@@ -110,6 +126,8 @@ class TrainingStack(Stack):
                 security_group=self.network.security_group,
                 lifecycle=self.lifecycle,
                 file_system=self.file_system,
+                home_file_system=home,
+                accounting_database=self.data.accounting,
             ),
         )
         self._add_outputs()
