@@ -57,6 +57,38 @@ def test_every_bad_entry_is_reported_at_once_with_its_path():
     assert "models[].name='a': must be unique" in message
 
 
+def test_eight_mistakes_in_one_catalog_are_reported_in_one_run():
+    # A misspelled key or a wrongly typed value no longer hides the other problems of its
+    # item: every mistake comes out of the first run, each under its path, and nothing else
+    # (item 2's wrongly typed architecture does not also read as "no size given").
+    with pytest.raises(ValueError) as error:
+        catalog(
+            [
+                {"name": "a", "params_b": -1, "peak_rpms": 60, "active_hours": "9"},
+                {
+                    "name": "b",
+                    "params_b": 7,
+                    "neuron_compiled": "yes",
+                    "isolation": "dedicated",
+                    "tennant": "acme",
+                },
+                {"name": "a", "architecture": 8},
+            ]
+        )
+    assert sorted(error.value.problems) == sorted(
+        [
+            "models[0].peak_rpms=60: unknown key; did you mean peak_rpm?",
+            "models[0].active_hours='9': must be a number",
+            "models[0].params_b=-1: must be > 0",
+            "models[1].neuron_compiled='yes': must be true or false",
+            "models[1].isolation_reason=None: say why the model needs its own endpoint",
+            "models[1].tennant='acme': unknown key; did you mean tenant?",
+            "models[2].architecture=8: must be a string or null",
+            "models[].name='a': must be unique; it appears more than once",
+        ]
+    )
+
+
 def test_a_model_no_type_can_host_says_why_for_the_largest():
     with pytest.raises(ValueError) as error:
         plan_fleet(catalog([{"name": "huge", "params_b": 2000, "dtype": "fp32"}]))

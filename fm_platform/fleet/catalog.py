@@ -36,6 +36,8 @@ GENERATIVE_TASKS = ("text-generation",)
 AXES = ("model_size", "latency", "isolation", "cost", "scalability")
 #: Model names also name inference components and (prefixed) endpoints: keep room.
 MAX_NAME_LENGTH = 48
+#: The keys that size a model (one of them is required).
+_SIZE_KEYS = frozenset({"architecture", "params_b", "memory_gib"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,8 +128,19 @@ def _check_weights(problems: Problems, path: str, weights: Any) -> None:
             problems.add(f"{path}.{axis}", value, "must be a number >= 0")
 
 
-def _check_model(problems: Problems, path: str, m: ModelEntry, families: set[str]) -> None:
-    if shape_rule("EndpointName").problem(m.name) is not None or len(m.name) > MAX_NAME_LENGTH:
+def _check_model(
+    problems: Problems,
+    path: str,
+    m: ModelEntry,
+    families: set[str],
+    bad: frozenset[str] = frozenset(),
+) -> None:
+    """Every problem of ``m`` under ``path``. ``bad``: the keys the entry gave with a value
+    of the wrong type (already reported; their defaults stand in), which the checks that
+    combine keys leave alone rather than report a second, consequent problem."""
+    if m.name is not None and (
+        shape_rule("EndpointName").problem(m.name) is not None or len(m.name) > MAX_NAME_LENGTH
+    ):
         problems.add(
             f"{path}.name",
             m.name,
@@ -136,7 +149,7 @@ def _check_model(problems: Problems, path: str, m: ModelEntry, families: set[str
         )
     if m.architecture is not None:
         problems.check_choice(f"{path}.architecture", m.architecture, known_architectures())
-    elif m.params_b is None and m.memory_gib is None:
+    elif m.params_b is None and m.memory_gib is None and not bad & _SIZE_KEYS:
         problems.add(path, m.name, "give architecture, params_b or memory_gib")
     positive = (
         "params_b",
@@ -170,7 +183,7 @@ def _check_model(problems: Problems, path: str, m: ModelEntry, families: set[str
     problems.check_choice(f"{path}.isolation", m.isolation, ISOLATION)
     if m.task is not None:
         problems.check_choice(f"{path}.task", m.task, TASKS)
-    if m.isolation == "dedicated" and not m.isolation_reason:
+    if m.isolation == "dedicated" and not m.isolation_reason and "isolation_reason" not in bad:
         problems.add(f"{path}.isolation_reason", None, "say why the model needs its own endpoint")
     if m.instance_family is not None and m.instance_family not in families:
         problems.check_choice(f"{path}.instance_family", m.instance_family, sorted(families))
@@ -181,7 +194,11 @@ def _check_model(problems: Problems, path: str, m: ModelEntry, families: set[str
             "conflicts with isolation: dedicated, which needs the model's own endpoint; "
             "drop one of them",
         )
-    if m.benchmark_experiment is not None and m.benchmark_file is None:
+    if (
+        m.benchmark_experiment is not None
+        and m.benchmark_file is None
+        and "benchmark_file" not in bad
+    ):
         problems.add(f"{path}.benchmark_experiment", m.benchmark_experiment, "needs benchmark_file")
     _check_weights(problems, f"{path}.weights", m.weights)
 
@@ -223,15 +240,27 @@ def _plain_values(data: Any) -> dict[str, Any] | None:
 
 
 def _model(families: set[str]):
+    """The builder of one catalog item: a well-formed item (the common case) is built
+    directly; any other mapping is built from its readable keys, its misspelled keys and
+    wrongly typed values reported, and checked all the same (the catalog is then refused,
+    with every problem of every item)."""
+
     def build(problems: Problems, where: str, data: Any) -> ModelEntry | None:
-        before = len(problems.messages)
+        path = where.rstrip(".")
         values = _plain_values(data)
-        if values is None:
-            values = dataclass_values(problems, where, data, ModelEntry)
-        if len(problems.messages) > before or "name" not in values:
+        if values is not None:
+            model = ModelEntry(**values)
+            _check_model(problems, path, model, families)
+            return model
+        if not isinstance(data, Mapping):
+            dataclass_values(problems, where, data, ModelEntry)
             return None
-        model = ModelEntry(**values)
-        _check_model(problems, where.rstrip("."), model, families)
+        # weights are checked axis by axis below, as for a well-formed item
+        rest = {k: v for k, v in data.items() if k != "weights"}
+        values = dataclass_values(problems, where, rest, ModelEntry)
+        bad = frozenset(k for k in rest if k in _JSON_TYPES and k not in values)
+        model = ModelEntry(**{"name": None, **values, "weights": data.get("weights")})
+        _check_model(problems, path, model, families, bad)
         return model
 
     return build
