@@ -12,8 +12,9 @@ from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from fm_platform.fleet.catalog import catalog_from_data
+from fm_platform.fleet.kinds import ASYNC
 from fm_platform.fleet.options import family_types
-from fm_platform.fleet.planner import Limits, plan_fleet
+from fm_platform.fleet.planner import Limits, Planner
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.conftest import synth_env
 from tests.support import ROOT, nag_findings, normalized
@@ -51,15 +52,40 @@ SMALL = {
             "peak_rpm": 600,
             "cold_start_tolerant": True,
         },
+        # Batch work: asynchronous endpoints, one on a GPU type with local NVMe storage, one
+        # on an EBS-backed CPU type (its request bodies too large for a real-time endpoint).
+        {
+            "name": "nightly-summaries",
+            "architecture": "llama-3.1-8b",
+            "latency_class": "batch",
+            "peak_rpm": 120,
+            "active_hours": 4,
+        },
+        {
+            "name": "emb-backfill",
+            "architecture": "bge-large-en-v1.5",
+            "framework": "pytorch",
+            "latency_class": "batch",
+            "peak_rpm": 300,
+            "active_hours": 3,
+            "instance_family": "c6i",
+            "payload_mb": 50,
+        },
     ],
 }
 
 
 @pytest.fixture(scope="module")
-def assembly():
+def planned():
     catalog = catalog_from_data(SMALL, family_types("us-east-1"))
-    # Two endpoints per stack at most, so the small catalog shards too.
-    plan = plan_fleet(catalog, limits=Limits(stack_outputs=7))
+    # Two to four endpoints per stack, so the small catalog shards too.
+    planner = Planner(catalog, limits=Limits(stack_outputs=10))
+    return catalog, planner, planner.run()
+
+
+@pytest.fixture(scope="module")
+def assembly(planned):
+    catalog, _, plan = planned
     app = cdk.App()
     fleet_stacks(app, plan, catalog)
     findings = nag_findings(app)
@@ -152,6 +178,49 @@ def test_scaling_targets_are_the_plans(assembly):
                 for m in e.models
                 if (plan.placements[m].min_copies, plan.placements[m].max_copies) != (1, 1)
             ]
-        elif e.kind == "multi-model" or e.max_instances > 1:
+        elif e.kind in ("multi-model", ASYNC) or e.max_instances > 1:
             expected.append(round(e.scaling_target, 2))
     assert targets == sorted(expected) and targets
+
+
+def test_batch_models_get_asynchronous_endpoints_scaling_from_zero(assembly):
+    plan, cloud, _ = assembly
+    batch = [m["name"] for m in SMALL["models"] if m.get("latency_class") == "batch"]
+    templates = {s.stack_name: s.template["Resources"] for s in cloud.stacks}
+    for model in batch:
+        placement = plan.placements[model]
+        endpoint = plan.endpoints[placement.endpoint]
+        assert endpoint.kind == ASYNC and endpoint.min_hourly == 0 and placement.reason
+        # Logical IDs: the construct path without its hyphens.
+        stem = "AsyncEndpoint" + endpoint.name.replace("-", "")
+        resources = templates[endpoint.stack]
+
+        def one(kind, part, resources=resources, stem=stem):
+            (found,) = (
+                r["Properties"]
+                for logical_id, r in resources.items()
+                if r["Type"] == kind and logical_id.startswith(stem + part)
+            )
+            return found
+
+        config = one("AWS::SageMaker::EndpointConfig", "EndpointConfig")
+        assert config["ProductionVariants"][0]["InstanceType"] == endpoint.instance_type
+        client = config["AsyncInferenceConfig"]["ClientConfig"]
+        assert client["MaxConcurrentInvocationsPerInstance"] == placement.concurrency
+        target = one("AWS::ApplicationAutoScaling::ScalableTarget", "ScalingTarget")
+        assert (target["MinCapacity"], target["MaxCapacity"]) == (0, endpoint.max_instances)
+        backlog = one("AWS::ApplicationAutoScaling::ScalingPolicy", "ScalingBacklog")
+        tracking = backlog["TargetTrackingScalingPolicyConfiguration"]
+        assert tracking["TargetValue"] == endpoint.scaling_target == placement.concurrency
+
+
+def test_stack_budget_estimates_cover_what_the_stacks_create(planned, assembly):
+    # The planner fills stacks by its estimates: they must not fall short of the
+    # resources and outputs the synthesized stacks hold.
+    _, planner, plan = planned
+    for stack in assembly[1].stacks:
+        if stack.stack_name not in plan.stacks:
+            continue
+        resources, outputs = planner.usage[stack.stack_name]
+        assert len(stack.template.get("Resources", {})) <= resources, stack.stack_name
+        assert len(stack.template.get("Outputs", {})) <= outputs, stack.stack_name

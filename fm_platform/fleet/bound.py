@@ -10,6 +10,8 @@ tensor-parallel degrees (``x`` >= 0, one unit per model) and buy fractional inst
   average over a day, (min copies + a x (max copies - min copies)) x devices per copy,
   over the type's devices (a = active hours / 24);
 - single-model: a model on a type costs its price x (1 + a x (max copies - 1));
+- asynchronous: a model on a type costs its price x a x max copies (no instance at
+  minimum);
 - multi-model: instances of a type >= the models' memory over the memory that holds
   models, and >= their peak traffic over one instance's capacity, times a.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from fm_platform.fleet.kinds import IC, MULTI, SINGLE
+from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.options import Assessment
 from fm_platform.fleet.planner import Planner
 from fm_platform.hardware.instances import instance_spec
@@ -64,6 +66,8 @@ def lower_bound(planner: Planner) -> float:
             members[column] = 1.0
             if kind == SINGLE:
                 costs.append(o.price * (1 + a * (o.max_copies - 1)))
+            elif kind == ASYNC:
+                costs.append(o.price * a * o.max_copies)
             elif kind == IC:
                 costs.append(0.0)
                 average = min_copies + a * (o.max_copies - min_copies)

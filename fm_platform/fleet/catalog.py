@@ -21,13 +21,15 @@ from typing import Any
 import yaml
 
 from fm_platform.fleet.architectures import known_architectures
+from fm_platform.fleet.kinds import BATCH, KINDS
 from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
 
 #: Bytes per parameter of each weight dtype.
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
-LATENCY_CLASSES = ("strict", "standard", "relaxed")
+#: ``batch``: callers do not wait for the answer (an asynchronous endpoint may host it).
+LATENCY_CLASSES = ("strict", "standard", "relaxed", BATCH)
 ISOLATION = ("shared", "dedicated")
 #: What a model does; generative tasks decode token by token (memory-bandwidth-bound).
 TASKS = ("text-generation", "embedding", "classification")
@@ -53,7 +55,9 @@ class ModelEntry:
     override), or ``benchmark_file`` (an FMBench results CSV, relative to the catalog) with
     ``benchmark_experiment``; otherwise the shipped profiles or an estimate. Requests:
     ``prompt_tokens``, ``output_tokens``, ``context_tokens``, ``concurrency`` (defaults by
-    task and latency class). Objective: ``latency_p50_ms`` or ``latency_class``.
+    task and latency class), ``payload_mb`` (the largest request body in MB; by default
+    small, within any kind's limit). Objective: ``latency_p50_ms`` or ``latency_class``
+    (``batch``: callers do not wait, an asynchronous endpoint may host the model).
     Placement: ``isolation`` (+ ``isolation_reason``), ``cold_start_tolerant`` (unset:
     decided by the model's cost and latency priorities), ``instance_family``, ``group``,
     ``tenant``, ``weights``. Hardware: ``dtype`` (by default bf16), ``allow_fp16`` (may run
@@ -83,6 +87,7 @@ class ModelEntry:
     output_tokens: int | None = None
     context_tokens: int | None = None
     concurrency: int | None = None
+    payload_mb: float | None = None
     latency_p50_ms: float | None = None
     latency_class: str = "standard"
     cold_start_tolerant: bool | None = None
@@ -162,6 +167,7 @@ def _check_model(
         "prompt_tokens",
         "context_tokens",
         "concurrency",
+        "payload_mb",
         "latency_p50_ms",
     )
     for key in positive:
@@ -180,6 +186,8 @@ def _check_model(
         )
     problems.check_choice(f"{path}.dtype", m.dtype, DTYPE_BYTES)
     problems.check_choice(f"{path}.latency_class", m.latency_class, LATENCY_CLASSES)
+    if m.payload_mb is not None and m.payload_mb > 0 and "latency_class" not in bad:
+        _check_payload(problems, f"{path}.payload_mb", m.payload_mb, m.latency_class == BATCH)
     problems.check_choice(f"{path}.isolation", m.isolation, ISOLATION)
     if m.task is not None:
         problems.check_choice(f"{path}.task", m.task, TASKS)
@@ -201,6 +209,21 @@ def _check_model(
     ):
         problems.add(f"{path}.benchmark_experiment", m.benchmark_experiment, "needs benchmark_file")
     _check_weights(problems, f"{path}.weights", m.weights)
+
+
+def _check_payload(problems: Problems, field: str, payload_mb: float, batch: bool) -> None:
+    """A request body some kind takes for a model of that latency class."""
+    if any(k.refuses(batch, payload_mb) is None for k in KINDS.values()):
+        return
+    limits = {k.max_payload_mb for k in KINDS.values() if not k.batch_only}
+    largest = max(k.max_payload_mb for k in KINDS.values())
+    allowed = f"at most {largest:g} MB"
+    if not batch and payload_mb <= largest:
+        allowed = (
+            f"a real-time request body is at most {max(limits):g} MB; larger ones need an "
+            f"asynchronous endpoint: set latency_class: {BATCH} (up to {largest:g} MB)"
+        )
+    problems.add(field, payload_mb, allowed)
 
 
 def _json_types() -> dict[str, tuple[type, ...]]:

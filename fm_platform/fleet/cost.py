@@ -10,7 +10,9 @@ endpoint is expected to run
 
 instances, where a_m = active_hours / 24 and D_m is what model m adds between minimum and
 maximum scale: (max - min copies) x accelerators per copy on Inference Components, the
-instances its peak traffic keeps busy on a multi-model endpoint (one model: w = a). The
+instances its peak traffic keeps busy on a multi-model endpoint (one model: w = a; an
+asynchronous endpoint runs no instance at minimum, so its expected cost is a x its
+instances at peak). The
 endpoint's expected cost is split among its models: the minimum by their minimum copies'
 accelerators (multi-model: memory), the rest by a_m x D_m. A month is 730 hours (the AWS
 pricing calculator's). The same E is what :mod:`fm_platform.fleet.bound` bounds.
@@ -53,7 +55,8 @@ def _increments(e: EndpointPlan, ps: list[Placement]) -> tuple[list[float], list
         )
     if e.kind == MULTI:
         return [load(p) for p in ps], [float(p.memory_mib) for p in ps]
-    return [float(p.max_copies - 1) for p in ps], [1.0 for _ in ps]
+    # one copy per instance (single-model, asynchronous)
+    return [float(p.max_copies - p.min_copies) for p in ps], [float(p.min_copies) for p in ps]
 
 
 def price_endpoint(e: EndpointPlan, ps: list[Placement], price: float) -> None:

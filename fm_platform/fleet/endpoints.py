@@ -12,6 +12,16 @@
   the mean of the models' rpm per instance). The stack's
   scaling policy uses this same target, so the planned maximum is what scaling reaches at
   peak.
+- Asynchronous: one copy per instance; 0 instances at minimum (the queue holds requests
+  while none runs), the model's peak copies at maximum (peak rpm over one instance's rpm);
+  target = queued and in-process requests per instance (``ApproximateBacklogSizePerInstance``,
+  which counts the requests "currently being processed or yet to be processed", SageMaker
+  Developer Guide, "Monitor asynchronous endpoint",
+  https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html) = the
+  concurrency its throughput is planned at, which is also the endpoint's maximum
+  concurrent invocations per instance: at that backlog every instance processes its
+  planned concurrency and nothing waits, and a longer queue adds instances, up to the
+  peak's.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from fm_platform.fleet.kinds import IC, MULTI, SINGLE
+from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.options import MME_MEMORY_SHARE, Shape
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement
@@ -58,8 +68,16 @@ def size_multi(e: EndpointPlan, ps: list[Placement], spec: InstanceSpec) -> None
     e.scaling_target = round(capacity, 2)
 
 
+def size_async(e: EndpointPlan, ps: list[Placement], spec: InstanceSpec) -> None:
+    (p,) = ps
+    e.min_instances = 0
+    e.max_instances = max(1, p.max_copies)
+    e.scaling_target = float(p.concurrency)
+
+
 SIZERS: dict[str, Callable[[EndpointPlan, list[Placement], InstanceSpec], None]] = {
     IC: size_inference_components,
     SINGLE: size_single,
     MULTI: size_multi,
+    ASYNC: size_async,
 }

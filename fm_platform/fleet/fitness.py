@@ -6,8 +6,8 @@ model (1 = dominates):
 1. ``model_size``: log10(copy memory in GiB) / log10(640), clipped: 0 under 1 GiB, about 0.5
    for one 24 GiB device, 1 at eight 80 GiB devices.
 2. ``latency``: with ``latency_p50_ms``, 1 - log10(p50 / 100) / 2 (1 at 100 ms, 0 at 10 s);
-   otherwise the class: strict 1, standard 0.5, relaxed 0.2; 0.25 lower for a model that
-   tolerates cold starts (``cold_start_tolerant: true``).
+   otherwise the class: strict 1, standard 0.5, relaxed 0.2, batch 0 (nobody waits); 0.25
+   lower for a model that tolerates cold starts (``cold_start_tolerant: true``).
 3. ``isolation``: 1 for ``isolation: dedicated``, 0.25 for a tenant's own model, else 0.
 4. ``cost``: 0.5 + 0.5 x idle share, idle share = 1 - active_hours / 24 x min(1, peak_rpm /
    rpm of a copy): infrastructure cost always counts, and the more of a dedicated copy
@@ -20,19 +20,25 @@ model's tenant (``tenants.<t>.weights``), then the model, each overriding the pr
 
 The decision, per model:
 
-- constraints first: ``isolation: dedicated`` needs a single-model endpoint; a ``group``
-  shares an Inference Components endpoint; a multi-model endpoint needs a model that does
-  not generate tokens, under 1 B parameters, that tolerates cold starts;
+- constraints first: ``isolation: dedicated`` needs an endpoint of its own (single-model,
+  or asynchronous); a ``group`` shares an Inference Components endpoint; a multi-model
+  endpoint needs a model that does not generate tokens, under 1 B parameters, that
+  tolerates cold starts; an asynchronous endpoint hosts only ``latency_class: batch``
+  models, and a real-time kind none whose request body exceeds 6 MB
+  (:meth:`fm_platform.fleet.kinds.Kind.refuses`);
 - scale to zero (Inference Components): never for a model active 24 hours a day or with
   ``cold_start_tolerant: false``; always with ``true``; unset, when the cost weight x the
   share of the day without traffic exceeds the latency weight x the latency score (a
   standard-latency model: idle more than 12 hours a day). Multi-model endpoints use the
-  same test for cold starts;
+  same test for cold starts. An asynchronous endpoint scales to zero for every model (its
+  requests wait in the queue);
 - among the kinds left, the highest utility = sum over axes of weight x score x fit, where
   fit is how well the kind serves the axis (:data:`fm_platform.fleet.kinds.KINDS`) and, for
-  cost, the cheapest kind's expected cost over this kind's; equal utilities go to the kind
-  that shares instances (Inference Components, then multi-model). The decisive reason is
-  the axis that contributes most to the winner's lead over the runner-up.
+  cost, the cheapest kind's expected cost over this kind's; equal utilities go to the
+  asynchronous endpoint (only batch models reach it, and its queue holds the requests an
+  Inference Components model scaled to zero would refuse), then to the kind that shares
+  instances (Inference Components, then multi-model). The decisive reason is the axis that
+  contributes most to the winner's lead over the runner-up.
 """
 
 from __future__ import annotations
@@ -42,11 +48,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
-from fm_platform.fleet.kinds import IC, KINDS, MULTI, SCALE_TO_ZERO_LATENCY_FIT, SINGLE
+from fm_platform.fleet.kinds import (
+    ASYNC,
+    BATCH,
+    IC,
+    KINDS,
+    MULTI,
+    SCALE_TO_ZERO_LATENCY_FIT,
+    SINGLE,
+    min_copies,
+)
 from fm_platform.fleet.options import Assessment, Option
 
 DEFAULT_WEIGHTS = dict.fromkeys(AXES, 1.0)
-_CLASS_LATENCY = {"strict": 1.0, "standard": 0.5, "relaxed": 0.2}
+_CLASS_LATENCY = {"strict": 1.0, "standard": 0.5, "relaxed": 0.2, BATCH: 0.0}
+#: Among equal utilities, the first of these wins (module docstring).
+PREFERENCE = {ASYNC: 0, IC: 1, MULTI: 2, SINGLE: 3}
+#: Why a model on a queued kind (asynchronous) scales to zero, whatever its priorities.
+QUEUED_ZERO_REASON = (
+    "scales to zero: an empty queue needs no instance, and a request queued at zero wakes one"
+)
 
 
 def _clip(value: float) -> float:
@@ -131,8 +152,8 @@ class Candidate:
 @dataclass(frozen=True)
 class Decision:
     """A model's hosting choice: its kind's option, minimum copies, whether it scales to
-    zero on Inference Components, scores, the decisive reason, the scale-to-zero reason
-    and every candidate kind."""
+    zero on Inference Components, scores, the decisive reason, the reason it scales to
+    zero on Inference Components or not, and every candidate kind."""
 
     option: Option
     min_copies: int
@@ -152,6 +173,14 @@ def _fit(kind: str, axis: str, cost_fit: float, to_zero: bool) -> float:
     return KINDS[kind].fit[axis]
 
 
+def _no_option(kind: str, assessment: Assessment) -> str:
+    """Why ``kind`` has no option."""
+    limit = assessment.limited.get(kind)
+    if limit is not None:
+        return f"no instance type fits and answers within its {limit:g} s request limit"
+    return "no instance type fits"
+
+
 def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decision | None:
     """The hosting decision for ``model`` (module docstring); None when no kind can host
     it (``assessment`` says why per type)."""
@@ -169,20 +198,36 @@ def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decis
         zero_reason = (
             ("scales to zero" if to_zero else "no scale to zero") + ": " + (tolerance_reason)
         )
-    excluded: dict[str, str] = {}
+    batch = model.latency_class == BATCH
+    # Kinds that do not apply to this kind of work at all (the asynchronous endpoint for a
+    # model whose callers wait): candidates with their reason, never listed as rivals.
+    inapplicable = {
+        k: why
+        for k, kind in KINDS.items()
+        if kind.batch_only and (why := kind.refuses(batch, None)) is not None
+    }
+    # Kinds refused by the request body: never assessed, so listed with their reason.
+    refused = {
+        k: why
+        for k, kind in KINDS.items()
+        if k not in inapplicable and (why := kind.refuses(batch, model.payload_mb)) is not None
+    }
+    excluded: dict[str, str] = dict(refused)
     if model.isolation == "dedicated":
-        for kind in (IC, MULTI):
-            excluded[kind] = f"isolation: dedicated ({model.isolation_reason})"
+        for kind in (k for k in KINDS if KINDS[k].shared):
+            excluded.setdefault(kind, f"isolation: dedicated ({model.isolation_reason})")
     if model.group is not None:
-        for kind in (SINGLE, MULTI):
-            excluded[kind] = f"group {model.group} shares an Inference Components endpoint"
+        for kind in (k for k in KINDS if k != IC):
+            excluded.setdefault(
+                kind, f"group {model.group} shares an Inference Components endpoint"
+            )
     if MULTI in cheapest and not tolerant:
         excluded.setdefault(MULTI, f"cold starts not tolerated ({tolerance_reason})")
     expected = {
-        kind: option.expected_hourly(0 if kind == IC and to_zero else 1, model.active_hours)
+        kind: option.expected_hourly(min_copies(kind, to_zero), model.active_hours)
         for kind, option in cheapest.items()
     }
-    allowed = [k for k in cheapest if k not in excluded]
+    allowed = [k for k in cheapest if k not in excluded and k not in inapplicable]
     if not allowed:
         return None
     low = min(expected[k] for k in allowed)
@@ -196,15 +241,21 @@ def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decis
         )
         for kind in allowed
     }
-    preference = {IC: 0, MULTI: 1, SINGLE: 2}
-    ranked = sorted(allowed, key=lambda k: (-round(utilities[k], 9), preference[k]))
+    ranked = sorted(allowed, key=lambda k: (-round(utilities[k], 9), PREFERENCE[k]))
     winner = ranked[0]
     if len(ranked) == 1:
-        others = [f"{k}: {why}" for k, why in excluded.items() if k in cheapest]
-        missing = [k for k in KINDS if k not in cheapest]
+        why_not = {k: why for k, why in excluded.items() if k in cheapest or k in refused}
+        why_not.update(
+            (k, _no_option(k, assessment))
+            for k in KINDS
+            if k not in cheapest and k not in refused | inapplicable
+        )
+        by_reason: dict[str, list[str]] = {}
+        for k, why in why_not.items():
+            by_reason.setdefault(why, []).append(k)
         reason = "the only option" + (
-            " (" + "; ".join(others + [f"{k}: no instance type fits" for k in missing]) + ")"
-            if others or missing
+            " (" + "; ".join(f"{', '.join(ks)}: {why}" for why, ks in by_reason.items()) + ")"
+            if by_reason
             else ""
         )
     else:
@@ -222,7 +273,12 @@ def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decis
         axis = max(lead, key=lambda a: lead[a])
         costs = f"${expected[winner] * 730:,.0f} vs ${expected[runner] * 730:,.0f} a month"
         if lead[axis] <= 1e-9:
-            reason = f"equal utility with {runner}, shared instances preferred: {costs}"
+            preferred = (
+                "a queue preferred for batch work"
+                if winner == ASYNC
+                else "shared instances preferred"
+            )
+            reason = f"equal utility with {runner}, {preferred}: {costs}"
         else:
             reason = (
                 f"{axis} (score {getattr(scores, axis):.2f} x weight {weights[axis]:g}) "
@@ -235,12 +291,19 @@ def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decis
             expected.get(kind, 0.0),
             utilities.get(kind, 0.0),
             excluded.get(kind)
+            or inapplicable.get(kind)
             or (None if kind == winner else "lower utility" if kind in cheapest else None)
-            or (None if kind in cheapest else "no instance type fits"),
+            or (None if kind in cheapest else _no_option(kind, assessment)),
         )
         for kind in KINDS
     )
-    min_copies = 0 if winner == IC and to_zero else 1
     return Decision(
-        cheapest[winner], min_copies, to_zero, scores, weights, reason, zero_reason, candidates
+        cheapest[winner],
+        min_copies(winner, to_zero),
+        to_zero,
+        scores,
+        weights,
+        reason,
+        zero_reason,
+        candidates,
     )

@@ -8,6 +8,12 @@ models compiled for Neuron (``neuron_compiled``); text generation never runs on 
 ``instance_family`` keeps only that family. Candidate types are those with hardware figures
 and a price in the plan's region.
 
+Kinds: a kind that refuses the model (:meth:`fm_platform.fleet.kinds.Kind.refuses`: its
+latency class, its request body) gets no options; a kind's own instance-type rule (the
+asynchronous endpoint's: not inf1) rejects types for it; and a kind serves the model at the
+tighter of its latency objective and the kind's request limit (60 s real-time, 1 hour
+asynchronous), so a long request fits an asynchronous endpoint only.
+
 Copy shape on accelerated types: ``tp`` devices, host memory = the weights (at least
 2 GiB), CPU cores = half the type's vCPUs per device x ``tp`` (the host keeps room for
 SageMaker's agents). A whole-instance copy (single-model and multi-model endpoints) takes
@@ -18,6 +24,7 @@ CPU type holds its weights in fp32 (4 bytes per parameter).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import cache
@@ -82,23 +89,27 @@ class Option:
     def expected_hourly(self, min_copies: int, active_hours: float) -> float:
         """USD per hour averaged over a day: the peak copies while active, the minimum
         otherwise; a multi-model copy costs its share of an instance's model memory while
-        idle and the larger of that and its traffic share while active."""
+        idle and the larger of that and its traffic share while active; a whole-instance
+        kind keeps an instance unless it queues requests (asynchronous)."""
         a = active_hours / 24
         if self.kind == MULTI:
             memory = self.copy_gib / self.usable_gib
             return self.price * ((1 - a) * memory + a * max(memory, self.load))
-        if KINDS[self.kind].whole_instance:
+        kind = KINDS[self.kind]
+        if kind.whole_instance and not kind.queued:
             min_copies = max(1, min_copies)
         return self.copy_hourly * (a * self.max_copies + (1 - a) * min_copies)
 
 
 @dataclass
 class Assessment:
-    """All options of one model by kind (cheapest first) and the types rejected, with
-    reasons (``type -> reason``)."""
+    """All options of one model by kind (cheapest first), the types rejected, with
+    reasons (``type -> reason``), and the kinds whose request limit tightened the model's
+    objective (``kind -> seconds``)."""
 
     options: dict[str, list[Option]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)
+    limited: dict[str, float] = field(default_factory=dict)
 
 
 def hardware_problem(needs: Needs, spec: InstanceSpec) -> str | None:
@@ -165,7 +176,16 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     return best_estimate(needs, dev, tp, fits)
 
 
+@cache
+def _type_problem(kind: str, instance_type: str) -> str | None:
+    return KINDS[kind].type_problem(instance_type)
+
+
 def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list):
+    problem = _type_problem(kind.name, spec.instance_type)
+    if problem is not None:
+        reasons.append(problem)
+        return
     host_mib = needs.host_mib()
     if not spec.is_accelerated:
         if not kind.cpu:
@@ -243,10 +263,34 @@ def _specs(region: str) -> tuple[tuple[InstanceSpec, float], ...]:
     return tuple((instance_spec(t), p) for t, p in sorted(prices.items(), key=lambda i: i[1]))
 
 
+def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
+    """The kinds that may host ``needs``, each with the needs it serves: the objective at
+    most the kind's request limit (module docstring)."""
+    kinds = []
+    for kind in KINDS.values():
+        if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
+            continue
+        if kind.name == MULTI and needs.generative:
+            continue
+        if kind.refuses(needs.batch, needs.payload_mb) is not None:
+            continue
+        limit_ms = kind.max_request_s * 1000
+        if needs.latency_objective_ms > limit_ms:
+            kinds.append((kind, dataclasses.replace(needs, latency_objective_ms=limit_ms)))
+        else:
+            kinds.append((kind, needs))
+    return kinds
+
+
 def assess(needs: Needs, region: str) -> Assessment:
-    """Every option of ``needs`` per kind (cheapest expected cost first, with one minimum
-    copy) and every type rejected outright, with its reason."""
+    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
+    minimum of one copy, none for a queued kind) and every type rejected outright, with
+    its reason."""
     result = Assessment()
+    kinds = _kind_needs(needs)
+    result.limited = {
+        kind.name: kind.max_request_s for kind, served in kinds if served is not needs
+    }
     for spec, price in _specs(region):
         problem = hardware_problem(needs, spec)
         if problem is not None:
@@ -254,18 +298,15 @@ def assess(needs: Needs, region: str) -> Assessment:
             continue
         reasons: list[str] = []
         found = False
-        for kind in KINDS.values():
-            if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
-                continue
-            if kind.name == MULTI and needs.generative:
-                continue
-            for option in _options_on(needs, kind, spec, price, reasons):
+        for kind, kind_needs in kinds:
+            for option in _options_on(kind_needs, kind, spec, price, reasons):
                 result.options.setdefault(kind.name, []).append(option)
                 found = True
         if not found:
             result.rejected[spec.instance_type] = reasons[0] if reasons else "no kind uses it"
-    for options in result.options.values():
-        options.sort(key=lambda o: (o.expected_hourly(1, needs.active_hours), o.instance_type))
+    for kind_name, options in result.options.items():
+        low = 0 if KINDS[kind_name].queued else 1
+        options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))
     return result
 
 

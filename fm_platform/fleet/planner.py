@@ -4,7 +4,7 @@ Per model: its needs (:mod:`fm_platform.fleet.sizing`), every option per kind, t
 tensor-parallel degree (:mod:`fm_platform.fleet.options`), and the hosting decision its
 fitness scores and priorities drive (:mod:`fm_platform.fleet.fitness`). Then:
 
-- single-model: one endpoint per model on its cheapest type;
+- single-model and asynchronous: one endpoint per model on its cheapest type;
 - Inference Components: models share endpoints of their cheapest type (or of their
   ``group``), up to ``max_models_per_endpoint`` each;
 - multi-model: models of one framework share endpoints of their cheapest type, sizes at
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
-from fm_platform.fleet.fitness import Decision, decide
+from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
 from fm_platform.fleet.hardware import family
-from fm_platform.fleet.kinds import IC, KINDS, MULTI, SINGLE
+from fm_platform.fleet.kinds import IC, KINDS, MULTI, VOLUME_KEY_RESOURCES, min_copies
 from fm_platform.fleet.options import Assessment, Option, assess
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.sizing import Needs, resolve
@@ -53,9 +53,10 @@ class Limits:
 
     max_models_per_endpoint: by default 40. stack_resources: the resource budget a stack
     is filled to, by default 400 of CloudFormation's 500 (room for the constructs to grow);
-    stack_outputs: by default 180 of 200. Resources per endpoint and model are the kinds'
-    estimates (:data:`fm_platform.fleet.kinds.KINDS`); a stack's own base is 5 resources
-    and 3 outputs.
+    stack_outputs: by default 180 of 200. Resources per endpoint and model (and per
+    stack, for what a kind's endpoints share) are the kinds' estimates
+    (:data:`fm_platform.fleet.kinds.KINDS`, plus a volume key per endpoint on an EBS-backed
+    type); a stack's own base is 5 resources and 3 outputs.
     """
 
     max_models_per_endpoint: int = 40
@@ -148,6 +149,7 @@ class Planner:
         self.moves: dict[str, str] = {}
         self.plan = Plan(catalog=catalog.name, region=self.region)
         self.usage: dict[str, list[int]] = defaultdict(lambda: [STACK_BASE, STACK_BASE_OUTPUTS])
+        self.stack_kinds: dict[str, set[str]] = defaultdict(set)
         self.counters: dict[str, int] = defaultdict(int)
         self.ranges: dict[str, tuple[int, int, int]] = {}
         self.templates: dict[tuple[int, int, str], Placement] = {}
@@ -234,7 +236,7 @@ class Planner:
             accelerators=option.shape.accelerators,
             memory_mib=option.shape.memory_mib,
             cpu_cores=option.shape.cpu_cores,
-            min_copies=0 if kind == IC and decision.to_zero else 1,
+            min_copies=min_copies(kind, decision.to_zero),
             max_copies=option.max_copies,
             peak_rpm=known.needs.peak_rpm,
             active_hours=known.needs.active_hours,
@@ -245,7 +247,11 @@ class Planner:
             latency_ms=round(perf.latency_ms, 1) if perf.latency_ms is not None else None,
             defaults=list(known.needs.defaults),
             reason=reason,
-            scale_to_zero=decision.scale_to_zero_reason if kind == IC else "",
+            scale_to_zero=QUEUED_ZERO_REASON
+            if KINDS[kind].queued
+            else decision.scale_to_zero_reason
+            if kind == IC
+            else "",
             scores=dict(zip(AXES, decision.scores.values(), strict=True)),
         )
 
@@ -256,7 +262,7 @@ class Planner:
             return f"group:{model.group}" if model.group else option.instance_type
         if option.kind == MULTI:
             return f"mme:{model.framework}:{option.instance_type}"
-        return "dedicated"
+        return "dedicated"  # an endpoint of its own (single-model, asynchronous)
 
     def stay_option(self, model: ModelEntry, endpoint: EndpointPlan) -> tuple[Option | None, str]:
         """The option that keeps ``model`` on ``endpoint``, or None and why it must move."""
@@ -266,7 +272,9 @@ class Planner:
         excluded = {
             c.kind: c.why_not
             for c in decision.candidates
-            if c.why_not and c.why_not not in ("lower utility", "no instance type fits")
+            if c.why_not
+            and c.why_not != "lower utility"
+            and not c.why_not.startswith("no instance type fits")
         }
         if endpoint.kind in excluded:
             return None, f"{endpoint.kind} no longer allowed: {excluded[endpoint.kind]}"
@@ -318,15 +326,13 @@ class Planner:
         for name in [n for n, e in self.plan.endpoints.items() if not e.models]:
             del self.plan.endpoints[name]
         for e in self.plan.endpoints.values():
-            used = self.endpoint_resources(e)
-            self.usage[e.stack][0] += used[0]
-            self.usage[e.stack][1] += used[1]
+            self.charge(e.stack, e)
         return [m.name for m in self.catalog.models if m.name not in self.plan.placements]
 
     # -- new models -------------------------------------------------------------------------
 
     def new_endpoint(self, kind: str, group: str, instance_type: str, stem: str) -> EndpointPlan:
-        if kind == SINGLE:
+        if not KINDS[kind].shared:
             name = stem
         else:
             self.counters[stem] += 1
@@ -337,10 +343,27 @@ class Planner:
         self.plan.endpoints[name] = endpoint
         return endpoint
 
-    def endpoint_resources(self, e: EndpointPlan) -> tuple[int, int]:
+    def endpoint_resources(self, e: EndpointPlan, stack: str) -> tuple[int, int]:
+        """Resources and outputs ``e`` adds to ``stack``: its kind's per endpoint, its
+        models', the volume key of an EBS-backed type, and its kind's shared resources
+        when ``stack`` holds none of that kind yet."""
         kind = KINDS[e.kind]
         models = sum(_model_resources(self.plan.placements[m], e.kind) for m in e.models)
-        return kind.endpoint_resources + models, kind.endpoint_outputs
+        resources = kind.endpoint_resources + models
+        if not instance_spec(e.instance_type).local_nvme:
+            resources += VOLUME_KEY_RESOURCES
+        outputs = kind.endpoint_outputs
+        if e.kind not in self.stack_kinds[stack]:
+            resources += kind.stack_resources
+            outputs += kind.stack_outputs
+        return resources, outputs
+
+    def charge(self, stack: str, e: EndpointPlan) -> None:
+        """Add ``e`` to ``stack``'s budget."""
+        resources, outputs = self.endpoint_resources(e, stack)
+        self.usage[stack][0] += resources
+        self.usage[stack][1] += outputs
+        self.stack_kinds[stack].add(e.kind)
 
     def full(self, e: EndpointPlan) -> bool:
         """An endpoint of a kind that limits its models holds the most it may."""
@@ -514,7 +537,7 @@ class Planner:
             group = self._group_key(model, option)
             p = self.placement(name, "", option, chosen.get(name, (None, ""))[1])
             endpoint = None
-            if option.kind != SINGLE:
+            if KINDS[option.kind].shared:
                 endpoints = open_by_group[group]
                 while first_open[group] < len(endpoints) and self.full(
                     endpoints[first_open[group]]
@@ -524,12 +547,13 @@ class Planner:
                     (e for e in endpoints[first_open[group] :] if self.room(e, p)), None
                 )
             if endpoint is None:
-                if option.kind == SINGLE:
-                    stem = f"sme-{name}"
+                prefix = KINDS[option.kind].prefix
+                if not KINDS[option.kind].shared:
+                    stem = f"{prefix}-{name}"
                 elif option.kind == IC:
-                    stem = f"ic-{model.group or family(option.instance_type)}"
+                    stem = f"{prefix}-{model.group or family(option.instance_type)}"
                 else:
-                    stem = f"mme-{model.framework}"
+                    stem = f"{prefix}-{model.framework}"
                 endpoint = self.new_endpoint(option.kind, group, option.instance_type, stem)
                 open_by_group[group].append(endpoint)
             p.endpoint = endpoint.name
@@ -558,8 +582,14 @@ class Planner:
         for endpoint in self.plan.endpoints.values():
             if endpoint.stack:
                 continue
-            cost = self.endpoint_resources(endpoint)
-            stack = next((s for s in stacks[-3:] if self.stack_fits(s, *cost)), None)
+            stack = next(
+                (
+                    s
+                    for s in stacks[-3:]
+                    if self.stack_fits(s, *self.endpoint_resources(endpoint, s))
+                ),
+                None,
+            )
             if stack is None:
                 number += 1
                 while f"{self.catalog.name}-{number:02d}" in stacks:
@@ -567,8 +597,7 @@ class Planner:
                 stack = f"{self.catalog.name}-{number:02d}"
                 stacks.append(stack)
             endpoint.stack = stack
-            self.usage[stack][0] += cost[0]
-            self.usage[stack][1] += cost[1]
+            self.charge(stack, endpoint)
 
     def run(self) -> Plan:
         self.assess_all()

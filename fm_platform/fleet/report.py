@@ -170,7 +170,7 @@ def explain(planner: Planner, name: str) -> str:
             )
         )
         lines.append(f"decision: {p.reason}")
-        lines.append(f"scale to zero: {decision.scale_to_zero_reason}")
+        lines.append(f"scale to zero: {p.scale_to_zero or decision.scale_to_zero_reason}")
         lines.append("candidates:")
         for c in decision.candidates:
             if c.option is None:
@@ -201,9 +201,11 @@ def explain(planner: Planner, name: str) -> str:
         lines.append(f"  {shown}: {why}")
     if name in planner.moves:
         lines.append(f"moved since the plan file: {planner.moves[name]}")
-    metric = KINDS[planner.plan.endpoints[p.endpoint].kind].scaling_metric
+    endpoint = planner.plan.endpoints[p.endpoint]
+    metric = KINDS[endpoint.kind].scaling_metric
+    target = endpoint.scaling_target if endpoint.scaling_target is not None else p.rpm_per_copy
     lines.append(
         f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
-        f"scaling target {p.rpm_per_copy:,.1f} {metric}"
+        f"scaling target {target:,.1f} {metric}"
     )
     return "\n".join(lines)

@@ -18,7 +18,10 @@ its size (Llama-2-7B's 512 KiB per token per 6.74 B parameters, scaled), flagged
 default. Defaults by latency class (strict / standard / relaxed): ``context_tokens``
 4096 / 8192 / 8192 (at most the architecture's context), ``concurrency`` 8 / 16 / 32, and a
 p50 latency objective of first-token allowance + ``output_tokens`` x per-token target:
-500 ms + 30 ms, 1000 ms + 60 ms, 3000 ms + 150 ms per token. Requests default to 1024 prompt
+500 ms + 30 ms, 1000 ms + 60 ms, 3000 ms + 150 ms per token; ``batch`` takes relaxed's.
+Whatever the objective, a kind serves the model only on types whose request latency fits
+the kind's request limit (real-time 60 s, asynchronous 1 hour:
+:mod:`fm_platform.fleet.kinds`). Requests default to 1024 prompt
 and 256 output tokens for text generation, 256 and 0 for embedding and classification.
 ``peak_rpm`` defaults to 60.
 """
@@ -32,6 +35,7 @@ from pathlib import Path
 
 from fm_platform.fleet.architectures import Architecture, architecture
 from fm_platform.fleet.catalog import DTYPE_BYTES, GENERATIVE_TASKS, Catalog, ModelEntry
+from fm_platform.fleet.kinds import BATCH
 
 GIB = 1024**3
 #: vLLM's default gpu_memory_utilization: the share of device memory the engine uses.
@@ -41,10 +45,15 @@ MIN_HOST_MIB = 2048
 DEFAULT_PEAK_RPM = 60.0
 #: Llama-2-7B (multi-head attention): 32 layers x 32 KV heads x 128 x 2 x 2 bytes per token.
 MHA_KV_BYTES_PER_PARAM = 32 * 32 * 128 * 2 * 2 / 6.74e9
-CLASS_CONTEXT = {"strict": 4096, "standard": 8192, "relaxed": 8192}
-CLASS_CONCURRENCY = {"strict": 8, "standard": 16, "relaxed": 32}
+CLASS_CONTEXT = {"strict": 4096, "standard": 8192, "relaxed": 8192, BATCH: 8192}
+CLASS_CONCURRENCY = {"strict": 8, "standard": 16, "relaxed": 32, BATCH: 32}
 #: (first-token allowance ms, per-output-token target ms) of the default p50 objective.
-CLASS_LATENCY = {"strict": (500.0, 30.0), "standard": (1000.0, 60.0), "relaxed": (3000.0, 150.0)}
+CLASS_LATENCY = {
+    "strict": (500.0, 30.0),
+    "standard": (1000.0, 60.0),
+    "relaxed": (3000.0, 150.0),
+    BATCH: (3000.0, 150.0),
+}
 GENERATIVE_REQUEST = (1024, 256)
 ENCODER_REQUEST = (256, 0)
 
@@ -52,7 +61,8 @@ ENCODER_REQUEST = (256, 0)
 @dataclass(frozen=True)
 class Needs:
     """One model's resolved requirements. ``defaults`` names every input that came from a
-    default rather than the catalog or an architecture."""
+    default rather than the catalog or an architecture; ``batch``: its callers do not wait
+    (``latency_class: batch``); ``payload_mb``: its largest request body (None: small)."""
 
     name: str
     task: str
@@ -73,6 +83,8 @@ class Needs:
     context_tokens: int
     concurrency: int
     latency_objective_ms: float
+    batch: bool
+    payload_mb: float | None
     peak_rpm: float
     active_hours: float
     rpm_override: float | None
@@ -184,6 +196,8 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         context_tokens=context,
         concurrency=concurrency,
         latency_objective_ms=float(objective),
+        batch=model.latency_class == BATCH,
+        payload_mb=model.payload_mb,
         peak_rpm=DEFAULT_PEAK_RPM if model.peak_rpm is None else float(model.peak_rpm),
         active_hours=model.active_hours,
         rpm_override=model.rpm_per_copy,

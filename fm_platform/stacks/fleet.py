@@ -6,6 +6,10 @@ itself refuses more than 500 resources). Stack assignment lives in the plan, so 
 removing models never moves an endpoint between stacks. Stacks are independent, so
 ``cdk deploy --all --concurrency N`` deploys them in parallel.
 
+Kinds: Inference Components, single-model, multi-model and asynchronous endpoints (the
+last scaling from zero on the plan's backlog per instance, each instance taking the
+concurrency the plan's throughput assumes).
+
 Containers: LMI with ``OPTION_TENSOR_PARALLEL_DEGREE`` = accelerators per copy for the
 ``lmi`` framework; other frameworks get the stack's default image (override per endpoint
 with an :class:`InferenceStack` of your own).
@@ -18,17 +22,19 @@ from typing import Any
 from constructs import Construct
 
 from fm_platform.config.inference import (
+    AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
 )
+from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.fleet.catalog import Catalog, ModelEntry
-from fm_platform.fleet.kinds import IC, MULTI, SINGLE
+from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.plan import EndpointPlan, Plan
 from fm_platform.fleet.sizing import resolve
 from fm_platform.stacks.artifacts import ModelArtifactsStack
@@ -36,7 +42,9 @@ from fm_platform.stacks.inference import InferenceStack
 
 
 def _instance_target(endpoint: EndpointPlan) -> float:
-    """The plan's invocations per instance per minute for an instance-scaled endpoint."""
+    """The plan's scaling target of an instance-scaled endpoint: invocations per instance
+    per minute (single-model, multi-model), queued and in-process requests per instance
+    (asynchronous)."""
     if endpoint.scaling_target is None:
         raise ValueError(
             f"plan endpoint {endpoint.name} has no scaling target (a version 1 plan file?); "
@@ -138,6 +146,30 @@ def _multi(catalog: Catalog, endpoint: EndpointPlan) -> MultiModelEndpointConfig
     )
 
 
+def _async(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> AsyncEndpointConfig:
+    """An asynchronous endpoint scaling from zero to the plan's peak instances on the plan's
+    backlog per instance, each instance taking the concurrency its throughput is planned
+    at."""
+    name = endpoint.models[0]
+    p = plan.placements[name]
+    entry = next(m for m in catalog.models if m.name == name)
+    return AsyncEndpointConfig(
+        name=endpoint.name,
+        model_name=name,
+        instance_type=endpoint.instance_type,
+        container=ModelContainer(
+            environment=_environment(entry.framework, p.accelerators),
+            model_size_gib=_weights_gib(entry, catalog),
+        ),
+        scaling=AsyncScaling(
+            min_instances=0,
+            max_instances=max(1, endpoint.max_instances),
+            target_backlog_per_instance=_instance_target(endpoint),
+        ),
+        max_concurrent_invocations_per_instance=p.concurrency,
+    )
+
+
 def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
     """The :class:`InferenceConfig` of one plan stack."""
     endpoints = plan.endpoints_in(stack)
@@ -147,8 +179,7 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
             _single(plan, catalog, e) for e in endpoints if e.kind == SINGLE
         ),
         multi_model_endpoints=tuple(_multi(catalog, e) for e in endpoints if e.kind == MULTI),
-        # Not the default example: the plan places no model on an asynchronous endpoint yet.
-        async_endpoints=(),
+        async_endpoints=tuple(_async(plan, catalog, e) for e in endpoints if e.kind == ASYNC),
     )
 
 
