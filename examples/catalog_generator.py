@@ -64,6 +64,43 @@ DEDICATED = [
         {"framework": "pytorch", "peak_rpm": 3000, "latency_class": "strict"},
     ),
 ]
+# Batch work: callers do not wait for the answer (latency_class: batch).
+BATCH = [
+    (
+        "nightly-doc-summarizer",
+        "llama-3.1-8b",
+        {
+            "latency_class": "batch",
+            "peak_rpm": 240,
+            "active_hours": 4,
+            "prompt_tokens": 6000,
+            "output_tokens": 512,
+        },
+    ),
+    (
+        "embedding-backfill",
+        "bge-large-en-v1.5",
+        {"framework": "pytorch", "latency_class": "batch", "peak_rpm": 6000, "active_hours": 3},
+    ),
+    # Around the clock: the fitness functions may prefer a shared real-time endpoint.
+    (
+        "catalog-enricher",
+        "llama-3.1-8b",
+        {"latency_class": "batch", "peak_rpm": 600, "active_hours": 24},
+    ),
+]
+# An audio model of Whisper-large-v3's size (1.55 B parameters, no built-in architecture):
+# hour-long recordings, request bodies up to 50 MB, transcripts of about 2,000 tokens.
+TRANSCRIBER = {
+    "name": "call-transcriber",
+    "params_b": 1.55,
+    "task": "text-generation",
+    "latency_class": "batch",
+    "payload_mb": 50,
+    "output_tokens": 2000,
+    "peak_rpm": 20,
+    "active_hours": 6,
+}
 # Per tenant: chatbot fine-tunes (scheduled) and small encoder models.
 PER_TENANT = [
     ("llama-3-1-8b-ft", "llama-3.1-8b", {"peak_rpm": 60, "active_hours": 9}),
@@ -107,9 +144,9 @@ def _entry(name: str, arch: str, extra: dict[str, Any], **more: Any) -> dict[str
 
 
 def catalog_data(count: int, name: str = "fleet") -> dict[str, Any]:
-    """A catalog of exactly ``count`` models: the shared and dedicated ones first, then
-    per-tenant models (tenants numbered past the named ones)."""
-    models = [_entry(n, p, e) for n, p, e in SHARED + DEDICATED]
+    """A catalog of exactly ``count`` models: the shared, dedicated and batch ones first,
+    then per-tenant models (tenants numbered past the named ones)."""
+    models = [_entry(n, p, e) for n, p, e in SHARED + DEDICATED + BATCH] + [TRANSCRIBER]
     tenant = 0
     while len(models) < count:
         label = TENANTS[tenant % len(TENANTS)] + ("" if tenant < len(TENANTS) else str(tenant))

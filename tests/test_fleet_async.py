@@ -14,7 +14,7 @@ from fm_platform.fleet.report import explain
 from fm_platform.fleet.sizing import resolve
 from fm_platform.hardware.instances import InstanceSpec
 from fm_platform.hardware.prices import hourly_prices
-from tests.fleet_support import catalog
+from tests.fleet_support import catalog, example
 
 NIGHTLY = {
     "name": "nightly",
@@ -49,8 +49,15 @@ def test_a_batch_model_gets_an_asynchronous_endpoint_from_zero_with_its_reason()
 
 
 def test_the_fitness_functions_decide_between_a_queue_and_real_time():
-    # Steady batch work around the clock on a shared type: cost decides for Inference
-    # Components; a tenant's idle batch model: isolation or cost for the queue.
+    # In the example catalog, steady batch work around the clock shares an Inference
+    # Components endpoint with other models: cost decides.
+    plan = plan_fleet(example(220))
+    enricher = plan.placements["catalog-enricher"]
+    shared = plan.endpoints[enricher.endpoint]
+    assert shared.kind == IC and len(shared.models) > 1
+    assert enricher.reason.startswith("cost (score 0.50 x weight 1) decides over asynchronous")
+    # Alone, the same model would leave most of that type's instances unfilled: its queue
+    # on instances of its own costs less. A tenant's idle batch model: the queue wins.
     plan = plan_fleet(
         catalog(
             [
@@ -60,8 +67,10 @@ def test_the_fitness_functions_decide_between_a_queue_and_real_time():
         )
     )
     steady, tenant = plan.placements["steady"], plan.placements["tenant-batch"]
-    assert plan.endpoints[steady.endpoint].kind == IC
+    assert plan.endpoints[steady.endpoint].kind == ASYNC
     assert steady.reason.startswith("cost (score 0.50 x weight 1) decides over asynchronous")
+    assert "; on an asynchronous endpoint (ml." in steady.reason
+    assert "a month of unfilled instances" in steady.reason
     assert plan.endpoints[tenant.endpoint].kind == ASYNC
     assert "decides over inference-components" in tenant.reason
 

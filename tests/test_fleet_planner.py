@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fm_platform.fleet.catalog import catalog_from_data, load_catalog
-from fm_platform.fleet.kinds import IC, MULTI, SINGLE
+from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.plan import plan_from_json
 from fm_platform.fleet.planner import Planner, plan_fleet
 from fm_platform.hardware.instances import instance_spec
@@ -100,8 +100,9 @@ def test_a_model_no_type_can_host_says_why_for_the_largest():
 def test_hosting_options_follow_the_guidance():
     plan = plan_fleet(example(220))
     kinds = {e.kind for e in plan.endpoints.values()}
-    assert kinds == {IC, SINGLE, MULTI}
+    assert kinds == {IC, SINGLE, MULTI, ASYNC}
     assert plan.endpoints[plan.placements["summarizer-regulated"].endpoint].kind == SINGLE
+    assert plan.endpoints[plan.placements["nightly-doc-summarizer"].endpoint].kind == ASYNC
     assert plan.endpoints[plan.placements["acme-minilm-l6-embedder"].endpoint].kind == MULTI
     llama70 = plan.placements["llama-3-1-70b-instruct"]
     assert plan.endpoints[llama70.endpoint].kind == IC and llama70.accelerators >= 4

@@ -35,7 +35,7 @@ from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
 from fm_platform.fleet.hardware import family
-from fm_platform.fleet.kinds import IC, KINDS, MULTI, VOLUME_KEY_RESOURCES, min_copies
+from fm_platform.fleet.kinds import ASYNC, IC, KINDS, MULTI, VOLUME_KEY_RESOURCES, min_copies
 from fm_platform.fleet.options import Assessment, Option, assess
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.sizing import Needs, resolve
@@ -434,7 +434,9 @@ class Planner:
         """Inference Components types that would not fill two instances at peak waste the
         unused part of their instances: move such models, one at a time, to another of
         their options where the fleet's expected cost (instances rounded up per type) drops
-        most, while any move lowers it. Returns the moved models' options and why."""
+        most, while any move lowers it; a batch model's options include its asynchronous
+        endpoint (its instances alone, none while idle). Returns the moved models' options
+        and why."""
         members: dict[str, dict[str, Option]] = defaultdict(dict)
         for name in names:
             decision = self.assessed[name].decision
@@ -467,6 +469,15 @@ class Planner:
                     found.setdefault(alt.instance_type, alt)
             return found
 
+        # A batch model's asynchronous option and its expected cost, where the decision
+        # allowed that kind.
+        queues = {
+            name: (c.option, c.expected_hourly)
+            for t, group in members.items()
+            for name in group
+            for c in self.assessed[name].decision.candidates  # type: ignore[union-attr]
+            if c.kind == ASYNC and c.option is not None and c.why_not in (None, "lower utility")
+        }
         moved: dict[str, tuple[Option, str]] = {}
         for _ in range(4 * len(names)):
             best: tuple[float, str, str, dict[str, Option]] | None = None
@@ -475,6 +486,12 @@ class Planner:
                 if not group or demand >= 2 * instance_spec(t).accelerator_count:
                     continue
                 before_t = cost(t, group)
+                for n in (n for n in group if n in queues):
+                    option, hourly = queues[n]
+                    rest = {m: o for m, o in group.items() if m != n}
+                    delta = cost(t, rest) + hourly - before_t
+                    if delta < -1e-6 and (best is None or (delta, 1) < (best[0], len(best[3]))):
+                        best = (delta, t, ASYNC, {n: option})
                 alts = {name: alternatives(name, t) for name in group}
                 # one model, or every model that can, to each other type
                 for target_type in {tt for a in alts.values() for tt in a}:
@@ -497,6 +514,14 @@ class Planner:
             delta, t, target_type, move = best
             for name, alt in move.items():
                 del members[t][name]
+                if target_type == ASYNC:
+                    moved[name] = (
+                        alt,
+                        f"on an asynchronous endpoint ({alt.instance_type}) rather than {t}: "
+                        f"its own instances, none while idle, save ${-delta * 730:,.0f} a month "
+                        "of unfilled instances",
+                    )
+                    continue
                 members[target_type][name] = alt
                 moved[name] = (
                     alt,
