@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 
-from fm_platform.fleet.catalog import catalog_from_data, load_catalog
+from fm_platform.fleet.catalog import ModelEntry, catalog_from_data, load_catalog
 from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.plan import plan_from_json
 from fm_platform.fleet.planner import Planner, plan_fleet
@@ -87,6 +90,15 @@ def test_eight_mistakes_in_one_catalog_are_reported_in_one_run():
             "models[].name='a': must be unique; it appears more than once",
         ]
     )
+
+
+def test_every_catalog_field_is_documented_in_the_readme_table():
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("### Catalog fields") : text.index("### The plan file")]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    documented = {name for row in rows for name in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert {f.name for f in dataclasses.fields(ModelEntry)} <= documented
+    assert "| `payload_mb` | none (small) | MB" in table
 
 
 def test_a_model_no_type_can_host_says_why_for_the_largest():
