@@ -5,7 +5,8 @@ Per synthesized size (10, 100, 1000 models), one line: ``models stacks max_resou
 synth_s baseline_s ratio instances cost cost_bound bound_ratio dedicated cost_ratio``.
 ``cost`` is the plan's expected USD per hour; ``cost_bound`` the LP relaxation's optimum
 over every feasible type for the same options (:mod:`fm_platform.fleet.bound`, HiGHS);
-``dedicated`` one single-model endpoint per model on its cheapest type. ``synth_s`` is a
+``dedicated`` one endpoint per model on its cheapest type: single-model, or asynchronous
+for a model no real-time endpoint takes. ``synth_s`` is a
 cold subprocess building the fleet stacks and synthesizing them; ``baseline_s`` a cold
 subprocess creating the same resources as plain L1 code (one ``CfnResource`` per resource
 of those templates, declared after what it references, references passed as the
@@ -40,7 +41,7 @@ from catalog_generator import catalog_data  # noqa: E402
 from fm_platform.fleet.bound import lower_bound  # noqa: E402
 from fm_platform.fleet.catalog import catalog_from_data  # noqa: E402
 from fm_platform.fleet.cost import plan_cost  # noqa: E402
-from fm_platform.fleet.kinds import SINGLE  # noqa: E402
+from fm_platform.fleet.kinds import ASYNC, SINGLE, min_copies  # noqa: E402
 from fm_platform.fleet.options import family_types  # noqa: E402
 from fm_platform.fleet.planner import Planner  # noqa: E402
 
@@ -132,12 +133,16 @@ def _timed(code: str) -> float:
 
 
 def dedicated_hourly(planner: Planner) -> float:
-    """One single-model endpoint per model on its cheapest single-model type (expected)."""
+    """One endpoint per model on its cheapest single-model type, or asynchronous type for a
+    model without single-model options (expected)."""
     total = 0.0
     for known in planner.assessed.values():
-        options = known.assessment.options.get(SINGLE)
-        if options:
-            total += options[0].expected_hourly(1, known.needs.active_hours)
+        for kind in (SINGLE, ASYNC):
+            options = known.assessment.options.get(kind)
+            if options:
+                low = min_copies(kind, to_zero=False)
+                total += options[0].expected_hourly(low, known.needs.active_hours)
+                break
     return total
 
 

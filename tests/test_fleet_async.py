@@ -170,3 +170,15 @@ def test_the_bound_holds_the_asynchronous_option_at_the_plans_cost():
     assert {e.kind for e in plan.endpoints.values()} == {ASYNC}
     # One model per endpoint, no instance at minimum: the relaxation has nothing to share.
     assert lower_bound(planner) == pytest.approx(plan_cost(plan).expected_hourly, rel=1e-3)
+
+
+def test_a_model_that_stops_being_batch_work_leaves_its_asynchronous_endpoint():
+    before = plan_fleet(catalog([NIGHTLY]))
+    assert before.placements["nightly"].endpoint == "async-nightly"
+    after = Planner(catalog([{**NIGHTLY, "latency_class": "relaxed"}]), before)
+    plan = after.run()
+    assert plan.endpoints[plan.placements["nightly"].endpoint].kind != ASYNC
+    assert "async-nightly" not in plan.endpoints
+    assert after.moves["nightly"].startswith(
+        "asynchronous no longer allowed: for latency_class: batch only"
+    )
