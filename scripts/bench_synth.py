@@ -11,13 +11,16 @@ prefix (KMS-encrypted). Every measurement is a cold one-shot process (the virtua
 Node first on PATH) that imports what its side needs (timed apart: a one-off cost whatever
 the fleet's size), then builds the app and synthesizes it; the sides alternate, several
 repetitions per size. Printed per size: build+synth seconds of each side (min and median),
-the ratio public / L1 (the median over repetitions of the ratio of their back-to-back
-runs, and the ratio of the minimums), jsii round trips and template KiB per model of each
-side, import seconds, and ``nag_s``: the public fleet built and synthesized with the three
-cdk-nag packs, in a cold process of its own.
+the ratio public / L1 of the back-to-back runs of each repetition (min and median), of
+wall-clock seconds and of CPU seconds (the measuring process and its Node.js processes,
+read from ``/proc``: less sensitive than wall-clock to other load on a shared machine), jsii
+round trips and template KiB per model of each side, import seconds, and ``nag_s``: the
+public fleet built and synthesized with the three cdk-nag packs, in a cold process of its
+own. ``--by-source`` adds, per size, each side's round trips per model by the function of
+the package (or of this script) that made them.
 
 Run with ``make bench`` or ``python scripts/bench_synth.py [--repeats N] [--no-nag]
-[--without-builtin-validation] [SIZE ...]`` (default sizes 100, 300, 1000).
+[--by-source] [--without-builtin-validation] [SIZE ...]`` (default sizes 100, 300, 1000).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -426,7 +430,15 @@ def measure(side: str, model_count: int, with_nag: bool, by_source: bool = False
         return send(self, request, response_type)
 
     process._NodeProcess.send = counting_send  # type: ignore[method-assign]
+    try:
+        return _measured(side, model_count, with_nag, round_trips, sources)
+    finally:
+        process._NodeProcess.send = send  # type: ignore[method-assign]
 
+
+def _measured(
+    side: str, model_count: int, with_nag: bool, round_trips: list[int], sources: dict[str, int]
+) -> dict:
     importing = time.perf_counter()
     for module in MODULES[side]:
         importlib.import_module(module)
@@ -442,6 +454,7 @@ def measure(side: str, model_count: int, with_nag: bool, by_source: bool = False
         cpu_started = _cpu_seconds()
         started = time.perf_counter()
         before = round_trips[0]
+        sources.clear()  # those of the imports are not the fleet's
         app = cdk.App(context=context, outdir=outdir)
         stacks = build(app, model_count)
         built = time.perf_counter()
@@ -451,6 +464,7 @@ def measure(side: str, model_count: int, with_nag: bool, by_source: bool = False
         assembly = app.synth()
         synthesized = time.perf_counter()
         cpu_done = _cpu_seconds()
+        fleet_sources = dict(sources)
         synth_trips = round_trips[0] - before - build_trips
         templates = [assembly.get_stack_by_name(s.stack_name).template for s in stacks]
     cpu = None if cpu_started is None or cpu_done is None else cpu_done - cpu_started
@@ -466,8 +480,11 @@ def measure(side: str, model_count: int, with_nag: bool, by_source: bool = False
         "cpu_s": cpu,
         "build_trips": build_trips,
         "synth_trips": synth_trips,
-        "sources": sources,
+        "sources": fleet_sources,
         "resources": sum(len(t["Resources"]) for t in templates),
+        "resource_types": dict(
+            Counter(r["Type"] for t in templates for r in t["Resources"].values())
+        ),
         "template_bytes": sum(len(json.dumps(t, separators=(",", ":"))) for t in templates),
     }
 
