@@ -64,8 +64,10 @@ class HostingRole(Construct):
     Always granted: ``ecr:GetAuthorizationToken``, writing logs under
     ``/aws/sagemaker/Endpoints/`` and ``/aws/sagemaker/InferenceComponents/``,
     ``cloudwatch:PutMetricData`` into ``/aws/sagemaker/*``
-    namespaces. Each model adds its image and artifacts with the ``grant_*`` methods.
-    Attribute: ``role`` (construct ID ``Role``).
+    namespaces. Each model adds its image and artifacts with the ``grant_*`` methods; what
+    continues a statement of the role, and the role's cdk-nag acknowledgements, reach it when
+    the app is synthesized (see the module docstring). Attribute: ``role`` (construct ID
+    ``Role``).
     """
 
     def __init__(
@@ -185,7 +187,8 @@ def grant_image_pull(role: iam.IRole, uri: str, image: ContainerImage | None = N
     Scoped to the image's repository when it is known (an ECR URI naming its account and
     repository literally, whose region may be a token; an ECR repository; a Deep Learning
     Container); otherwise to every repository of this account and region, with the
-    wildcard acknowledged.
+    wildcard acknowledged. A repository that continues the role's pull statement, and the
+    acknowledgement, reach the role when the app is synthesized.
     """
     _grants_of(role).pull(uri, image or ContainerImage.from_uri(uri))
 
@@ -199,7 +202,9 @@ def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | 
     explicit grant (e.g. ``bucket.grant_read(role)``) instead. Every object and prefix a
     role reads sits in one ``s3:GetObject`` statement, and every prefix of a bucket in one
     ``s3:ListBucket`` statement (a new one once a statement holds
-    :data:`STATEMENT_BUDGET` characters of ARNs or prefixes).
+    :data:`STATEMENT_BUDGET` characters of ARNs or prefixes). An object or prefix that
+    continues a statement, and the acknowledgement of a prefix's wildcard, reach the role
+    when the app is synthesized, before aws-cdk-lib splits an oversized policy.
     """
     grants = _grants_of(role)
     if key is not None:
