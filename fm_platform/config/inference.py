@@ -29,6 +29,11 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureOptions,
     SingleModelEndpointOptions,
 )
+from fm_platform.constructs.observability.endpoint_alarm import (
+    COMPONENT_ENDPOINT_ALARMS,
+    EndpointAlarmOptions,
+)
+from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
@@ -40,8 +45,20 @@ from fm_platform.rules.inference import (
 )
 from fm_platform.rules.problems import Problems
 
-#: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample.
-FIXED_OUTPUTS = 3
+#: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample,
+#: NotificationTopicArn.
+FIXED_OUTPUTS = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceComponentModelConfig(InferenceComponentModelOptions):
+    """A model on an Inference Components endpoint: the fields of
+    :class:`InferenceComponentModelOptions`, and
+
+    alarms: the model's alarm (:class:`ModelAlarmOptions`); by default its defaults.
+    """
+
+    alarms: ModelAlarmOptions = field(default_factory=ModelAlarmOptions)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,11 +68,14 @@ class InferenceComponentEndpointConfig(InferenceComponentEndpointOptions):
 
     name: a stable logical name; construct IDs derive from it (renaming replaces the
         endpoint).
-    models: the models placed on it (:class:`InferenceComponentModelOptions`).
+    models: the models placed on it (:class:`InferenceComponentModelConfig`).
+    alarms: the endpoint's alarm (:class:`EndpointAlarmOptions`); by default its instances
+        at their maximum (errors and latency are watched per model).
     """
 
     name: str
-    models: tuple[InferenceComponentModelOptions, ...]
+    models: tuple[InferenceComponentModelConfig, ...]
+    alarms: EndpointAlarmOptions = COMPONENT_ENDPOINT_ALARMS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,11 +84,13 @@ class SingleModelEndpointConfig(SingleModelEndpointOptions):
 
     name: a stable logical name; construct IDs derive from it.
     model_name: by default ``name``.
+    alarms: the endpoint's alarm (:class:`EndpointAlarmOptions`); by default its defaults.
     data_capture_percentage: deprecated: use ``data_capture: {sampling_percentage: N}``.
     """
 
     name: str
     model_name: str | None = None  # type: ignore[assignment]
+    alarms: EndpointAlarmOptions = field(default_factory=EndpointAlarmOptions)
     data_capture_percentage: int | None = field(default=None, metadata=DEPRECATED)
 
     def __post_init__(self) -> None:
@@ -88,10 +110,12 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
 
     name: a stable logical name; construct IDs derive from it.
     models_s3_prefix: by default ``s3://<stack bucket>/models/<name>/``.
+    alarms: the endpoint's alarm (:class:`EndpointAlarmOptions`); by default its defaults.
     """
 
     name: str
     models_s3_prefix: str | None = None  # type: ignore[assignment]
+    alarms: EndpointAlarmOptions = field(default_factory=EndpointAlarmOptions)
 
 
 def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
@@ -109,7 +133,7 @@ DEFAULT_IC_ENDPOINTS = (
         min_instance_count=1,
         max_instance_count=4,
         models=(
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name="llama-7b-chat",
                 accelerators=1,
                 cpu_cores=4,
@@ -117,7 +141,7 @@ DEFAULT_IC_ENDPOINTS = (
                 container=ModelContainer(environment=_lmi_environment(1, "vllm")),
                 scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10.0),
             ),
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name="llama-13b",
                 accelerators=2,
                 cpu_cores=8,
@@ -125,7 +149,7 @@ DEFAULT_IC_ENDPOINTS = (
                 container=ModelContainer(environment=_lmi_environment(2, "vllm")),
                 scaling=ComponentScaling(min_copies=1, max_copies=2, target_value=5.0),
             ),
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name="flan-t5-xl",
                 accelerators=1,
                 cpu_cores=2,
@@ -230,6 +254,9 @@ class InferenceConfig:
         for index, endpoint in enumerate(self.ic_endpoints):
             where = f"ic_endpoints[{index}]."
             endpoint.check(problems.scoped(where, about=f"endpoint {endpoint.name!r}"))
+            _check_alarms(
+                problems.scoped(f"{where}alarms.", about=f"endpoint {endpoint.name!r}"), endpoint
+            )
             demands: list[CopyDemand] = []
             fits = True
             for position, model in enumerate(endpoint.models or ()):
@@ -238,6 +265,7 @@ class InferenceConfig:
                     about=f"model {model.model_name!r} on endpoint {endpoint.name!r}",
                 )
                 model.check(view, instance_type=endpoint.instance_type)
+                _check_alarms(view.scoped("alarms."), model)
                 name = model.component_name or (
                     component_name_for(stack_name, model.model_name) if model.model_name else None
                 )
@@ -257,15 +285,26 @@ class InferenceConfig:
                         endpoint.max_instance_count,
                     )
                     fits = not capacity
-        for index, single in enumerate(self.single_model_endpoints):
-            single.check(
-                problems.scoped(
-                    f"single_model_endpoints[{index}].", about=f"endpoint {single.name!r}"
-                )
-            )
-        for index, multi in enumerate(self.multi_model_endpoints):
-            multi.check(
-                problems.scoped(
-                    f"multi_model_endpoints[{index}].", about=f"endpoint {multi.name!r}"
-                )
-            )
+        variant_endpoints: list[tuple[str, SingleModelEndpointConfig | MultiModelEndpointConfig]]
+        variant_endpoints = [
+            *(
+                (f"single_model_endpoints[{i}].", e)
+                for i, e in enumerate(self.single_model_endpoints)
+            ),
+            *(
+                (f"multi_model_endpoints[{i}].", e)
+                for i, e in enumerate(self.multi_model_endpoints)
+            ),
+        ]
+        for where, item in variant_endpoints:
+            view = problems.scoped(where, about=f"endpoint {item.name!r}")
+            item.check(view)
+            _check_alarms(view.scoped("alarms."), item)
+
+
+def _check_alarms(problems: Problems, item: object) -> None:
+    """The problems of ``item``'s ``alarms`` options, when it has some (a model given as
+    plain :class:`InferenceComponentModelOptions` has none)."""
+    alarms = getattr(item, "alarms", None)
+    if isinstance(alarms, ModelAlarmOptions | EndpointAlarmOptions):
+        alarms.check(problems)

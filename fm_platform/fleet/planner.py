@@ -56,8 +56,10 @@ class Limits:
     max_models_per_endpoint: by default 40. stack_resources: the resource budget a stack
     is filled to, by default 400 of CloudFormation's 500 (room for the constructs to grow);
     stack_outputs: by default 180 of 200. The estimates per item (measured on the
-    constructs): stack base 5, Inference Components endpoint 4, model 4 (6 when it scales
-    to zero), single-model endpoint 7, multi-model endpoint 8.
+    constructs, each with its alarm): stack base 9 (artifacts bucket with its key and
+    access logs, notification topic with its key and policy, dashboard), Inference
+    Components endpoint 5, model 5 (3 with fixed copies, 7 when it scales to zero),
+    single-model endpoint 8, multi-model endpoint 9.
     """
 
     max_models_per_endpoint: int = 40
@@ -65,12 +67,19 @@ class Limits:
     stack_outputs: int = 180
 
 
-STACK_BASE, STACK_BASE_OUTPUTS = 5, 3
-_ENDPOINT_RESOURCES = {IC: 4, SINGLE: 7, MULTI: 8}
+STACK_BASE, STACK_BASE_OUTPUTS = 9, 4
+_ENDPOINT_RESOURCES = {IC: 5, SINGLE: 8, MULTI: 9}
 
 
 def _model_resources(placement: Placement) -> int:
-    return 6 if placement.min_copies == 0 else 4
+    """Model and component, with scaling its target and policy, scaling to zero its step
+    policy and alarm, and the model's own alarm (see ``stacks/fleet.py``: one copy at most
+    and at least means no scaling)."""
+    if placement.min_copies == 0:
+        return 7
+    if placement.min_copies == 1 and placement.max_copies == 1:
+        return 3
+    return 5
 
 
 class _Planner:

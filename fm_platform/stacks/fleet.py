@@ -6,6 +6,10 @@ itself refuses more than 500 resources). Stack assignment lives in the plan, so 
 removing models never moves an endpoint between stacks. Stacks are independent, so
 ``cdk deploy --all --concurrency N`` deploys them in parallel.
 
+Alarms: a model's p50 latency objective is the catalog's ``latency_p50_ms`` (per model on
+Inference Components endpoints, per endpoint for dedicated models); multi-model endpoints
+are watched for errors and instances (their latency includes loading models on demand).
+
 Containers: LMI with ``OPTION_TENSOR_PARALLEL_DEGREE`` = accelerators per copy for the
 ``lmi`` framework; other frameworks get the stack's default image (override per endpoint
 with an :class:`InferenceStack` of your own).
@@ -19,14 +23,16 @@ from constructs import Construct
 
 from fm_platform.config.inference import (
     InferenceComponentEndpointConfig,
+    InferenceComponentModelConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
 )
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
+from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.plan import EndpointPlan, Plan
 from fm_platform.fleet.planner import IC, MULTI, SINGLE
@@ -54,7 +60,7 @@ def _ic_endpoint(
         p, entry = plan.placements[name], entries[name]
         fixed = p.min_copies == 1 and p.max_copies == 1
         models.append(
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name=name,
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
@@ -68,6 +74,7 @@ def _ic_endpoint(
                     max_copies=max(1, p.max_copies),
                     target_value=entry.rpm_per_copy,
                 ),
+                alarms=ModelAlarmOptions(latency_objective_ms=entry.latency_p50_ms),
             )
         )
     initial = max(1, endpoint.min_instances)
@@ -100,6 +107,7 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
         container=ModelContainer(environment=_environment(entry.framework, p.accelerators)),
         scaling=scaling,
         network_isolation=True,
+        alarms=EndpointAlarmOptions(latency_objective_ms=entry.latency_p50_ms),
     )
 
 

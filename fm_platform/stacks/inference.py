@@ -49,10 +49,12 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointOptions,
     SingleModelEndpointProps,
 )
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.constructs.options import options_values
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.images import deep_learning_container_image
 from fm_platform.stacks.limits import check_resource_count
+from fm_platform.stacks.observability import InferenceObservability
 
 #: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
 ARTIFACTS_PREFIX = "models"
@@ -80,9 +82,14 @@ class InferenceStack(Stack):
     Outputs: ``EndpointNames`` (comma-separated, read by the ``fmp`` CLI),
     ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (the exact
     component names to pass as ``--inference-component-name``, comma-separated),
-    ``ModelArtifactsBucket`` and ``InvokeExample`` (a CLI command for the first IC model,
-    with its component name). That is 3 + endpoints + IC endpoints outputs, whatever the number of
-    models (CloudFormation allows 200).
+    ``ModelArtifactsBucket``, ``InvokeExample`` (a CLI command for the first IC model,
+    with its component name) and, with notifications, ``NotificationTopicArn``. That is at
+    most 4 + endpoints + IC endpoints outputs, whatever the number of models
+    (CloudFormation allows 200).
+
+    Observability (``Observability``, see :class:`InferenceObservability`): a notification
+    topic, an alarm per model and per endpoint, dashboards; ``notifications=None`` creates
+    no topic and no alarm, ``dashboards=False`` no dashboard.
     """
 
     def __init__(
@@ -92,9 +99,12 @@ class InferenceStack(Stack):
         *,
         config: InferenceConfig = InferenceConfig(),  # noqa: B008 - frozen, so safe to share
         vpc: ec2.IVpc | None = None,
+        notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+        dashboards: bool = True,
         **stack_kwargs: Any,
     ) -> None:
-        """Build the stack's endpoints and models from ``config``; it is validated first."""
+        """Build the stack's endpoints and models from ``config``; it is validated first.
+        ``notifications`` and ``dashboards``: see :class:`InferenceObservability`."""
         super().__init__(scope, construct_id, **stack_kwargs)
         config.validate()
         self.config = config
@@ -113,6 +123,9 @@ class InferenceStack(Stack):
         for multi_item in config.multi_model_endpoints:
             self._multi_model_endpoint(multi_item)
         self._add_outputs()
+        self.observability = InferenceObservability(
+            self, "Observability", notifications=notifications, dashboards=dashboards
+        )
         check_resource_count(
             self,
             "split the endpoints across several InferenceStacks (a model with scaling takes "
