@@ -72,7 +72,7 @@ lint: $(TEST_READY)
 snapshot-update: $(TEST_READY)
 	$(BIN)/python -m pytest --snapshot-update
 
-bench: $(SYNTH_READY)
+bench: $(TEST_READY)
 	$(BIN)/python scripts/bench_synth.py
 	$(BIN)/python scripts/bench_fleet.py
 

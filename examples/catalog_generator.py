@@ -1,6 +1,6 @@
 """Realistic model catalogs of any size, for the example catalog and the benchmark.
 
-Parameter counts are the public ones of each model (model cards / papers), in billions.
+Each model names a built-in architecture (parameters, layers, heads: their config.json).
 ``python examples/catalog_generator.py 220 > examples/catalog.yaml`` rebuilds the example.
 """
 
@@ -11,56 +11,125 @@ from typing import Any
 
 import yaml
 
-# Shared platform models: (name, params_b, extra fields).
+# Shared platform models: (name, architecture, extra fields). Architectures are built in
+# (fm_platform/fleet/data/architectures.json); traffic figures are the example's.
 SHARED = [
-    ("llama-3-1-8b-instruct", 8.03, {"peak_rpm": 600, "latency_p50_ms": 900}),
-    ("llama-3-1-70b-instruct", 70.6, {"peak_rpm": 120, "latency_p50_ms": 2000}),
-    ("llama-2-13b-chat", 13.0, {"peak_rpm": 120}),
-    ("mistral-7b-instruct-v0-3", 7.25, {"peak_rpm": 300}),
-    ("mixtral-8x7b-instruct", 46.7, {"peak_rpm": 120}),
-    ("falcon-40b-instruct", 41.8, {"active_hours": 8}),
-    ("gemma-2-9b-it", 9.24, {}),
-    ("gemma-2-27b-it", 27.2, {}),
-    ("qwen2-5-14b-instruct", 14.7, {}),
-    ("qwen2-5-32b-instruct", 32.8, {"active_hours": 10}),
-    ("qwen2-5-72b-instruct", 72.7, {"active_hours": 12}),
-    ("phi-3-mini-4k-instruct", 3.82, {"peak_rpm": 240}),
-    ("phi-3-medium-4k-instruct", 14.0, {}),
-    ("codellama-34b-instruct", 33.7, {"active_hours": 10}),
-    ("starcoder2-15b", 16.0, {"active_hours": 10}),
-    ("mistral-nemo-instruct", 12.2, {}),
-    ("whisper-large-v3", 1.55, {"framework": "pytorch", "peak_rpm": 120}),
-    ("flan-t5-xxl", 11.3, {"latency_class": "relaxed"}),
-    (
-        "stable-diffusion-xl-base",
-        3.5,
-        {"framework": "pytorch", "peak_rpm": 600, "rpm_per_copy": 60, "latency_p50_ms": 4000},
-    ),
+    ("llama-3-1-8b-instruct", "llama-3.1-8b", {"peak_rpm": 600, "latency_p50_ms": 12000}),
+    ("llama-3-1-70b-instruct", "llama-3.1-70b", {"peak_rpm": 120, "latency_p50_ms": 20000}),
+    ("llama-2-13b-chat", "llama-2-13b", {"peak_rpm": 120}),
+    ("llama-2-7b-chat", "llama-2-7b", {"peak_rpm": 300}),
+    ("mistral-7b-instruct-v0-3", "mistral-7b-v0.3", {"peak_rpm": 300}),
+    ("mixtral-8x7b-instruct", "mixtral-8x7b", {"peak_rpm": 120, "active_hours": 3}),
+    ("falcon-40b-instruct", "falcon-40b", {"peak_rpm": 30, "active_hours": 8}),
+    ("gemma-2-9b-it", "gemma-2-9b", {"peak_rpm": 60}),
+    ("gemma-2-27b-it", "gemma-2-27b", {"peak_rpm": 60}),
+    ("qwen2-5-14b-instruct", "qwen2.5-14b", {"peak_rpm": 60}),
+    ("qwen2-5-32b-instruct", "qwen2.5-32b", {"peak_rpm": 60, "active_hours": 10}),
+    ("qwen2-5-72b-instruct", "qwen2.5-72b", {"peak_rpm": 60, "active_hours": 12}),
+    ("qwen3-32b", "qwen3-32b", {"peak_rpm": 240}),
+    ("phi-3-mini-4k-instruct", "phi-3-mini-4k", {"peak_rpm": 240}),
+    ("phi-3-medium-4k-instruct", "phi-3-medium-4k", {"peak_rpm": 60}),
+    ("codellama-34b-instruct", "codellama-34b", {"peak_rpm": 60, "active_hours": 10}),
+    ("starcoder2-15b", "starcoder2-15b", {"peak_rpm": 60, "active_hours": 10}),
+    ("mistral-nemo-instruct", "mistral-nemo-12b", {"peak_rpm": 60}),
 ]
-# Models that need their own endpoint.
+# Models that need their own endpoint, or whose objective may call for one.
 DEDICATED = [
     (
         "summarizer-regulated",
-        8.03,
-        {"isolation": "dedicated", "isolation_reason": "regulated customer data (PII)"},
+        "llama-3.1-8b",
+        {
+            "peak_rpm": 60,
+            "isolation": "dedicated",
+            "isolation_reason": "regulated customer data (PII)",
+        },
     ),
     (
         "clinical-notes-llama-70b",
-        70.6,
-        {"isolation": "dedicated", "isolation_reason": "health data, separate blast radius"},
+        "llama-3.1-70b",
+        {
+            "peak_rpm": 30,
+            "isolation": "dedicated",
+            "isolation_reason": "health data, separate blast radius",
+        },
     ),
-    ("search-embedder-realtime", 0.335, {"framework": "pytorch", "latency_p50_ms": 30}),
-    ("fraud-classifier", 0.184, {"framework": "pytorch", "latency_class": "strict"}),
+    (
+        "search-embedder-realtime",
+        "bge-large-en-v1.5",
+        {"framework": "pytorch", "peak_rpm": 1000, "latency_p50_ms": 80},
+    ),
+    (
+        "fraud-classifier",
+        "deberta-v3-base",
+        {"framework": "pytorch", "peak_rpm": 3000, "latency_class": "strict"},
+    ),
 ]
-# Per tenant: chatbot fine-tunes (scheduled, cold starts tolerable) and small models.
+# Batch work: callers do not wait for the answer (latency_class: batch).
+BATCH = [
+    (
+        "nightly-doc-summarizer",
+        "llama-3.1-8b",
+        {
+            "latency_class": "batch",
+            "peak_rpm": 240,
+            "active_hours": 4,
+            "prompt_tokens": 6000,
+            "output_tokens": 512,
+        },
+    ),
+    (
+        "embedding-backfill",
+        "bge-large-en-v1.5",
+        {"framework": "pytorch", "latency_class": "batch", "peak_rpm": 6000, "active_hours": 3},
+    ),
+    # Around the clock: the fitness functions may prefer a shared real-time endpoint.
+    (
+        "catalog-enricher",
+        "llama-3.1-8b",
+        {"latency_class": "batch", "peak_rpm": 600, "active_hours": 24},
+    ),
+]
+# An audio model of Whisper-large-v3's size (1.55 B parameters, no built-in architecture):
+# hour-long recordings, request bodies up to 50 MB, transcripts of about 2,000 tokens.
+TRANSCRIBER = {
+    "name": "call-transcriber",
+    "params_b": 1.55,
+    "task": "text-generation",
+    "latency_class": "batch",
+    "payload_mb": 50,
+    "output_tokens": 2000,
+    "peak_rpm": 20,
+    "active_hours": 6,
+}
+# Per tenant: chatbot fine-tunes (scheduled) and small encoder models.
 PER_TENANT = [
-    ("llama-3-1-8b-ft", 8.03, {"active_hours": 9}),
-    ("mistral-7b-ft", 7.25, {"active_hours": 3, "cold_start_tolerant": True}),
-    ("flan-t5-xl", 2.85, {"active_hours": 3, "cold_start_tolerant": True}),
-    ("distilbert-sentiment", 0.066, {"framework": "pytorch", "cold_start_tolerant": True}),
-    ("minilm-l6-embedder", 0.0227, {"framework": "pytorch", "cold_start_tolerant": True}),
-    ("deberta-v3-intent", 0.184, {"framework": "pytorch", "cold_start_tolerant": True}),
-    ("bge-large-embedder", 0.335, {"framework": "pytorch", "cold_start_tolerant": True}),
+    ("llama-3-1-8b-ft", "llama-3.1-8b", {"peak_rpm": 60, "active_hours": 9}),
+    ("mistral-7b-ft", "mistral-7b-v0.3", {"peak_rpm": 30, "active_hours": 3}),
+    (
+        "llama-3-2-3b-ft",
+        "llama-3.2-3b",
+        {"peak_rpm": 30, "active_hours": 3, "cold_start_tolerant": True},
+    ),
+    (
+        "distilbert-sentiment",
+        "distilbert-sst2",
+        {"framework": "pytorch", "peak_rpm": 30, "cold_start_tolerant": True},
+    ),
+    (
+        "minilm-l6-embedder",
+        "all-minilm-l6-v2",
+        {"framework": "pytorch", "peak_rpm": 60, "cold_start_tolerant": True},
+    ),
+    (
+        "deberta-v3-intent",
+        "deberta-v3-base",
+        {"framework": "pytorch", "peak_rpm": 30, "cold_start_tolerant": True},
+    ),
+    (
+        "bge-large-embedder",
+        "bge-large-en-v1.5",
+        {"framework": "pytorch", "peak_rpm": 30, "cold_start_tolerant": True},
+    ),
 ]
 TENANTS = [
     "acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka", "tyrell",
@@ -70,23 +139,23 @@ TENANTS = [
 ]  # fmt: skip
 
 
-def _entry(name: str, params_b: float, extra: dict[str, Any], **more: Any) -> dict[str, Any]:
-    return {"name": name, "params_b": params_b, **extra, **more}
+def _entry(name: str, arch: str, extra: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"name": name, "architecture": arch, **extra, **more}
 
 
 def catalog_data(count: int, name: str = "fleet") -> dict[str, Any]:
-    """A catalog of exactly ``count`` models: the shared and dedicated ones first, then
-    per-tenant models (tenants numbered past the named ones)."""
-    models = [_entry(n, p, e) for n, p, e in SHARED + DEDICATED]
+    """A catalog of exactly ``count`` models: the shared, dedicated and batch ones first,
+    then per-tenant models (tenants numbered past the named ones)."""
+    models = [_entry(n, p, e) for n, p, e in SHARED + DEDICATED + BATCH] + [TRANSCRIBER]
     tenant = 0
     while len(models) < count:
         label = TENANTS[tenant % len(TENANTS)] + ("" if tenant < len(TENANTS) else str(tenant))
-        for base, params, extra in PER_TENANT:
-            models.append(_entry(f"{label}-{base}", params, extra, tenant=label))
+        for base, arch, extra in PER_TENANT:
+            models.append(_entry(f"{label}-{base}", arch, extra, tenant=label))
         tenant += 1
     return {"name": name, "models": models[:count]}
 
 
 if __name__ == "__main__":
-    print("# Generated by examples/catalog_generator.py; parameter counts are public ones.")
+    print("# Generated by examples/catalog_generator.py; architectures are built in.")
     sys.stdout.write(yaml.safe_dump(catalog_data(int(sys.argv[1])), sort_keys=False))

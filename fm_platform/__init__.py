@@ -22,7 +22,13 @@ _EXPORTS = {
     "acknowledge": "fm_platform.compliance",
     "AppConfig": "fm_platform.config",
     "apply_compliance_packs": "fm_platform.compliance",
+    "AsyncEndpoint": "fm_platform.constructs.inference.async_endpoint",
+    "AsyncEndpointConfig": "fm_platform.config",
+    "AsyncEndpointOptions": "fm_platform.constructs.inference.async_endpoint",
+    "AsyncEndpointProps": "fm_platform.constructs.inference.async_endpoint",
+    "AsyncScaling": "fm_platform.constructs.inference.async_scaling",
     "build_app": "fm_platform.app",
+    "Capacity": "fm_platform.constructs.training.instance_groups",
     "ClusterNetwork": "fm_platform.constructs.training.network",
     "ClusterNetworkOptions": "fm_platform.constructs.training.network",
     "ClusterNetworkProps": "fm_platform.constructs.training.network",
@@ -33,6 +39,9 @@ _EXPORTS = {
     "DataRepositoryAssociationProps": "fm_platform.constructs.training.filesystem",
     "deep_learning_container_image": "fm_platform.images",
     "EndpointReference": "fm_platform.constructs.inference.component_endpoint",
+    "HomeFileSystem": "fm_platform.constructs.training.home_filesystem",
+    "HomeFileSystemOptions": "fm_platform.constructs.training.home_filesystem",
+    "HomeFileSystemProps": "fm_platform.constructs.training.home_filesystem",
     "HostingRole": "fm_platform.constructs.inference.execution_role",
     "HostingRoleProps": "fm_platform.constructs.inference.execution_role",
     "HyperPodCluster": "fm_platform.constructs.training.hyperpod",
@@ -62,21 +71,30 @@ _EXPORTS = {
     "MultiModelEndpointConfig": "fm_platform.config",
     "MultiModelEndpointOptions": "fm_platform.constructs.inference.multi_model_endpoint",
     "MultiModelEndpointProps": "fm_platform.constructs.inference.multi_model_endpoint",
+    "node_setup": "fm_platform.constructs.training.instance_groups",
+    "NodeHealthAlarm": "fm_platform.constructs.training.node_health_alarm",
+    "NodeProvisioning": "fm_platform.constructs.training.hyperpod",
     "NodeRole": "fm_platform.constructs.training.instance_groups",
     "Problems": "fm_platform.rules.problems",
     "provisioning_parameters": "fm_platform.constructs.training.instance_groups",
     "register_instance_type": "fm_platform.hardware.instances",
     "register_instance_types_from_file": "fm_platform.hardware.instances",
     "RollingUpdate": "fm_platform.constructs.inference.inference_component",
+    "ScheduledUpdate": "fm_platform.constructs.training.instance_groups",
     "SecureBucket": "fm_platform.constructs.secure_bucket",
     "SecureBucketProps": "fm_platform.constructs.secure_bucket",
     "SharedFileSystem": "fm_platform.constructs.training.filesystem",
     "SharedFileSystemOptions": "fm_platform.constructs.training.filesystem",
     "SharedFileSystemProps": "fm_platform.constructs.training.filesystem",
+    "SharedUser": "fm_platform.constructs.training.lifecycle",
     "SingleModelEndpoint": "fm_platform.constructs.inference.single_model_endpoint",
     "SingleModelEndpointConfig": "fm_platform.config",
     "SingleModelEndpointOptions": "fm_platform.constructs.inference.single_model_endpoint",
     "SingleModelEndpointProps": "fm_platform.constructs.inference.single_model_endpoint",
+    "SlurmAccountingDatabase": "fm_platform.constructs.training.accounting",
+    "SlurmAccountingDatabaseOptions": "fm_platform.constructs.training.accounting",
+    "SlurmAccountingDatabaseProps": "fm_platform.constructs.training.accounting",
+    "SlurmMode": "fm_platform.constructs.training.hyperpod",
     "TrainingConfig": "fm_platform.config",
     "TrainingDataStack": "fm_platform.stacks.training_data",
     "TrainingStack": "fm_platform.stacks.training",
@@ -106,6 +124,12 @@ _DEPRECATED = {
 
 __all__ = [
     "AppConfig",
+    "AsyncEndpoint",
+    "AsyncEndpointConfig",
+    "AsyncEndpointOptions",
+    "AsyncEndpointProps",
+    "AsyncScaling",
+    "Capacity",
     "ClusterNetwork",
     "ClusterNetworkOptions",
     "ClusterNetworkProps",
@@ -115,6 +139,9 @@ __all__ = [
     "DataCaptureProps",
     "DataRepositoryAssociationProps",
     "EndpointReference",
+    "HomeFileSystem",
+    "HomeFileSystemOptions",
+    "HomeFileSystemProps",
     "HostingRole",
     "HostingRoleProps",
     "HyperPodCluster",
@@ -142,18 +169,26 @@ __all__ = [
     "MultiModelEndpointConfig",
     "MultiModelEndpointOptions",
     "MultiModelEndpointProps",
+    "NodeHealthAlarm",
+    "NodeProvisioning",
     "NodeRole",
     "Problems",
     "RollingUpdate",
+    "ScheduledUpdate",
     "SecureBucket",
     "SecureBucketProps",
     "SharedFileSystem",
     "SharedFileSystemOptions",
     "SharedFileSystemProps",
+    "SharedUser",
     "SingleModelEndpoint",
     "SingleModelEndpointConfig",
     "SingleModelEndpointOptions",
     "SingleModelEndpointProps",
+    "SlurmAccountingDatabase",
+    "SlurmAccountingDatabaseOptions",
+    "SlurmAccountingDatabaseProps",
+    "SlurmMode",
     "TrainingConfig",
     "TrainingDataStack",
     "TrainingStack",
@@ -165,6 +200,7 @@ __all__ = [
     "deep_learning_container_image",
     "instance_spec",
     "load_config",
+    "node_setup",
     "provisioning_parameters",
     "register_instance_type",
     "register_instance_types_from_file",
@@ -197,6 +233,7 @@ if TYPE_CHECKING:
     from fm_platform.compliance import acknowledge, apply_compliance_packs
     from fm_platform.config import (
         AppConfig,
+        AsyncEndpointConfig,
         InferenceComponentEndpointConfig,
         InferenceConfig,
         MultiModelEndpointConfig,
@@ -204,6 +241,12 @@ if TYPE_CHECKING:
         TrainingConfig,
         load_config,
     )
+    from fm_platform.constructs.inference.async_endpoint import (
+        AsyncEndpoint,
+        AsyncEndpointOptions,
+        AsyncEndpointProps,
+    )
+    from fm_platform.constructs.inference.async_scaling import AsyncScaling
     from fm_platform.constructs.inference.component_endpoint import (
         EndpointReference,
         InferenceComponentEndpoint,
@@ -236,20 +279,35 @@ if TYPE_CHECKING:
         VariantSpec,
     )
     from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+    from fm_platform.constructs.training.accounting import (
+        SlurmAccountingDatabase,
+        SlurmAccountingDatabaseOptions,
+        SlurmAccountingDatabaseProps,
+    )
     from fm_platform.constructs.training.filesystem import (
         DataRepositoryAssociationProps,
         SharedFileSystem,
         SharedFileSystemOptions,
         SharedFileSystemProps,
     )
+    from fm_platform.constructs.training.home_filesystem import (
+        HomeFileSystem,
+        HomeFileSystemOptions,
+        HomeFileSystemProps,
+    )
     from fm_platform.constructs.training.hyperpod import (
         HyperPodCluster,
         HyperPodClusterOptions,
         HyperPodClusterProps,
+        NodeProvisioning,
+        SlurmMode,
     )
     from fm_platform.constructs.training.instance_groups import (
+        Capacity,
         InstanceGroup,
         NodeRole,
+        ScheduledUpdate,
+        node_setup,
         provisioning_parameters,
     )
     from fm_platform.constructs.training.lifecycle import (
@@ -257,12 +315,14 @@ if TYPE_CHECKING:
         LifecycleScriptsOptions,
         LifecycleScriptsProps,
         LifecycleStorage,
+        SharedUser,
     )
     from fm_platform.constructs.training.network import (
         ClusterNetwork,
         ClusterNetworkOptions,
         ClusterNetworkProps,
     )
+    from fm_platform.constructs.training.node_health_alarm import NodeHealthAlarm
     from fm_platform.hardware.instances import (
         InstanceSpec,
         instance_spec,

@@ -3,8 +3,10 @@ with the cdk-nag packs applied. :func:`main` is the entry point ``app.py`` runs.
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import aws_cdk as cdk
 
@@ -23,16 +25,21 @@ class DefaultStacks:
     inference: InferenceStack | None
 
 
+CATALOG_CONTEXT_KEY = "catalog"
+
+
 def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
     """Add the platform's stacks to ``app`` and run the compliance packs on it.
 
-    ``config`` defaults to what the app's context says (:meth:`AppConfig.from_context`):
-    the seed examples unless a config file or a ``fm_platform`` context object overrides
-    them. With context ``catalog`` (``cdk synth -c catalog=examples/catalog.yaml``) the app
-    holds the catalog's planned fleet stacks instead (:mod:`fm_platform.stacks.fleet`).
-    Stacks are environment-agnostic: synth needs no credentials and no lookups.
+    With context ``catalog`` (named in ``cdk.json``, or ``-c catalog=FILE`` for one
+    command) the app holds only the catalog's planned fleet stacks
+    (:mod:`fm_platform.stacks.fleet`) and reads no configuration. Otherwise it holds the
+    default stacks from ``config``, by default what the app's context names
+    (:meth:`AppConfig.from_context`): the seed examples unless a config file or a
+    ``fm_platform`` context object overrides them. Stacks are environment-agnostic: synth
+    needs no credentials and no lookups.
     """
-    catalog = app.node.try_get_context("catalog")
+    catalog = app.node.try_get_context(CATALOG_CONTEXT_KEY)
     if catalog:
         from fm_platform.stacks.fleet import fleet_stacks_from_file
 
@@ -61,8 +68,9 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
             config=config.inference,
             notifications=config.notifications,
             dashboards=config.dashboards,
+            # Its model bucket goes into "<name>Artifacts", deployed first.
             description="fm_platform: SageMaker endpoints for foundation models "
-            "(Inference Components, single-model, multi-model)",
+            "(Inference Components, single-model, multi-model, asynchronous)",
         )
         if config.deploy_inference
         else None
@@ -72,17 +80,53 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
 
 
 def main() -> int:
-    """Synthesize the app from the configuration its context names, saying on stderr which
-    one (so every ``cdk`` command shows it). A bad configuration prints
-    ``fm_platform: invalid configuration:`` and one line per problem, and returns 1."""
+    """Synthesize the app, saying on stderr what it is built from (so every ``cdk``
+    command shows it): the catalog of the fleet mode, or the configuration. A bad
+    configuration or catalog prints ``fm_platform: invalid ...:`` and one line per problem,
+    a failed synth-time check one line; both return 1 without a traceback."""
     app = cdk.App()
     try:
-        source = config_source(app)
-        print(f"fm_platform: using {source.description}", file=sys.stderr)
-        config = AppConfig() if source.data is None else load_config(source.data)
-        build_app(app, config)
+        catalog = app.node.try_get_context(CATALOG_CONTEXT_KEY)
+        if catalog:
+            print(_fleet_mode_notice(str(catalog)), file=sys.stderr)
+            build_app(app)
+        else:
+            source = config_source(app)
+            print(f"fm_platform: using {source.description}", file=sys.stderr)
+            config = AppConfig() if source.data is None else load_config(source.data)
+            build_app(app, config)
+        app.synth()
     except ValidationError as error:
         print(f"fm_platform: {error}", file=sys.stderr)
         return 1
-    app.synth()
+    except RuntimeError as error:
+        if "Validation failed" not in str(error):
+            raise
+        print(f"fm_platform: synthesis stopped: {error}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _fleet_mode_notice(catalog: str) -> str:
+    """Which catalog the app plans, and whether ``cdk.json`` names it (else this command
+    alone builds the fleet, and the next one without ``-c catalog`` the default stacks)."""
+    notice = f"fm_platform: fleet mode: stacks planned from catalog {catalog}; the "
+    notice += "configuration file is not read"
+    if _catalog_in_cdk_json() != catalog:
+        notice += (
+            f" (given for this command only: without -c {CATALOG_CONTEXT_KEY}=... the app "
+            "builds the default stacks instead; name the catalog under "
+            f'"{CATALOG_CONTEXT_KEY}" in cdk.json\'s "context" to make the fleet the '
+            "project's app for every command)"
+        )
+    return notice
+
+
+def _catalog_in_cdk_json() -> str | None:
+    path = Path("cdk.json")
+    try:
+        context = json.loads(path.read_text()).get("context", {})
+    except (OSError, ValueError):
+        return None
+    value = context.get(CATALOG_CONTEXT_KEY)
+    return str(value) if value else None

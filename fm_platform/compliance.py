@@ -4,8 +4,10 @@ The default app runs AwsSolutions, HIPAA Security and NIST 800-53 R5 on every sy
 unacknowledged finding fails ``app.synth()``. Each acknowledgement sits next to the resource
 it concerns, with a reason specific to that resource; :func:`acknowledge_wildcard_resource`
 builds ``AwsSolutions-IAM5[Resource::...]`` ids from the granted ARNs themselves, rendered
-by :func:`nag_rendered` as cdk-nag prints them. :func:`suppress_scanner_findings` writes the
-same kind of acknowledgement where checkov and cfn_nag read it, in the template.
+by :func:`nag_rendered` as cdk-nag prints them. :class:`Acknowledgements` collects many
+acknowledgements of one construct (one per model placed on an endpoint) and adds them in one
+call. :func:`suppress_scanner_findings` writes the same kind of acknowledgement where
+checkov and cfn_nag read it, in the template.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, App, CfnResource, Stack, Validations
+from aws_cdk import Acknowledgment, App, CfnResource, Validations
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
 from constructs import IConstruct, IValidation
 
+from fm_platform.constructs.scopes import stack_of
 from fm_platform.constructs.tokens import is_unresolved
 
 # Rule id prefix -> the pack name cdk-nag 3 expects before "::" in an acknowledgement id.
@@ -75,11 +78,47 @@ def acknowledge_wildcard_resource(
     if after_references:
         construct.node.add_validation(_LateWildcardAcknowledgement(construct, reason, resources))
         return
-    acknowledge(
-        construct,
-        reason,
-        *(f"AwsSolutions-IAM5[Resource::{arn}]" for arn in nag_rendered_all(construct, resources)),
-    )
+    acknowledge(construct, reason, *_wildcard_findings(construct, resources))
+
+
+def _wildcard_findings(construct: IConstruct, resources: Sequence[str]) -> list[str]:
+    return [f"AwsSolutions-IAM5[Resource::{arn}]" for arn in nag_rendered_all(construct, resources)]
+
+
+class Acknowledgements:
+    """Acknowledgements of findings on one construct, collected and added together: the
+    many acknowledgements a construct gathers (one per model placed on an endpoint) cost one
+    call into the CDK runtime (:meth:`add_collected`) instead of one each. The owner calls
+    :meth:`add_collected` before the compliance packs run (they run when the app is
+    validated, after its aspects)."""
+
+    def __init__(self, construct: IConstruct) -> None:
+        self.construct = construct
+        self._collected: list[Acknowledgment] = []
+        self._validations: Validations | None = None
+
+    def acknowledge(self, reason: str, *rules: str) -> None:
+        """Collect what :func:`acknowledge` adds for ``rules`` and ``reason``."""
+        self._collected += acknowledgments(reason, *rules)
+
+    def acknowledge_wildcard_resource(self, reason: str, *resources: str) -> None:
+        """Collect what :func:`acknowledge_wildcard_resource` adds for ``resources`` (IDs
+        rendered at once)."""
+        self.acknowledge(reason, *_wildcard_findings(self.construct, resources))
+
+    def acknowledge_rendered(self, reason: str, *rendered: str) -> None:
+        """Collect the ``AwsSolutions-IAM5`` acknowledgements of resources already rendered
+        with :func:`nag_rendered`."""
+        self.acknowledge(reason, *(f"AwsSolutions-IAM5[Resource::{r}]" for r in rendered))
+
+    def add_collected(self) -> None:
+        """Add everything collected since the last call to the construct, in one call."""
+        if not self._collected:
+            return
+        if self._validations is None:
+            self._validations = Validations.of(self.construct)
+        self._validations.acknowledge(*self._collected)
+        self._collected = []
 
 
 @jsii.implements(IValidation)
@@ -104,14 +143,14 @@ def nag_rendered(scope: IConstruct, value: Any) -> str:
     A string without tokens resolves to itself and is flattened without resolving."""
     if isinstance(value, str) and not is_unresolved(value):
         return _flattened(value)
-    return _flattened(Stack.of(scope).resolve(value))
+    return _flattened(stack_of(scope).resolve(value))
 
 
 def nag_rendered_all(scope: IConstruct, values: Sequence[Any]) -> list[str]:
     """:func:`nag_rendered` of each of ``values``, resolving the ones holding tokens
     together."""
     tokens = [value for value in values if not isinstance(value, str) or is_unresolved(value)]
-    resolved = iter(Stack.of(scope).resolve(tokens) if tokens else ())
+    resolved = iter(stack_of(scope).resolve(tokens) if tokens else ())
     return [
         _flattened(value if isinstance(value, str) and not is_unresolved(value) else next(resolved))
         for value in values

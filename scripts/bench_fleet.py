@@ -1,15 +1,25 @@
 #!/usr/bin/env python3
-"""Benchmark the fleet planner and its stacks on generated catalogs (10, 100, 1000 models).
+"""Benchmark the fleet planner and its stacks on generated catalogs.
 
-Per size, one line: ``models stacks max_resources plan_s synth_s baseline_s ratio
-instances lower_bound dedicated cost_ratio``. ``synth_s`` is a cold subprocess building
-the fleet stacks and synthesizing them; ``baseline_s`` a cold subprocess creating the same
-resources as plain L1 code (one ``CfnResource`` per resource of those templates, declared
-after what it references, references passed as the referenced resource's ``ref`` or
-``get_att`` and ``DependsOn`` as ``add_resource_dependency``, the way hand-written L1 code does; no
-validation), timed in the same run. cdk-nag is off in both.
+Per synthesized size (10, 100, 1000 models), one line: ``models stacks max_resources plan_s
+synth_s baseline_s ratio instances cost cost_bound bound_ratio dedicated cost_ratio``.
+``cost`` is the plan's expected USD per hour; ``cost_bound`` the LP relaxation's optimum
+over every feasible type for the same options (:mod:`fm_platform.fleet.bound`, HiGHS);
+``dedicated`` one endpoint per model on its cheapest type: single-model, or asynchronous
+for a model no real-time endpoint takes. ``synth_s`` is a
+cold subprocess building the fleet stacks and synthesizing them; ``baseline_s`` a cold
+subprocess creating the same resources as plain L1 code (one ``CfnResource`` per resource
+of those templates, declared after what it references, references passed as the
+referenced resource's ``ref`` or ``get_att`` and ``DependsOn`` as
+``add_resource_dependency``, the way hand-written L1 code does; no validation), timed in
+the same run. cdk-nag is off in both.
 
-    python scripts/bench_fleet.py [SIZES...]
+Per plan-only size (10,000 and 50,000 models), one line: ``models endpoints stacks load_s
+plan_s peak_mib cost``: the time to validate the catalog, the time to plan it, and the
+peak memory a second, traced planning allocated (``tracemalloc``), which grows linearly
+with the catalog.
+
+    python scripts/bench_fleet.py [SIZES...] [--plan-only SIZES...]
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,21 +38,24 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 from catalog_generator import catalog_data  # noqa: E402
 
+from fm_platform.fleet.bound import lower_bound  # noqa: E402
 from fm_platform.fleet.catalog import catalog_from_data  # noqa: E402
-from fm_platform.fleet.cost import dedicated_cost, lower_bound, plan_cost  # noqa: E402
-from fm_platform.fleet.planner import plan_fleet  # noqa: E402
-from fm_platform.fleet.sizing import families  # noqa: E402
+from fm_platform.fleet.cost import plan_cost  # noqa: E402
+from fm_platform.fleet.kinds import ASYNC, SINGLE, min_copies  # noqa: E402
+from fm_platform.fleet.options import family_types  # noqa: E402
+from fm_platform.fleet.planner import Planner  # noqa: E402
 
 SIZES = (10, 100, 1000)
+PLAN_ONLY = (10_000, 50_000)
 
 _SYNTH = """
 import sys, json, aws_cdk as cdk
 sys.path.insert(0, {root!r})
 from fm_platform.fleet.catalog import load_catalog
+from fm_platform.fleet.options import family_types
 from fm_platform.fleet.plan import read_plan
-from fm_platform.fleet.sizing import families
 from fm_platform.stacks.fleet import fleet_stacks
-catalog = load_catalog({catalog!r}, families())
+catalog = load_catalog({catalog!r}, family_types("us-east-1"))
 app = cdk.App(outdir={outdir!r})
 fleet_stacks(app, read_plan({plan!r}), catalog)
 app.synth()
@@ -118,13 +132,28 @@ def _timed(code: str) -> float:
     return time.perf_counter() - start
 
 
+def dedicated_hourly(planner: Planner) -> float:
+    """One endpoint per model on its cheapest single-model type, or asynchronous type for a
+    model without single-model options (expected)."""
+    total = 0.0
+    for known in planner.assessed.values():
+        for kind in (SINGLE, ASYNC):
+            options = known.assessment.options.get(kind)
+            if options:
+                low = min_copies(kind, to_zero=False)
+                total += options[0].expected_hourly(low, known.needs.active_hours)
+                break
+    return total
+
+
 def bench(count: int, work: Path) -> str:
     data = catalog_data(count)
     catalog_file = work / f"catalog-{count}.json"
     catalog_file.write_text(json.dumps(data))
-    catalog = catalog_from_data(data, families())
+    catalog = catalog_from_data(data, family_types("us-east-1"))
     start = time.perf_counter()
-    plan = plan_fleet(catalog)
+    planner = Planner(catalog)
+    plan = planner.run()
     plan_s = time.perf_counter() - start
     plan_file = work / f"plan-{count}.json"
     plan.write(plan_file)
@@ -136,7 +165,7 @@ def bench(count: int, work: Path) -> str:
     )
     baseline_s = _timed(_BASELINE.format(outdir=str(base), source=str(out)))
     templates = [json.loads(p.read_text()) for p in out.glob("*.template.json")]
-    cost, dedicated = plan_cost(plan), dedicated_cost(catalog)
+    cost, bound, dedicated = plan_cost(plan), lower_bound(planner), dedicated_hourly(planner)
     return " ".join(
         [
             f"models={count}",
@@ -146,19 +175,50 @@ def bench(count: int, work: Path) -> str:
             f"synth_s={synth_s:.1f}",
             f"baseline_s={baseline_s:.1f}",
             f"ratio={synth_s / baseline_s:.2f}",
-            f"instances={cost.min_instances}",
-            f"lower_bound={lower_bound(plan)}",
-            f"dedicated={dedicated.min_instances}",
-            f"cost_ratio={cost.min_hourly / dedicated.min_hourly:.2f}",
+            f"instances={cost.min_instances}-{cost.max_instances}",
+            f"cost={cost.expected_hourly:.2f}",
+            f"cost_bound={bound:.2f}",
+            f"bound_ratio={cost.expected_hourly / bound:.3f}",
+            f"dedicated={dedicated:.2f}",
+            f"cost_ratio={cost.expected_hourly / dedicated:.2f}",
+        ]
+    )
+
+
+def plan_only(count: int) -> str:
+    data = catalog_data(count)
+    start = time.perf_counter()
+    catalog = catalog_from_data(data, family_types("us-east-1"))
+    load_s = time.perf_counter() - start
+    start = time.perf_counter()
+    plan = Planner(catalog).run()
+    plan_s = time.perf_counter() - start
+    tracemalloc.start()  # a second run, traced (tracing slows it down)
+    Planner(catalog).run()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return " ".join(
+        [
+            f"models={count}",
+            f"endpoints={len(plan.endpoints)}",
+            f"stacks={len(plan.stacks)}",
+            f"load_s={load_s:.2f}",
+            f"plan_s={plan_s:.2f}",
+            f"peak_mib={peak / 2**20:.0f}",
+            f"cost={plan_cost(plan).expected_hourly:.2f}",
         ]
     )
 
 
 def main(argv: list[str]) -> int:
-    sizes = [int(a) for a in argv] or list(SIZES)
+    split = argv.index("--plan-only") if "--plan-only" in argv else len(argv)
+    sizes = [int(a) for a in argv[:split]] or list(SIZES)
+    only = [int(a) for a in argv[split + 1 :]] if split < len(argv) else list(PLAN_ONLY)
     with tempfile.TemporaryDirectory() as tmp:
         for count in sizes:
             print(bench(count, Path(tmp)), flush=True)
+    for count in only:
+        print(plan_only(count), flush=True)
     return 0
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Benchmark: an Inference Components fleet written with the public API against the same
-resources written as plain L1 ``Cfn*`` code, side by side in one run.
+"""Benchmark: an Inference Components fleet built with the public API against plain L1 code.
+
+The same resources are written as plain L1 ``Cfn*`` code, side by side in one run.
 
 Each fleet has one endpoint (ml.g5.12xlarge, managed instance scaling down to zero; its
 local NVMe storage takes no KMS key) per 20 models and 60 models per stack; every model
@@ -10,13 +11,16 @@ prefix (KMS-encrypted). Every measurement is a cold one-shot process (the virtua
 Node first on PATH) that imports what its side needs (timed apart: a one-off cost whatever
 the fleet's size), then builds the app and synthesizes it; the sides alternate, several
 repetitions per size. Printed per size: build+synth seconds of each side (min and median),
-the ratio public / L1 (the median over repetitions of the ratio of their back-to-back
-runs, and the ratio of the minimums), jsii round trips and template KiB per model of each
-side, import seconds, and ``nag_s``: the public fleet built and synthesized with the three
-cdk-nag packs, in a cold process of its own.
+the ratio public / L1 of the back-to-back runs of each repetition (min and median), of
+wall-clock seconds and of CPU seconds (the measuring process and its Node.js processes,
+read from ``/proc``: less sensitive than wall-clock to other load on a shared machine), jsii
+round trips and template KiB per model of each side, import seconds, and ``nag_s``: the
+public fleet built and synthesized with the three cdk-nag packs, in a cold process of its
+own. ``--by-source`` adds, per size, each side's round trips per model by the function of
+the package (or of this script) that made them.
 
 Run with ``make bench`` or ``python scripts/bench_synth.py [--repeats N] [--no-nag]
-[--without-builtin-validation] [SIZE ...]`` (default sizes 100, 300, 1000).
+[--by-source] [--without-builtin-validation] [SIZE ...]`` (default sizes 100, 300, 1000).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +62,7 @@ MODULES = {
         "aws_cdk.aws_kms",
         "fm_platform.compliance",
         "fm_platform.constructs.inference.component_scaling",
-        "fm_platform.constructs.inference.ic_endpoint",
+        "fm_platform.constructs.inference.component_endpoint",
         "fm_platform.constructs.inference.inference_component",
         "fm_platform.constructs.inference.model_container",
     ],
@@ -101,11 +106,11 @@ def public_fleet(app, model_count: int) -> list:
     import aws_cdk as cdk
     from aws_cdk import aws_kms as kms
 
-    from fm_platform.constructs.inference.component_scaling import ComponentScaling
-    from fm_platform.constructs.inference.ic_endpoint import (
-        InferenceEndpoint,
-        InferenceEndpointProps,
+    from fm_platform.constructs.inference.component_endpoint import (
+        InferenceComponentEndpoint,
+        InferenceComponentEndpointProps,
     )
+    from fm_platform.constructs.inference.component_scaling import ComponentScaling
     from fm_platform.constructs.inference.inference_component import (
         InferenceComponentModel,
         InferenceComponentModelProps,
@@ -118,10 +123,10 @@ def public_fleet(app, model_count: int) -> list:
         stacks.append(stack)
         key = kms.Key.from_key_arn(stack, "ArtifactKey", ARTIFACT_KEY_ARN)
         for models in endpoints:
-            endpoint = InferenceEndpoint(
+            endpoint = InferenceComponentEndpoint(
                 stack,
                 f"Endpoint{models[0] // MODELS_PER_ENDPOINT}",
-                InferenceEndpointProps(
+                InferenceComponentEndpointProps(
                     instance_type=INSTANCE_TYPE, min_instance_count=0, max_instance_count=4
                 ),
             )
@@ -365,19 +370,75 @@ def _document(*statements: dict) -> dict:
 # -- one measurement (child process) ----------------------------------------------------------
 
 
-def measure(side: str, model_count: int, with_nag: bool) -> dict:
-    """Build and synthesize one fleet in this process; count jsii round trips."""
+def _cpu_seconds() -> float | None:
+    """CPU seconds used so far by this process and its descendants that are still running
+    (the jsii runtime's Node.js processes), or None where ``/proc`` is unavailable."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, list[tuple[int, int]]] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        # After the command: state, ppid, ..., utime (14th field) and stime (15th).
+        parents.setdefault(int(fields[1]), []).append(
+            (int(entry.name), int(fields[11]) + int(fields[12]))
+        )
+    used, frontier = 0, [os.getpid()]
+    while frontier:
+        children = [child for pid in frontier for child in parents.get(pid, [])]
+        used += sum(cpu for _, cpu in children)
+        frontier = [pid for pid, _ in children]
+    return time.process_time() + used / ticks
+
+
+#: Where the functions a round trip is attributed to live: the package, and this script
+#: (the plain L1 fleet).
+SOURCE_FILES = (ROOT / "fm_platform", Path(__file__).resolve())
+
+
+def _source(frame) -> str:
+    """The innermost function of the package or of this script's fleets on the stack of
+    ``frame``, as ``module.qualified_name``."""
+    while frame is not None:
+        path = Path(frame.f_code.co_filename)
+        if any(path == where or path.is_relative_to(where) for where in SOURCE_FILES):
+            return f"{path.stem}.{frame.f_code.co_qualname}"
+        frame = frame.f_back
+    return "(aws-cdk-lib: App.synth)"
+
+
+def measure(side: str, model_count: int, with_nag: bool, by_source: bool = False) -> dict:
+    """Build and synthesize one fleet in this process; count jsii round trips (with
+    ``by_source``, by the innermost function of this repository that made them)."""
     from jsii._kernel.providers import process
 
     round_trips = [0]
+    sources: dict[str, int] = {}
     send = process._NodeProcess.send
 
     def counting_send(self, request, response_type):
         round_trips[0] += 1
+        if by_source:
+            source = _source(sys._getframe(1))
+            sources[source] = sources.get(source, 0) + 1
         return send(self, request, response_type)
 
     process._NodeProcess.send = counting_send  # type: ignore[method-assign]
+    try:
+        return _measured(side, model_count, with_nag, round_trips, sources)
+    finally:
+        process._NodeProcess.send = send  # type: ignore[method-assign]
 
+
+def _measured(
+    side: str, model_count: int, with_nag: bool, round_trips: list[int], sources: dict[str, int]
+) -> dict:
     importing = time.perf_counter()
     for module in MODULES[side]:
         importlib.import_module(module)
@@ -390,8 +451,10 @@ def measure(side: str, model_count: int, with_nag: bool) -> dict:
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     build = public_fleet if side == "public" else l1_fleet
     with tempfile.TemporaryDirectory() as outdir:
+        cpu_started = _cpu_seconds()
         started = time.perf_counter()
         before = round_trips[0]
+        sources.clear()  # those of the imports are not the fleet's
         app = cdk.App(context=context, outdir=outdir)
         stacks = build(app, model_count)
         built = time.perf_counter()
@@ -400,8 +463,11 @@ def measure(side: str, model_count: int, with_nag: bool) -> dict:
             apply_compliance_packs(app)
         assembly = app.synth()
         synthesized = time.perf_counter()
+        cpu_done = _cpu_seconds()
+        fleet_sources = dict(sources)
         synth_trips = round_trips[0] - before - build_trips
         templates = [assembly.get_stack_by_name(s.stack_name).template for s in stacks]
+    cpu = None if cpu_started is None or cpu_done is None else cpu_done - cpu_started
     return {
         "side": side,
         "models": model_count,
@@ -411,9 +477,14 @@ def measure(side: str, model_count: int, with_nag: bool) -> dict:
         "build_s": built - started,
         "synth_s": synthesized - built,
         "total_s": synthesized - started,
+        "cpu_s": cpu,
         "build_trips": build_trips,
         "synth_trips": synth_trips,
+        "sources": fleet_sources,
         "resources": sum(len(t["Resources"]) for t in templates),
+        "resource_types": dict(
+            Counter(r["Type"] for t in templates for r in t["Resources"].values())
+        ),
         "template_bytes": sum(len(json.dumps(t, separators=(",", ":"))) for t in templates),
     }
 
@@ -421,7 +492,7 @@ def measure(side: str, model_count: int, with_nag: bool) -> dict:
 # -- the run (parent process) -----------------------------------------------------------------
 
 
-def run_child(side: str, model_count: int, with_nag: bool) -> dict:
+def run_child(side: str, model_count: int, with_nag: bool, by_source: bool = False) -> dict:
     """Measure in a fresh process, with the virtualenv's Node first on PATH."""
     env = dict(os.environ, **CHILD_ENVIRONMENT)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -429,6 +500,8 @@ def run_child(side: str, model_count: int, with_nag: bool) -> dict:
     command = [sys.executable, __file__, "--child", side, str(model_count)]
     if with_nag:
         command.append("--nag")
+    if by_source:
+        command.append("--by-source")
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
@@ -439,8 +512,56 @@ def run_child(side: str, model_count: int, with_nag: bool) -> dict:
 CHILD_ENVIRONMENT: dict[str, str] = {}
 
 
-def _stats(values: list[float]) -> tuple[float, float]:
-    return min(values), statistics.median(values)
+def _min_median(values: list[float]) -> str:
+    return f"{min(values):.2f}/{statistics.median(values):.2f}"
+
+
+def summary_row(size: int, runs: dict[str, list[dict]], nag: str) -> str:
+    """The printed line of one size: seconds of each side (min/median), the ratios public
+    / L1 of the back-to-back pairs (min/median), of wall-clock and of CPU seconds, round
+    trips and template KiB per model, import seconds and ``nag``."""
+    public, l1 = runs["public"], runs["l1"]
+    # Runs of one repetition are back to back, under about the same machine load.
+    pairs = list(zip(public, l1, strict=True))
+    wall = [p["total_s"] / q["total_s"] for p, q in pairs]
+    cpu = [p["cpu_s"] / q["cpu_s"] for p, q in pairs if p["cpu_s"] and q["cpu_s"]]
+    seconds = {
+        side: (
+            min(r["total_s"] for r in runs[side]),
+            statistics.median(r["total_s"] for r in runs[side]),
+        )
+        for side in SIDES
+    }
+    trips = {
+        side: (runs[side][0]["build_trips"] + runs[side][0]["synth_trips"]) / size for side in SIDES
+    }
+    kib = {side: runs[side][0]["template_bytes"] / 1024 / size for side in SIDES}
+    imports = {side: statistics.median(r["import_s"] for r in runs[side]) for side in SIDES}
+    return (
+        f"{size:>6} {seconds['public'][0]:>7.1f}/{seconds['public'][1]:<7.1f} "
+        f"{seconds['l1'][0]:>6.1f}/{seconds['l1'][1]:<6.1f} {_min_median(wall):>11} "
+        f"{_min_median(cpu) if cpu else '-':>11} "
+        f"{trips['public']:>6.1f}/{trips['l1']:<6.1f} {kib['public']:>6.2f}/{kib['l1']:<6.2f} "
+        f"{imports['public']:>5.1f}/{imports['l1']:<5.1f} {nag:>6}"
+    )
+
+
+HEADER = (
+    f"{'models':>6} {'public_s min/med':>15} {'l1_s min/med':>13} {'ratio min/med':>11} "
+    f"{'cpu ratio':>11} {'rt/model':>13} {'KiB/model':>13} {'import_s':>11} {'nag_s':>6}"
+)
+
+
+def by_source_table(size: int) -> str:
+    """Round trips per model of each side, by the function of this repository that made
+    them (one extra run of each side)."""
+    lines = [f"round trips per model at {size} models, by source (build, then synth):"]
+    for side in SIDES:
+        result = run_child(side, size, with_nag=False, by_source=True)
+        lines.append(f"  {side}: {(result['build_trips'] + result['synth_trips']) / size:.2f}")
+        for source, count in sorted(result["sources"].items(), key=lambda item: -item[1]):
+            lines.append(f"    {count / size:6.2f}  {source}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
@@ -448,6 +569,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("sizes", nargs="*", type=int, default=list(DEFAULT_SIZES))
     parser.add_argument("--repeats", type=int, default=3, help="runs per side and size")
     parser.add_argument("--no-nag", action="store_true", help="skip the cdk-nag column")
+    parser.add_argument(
+        "--by-source",
+        action="store_true",
+        help="also print each side's round trips per model by the function that made them",
+    )
     parser.add_argument(
         "--without-builtin-validation",
         action="store_true",
@@ -459,17 +585,12 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.child:
         side, models = args.child
-        print(json.dumps(measure(side, int(models), args.nag)))
+        print(json.dumps(measure(side, int(models), args.nag, args.by_source)))
         return 0
     if args.without_builtin_validation:
         CHILD_ENVIRONMENT["CDK_VALIDATION"] = "false"
 
-    header = (
-        f"{'models':>6} {'public_s min/med':>16} {'l1_s min/med':>14} {'ratio pair/min':>14} "
-        f"{'rt/model pub/l1':>15} {'KiB/model pub/l1':>16} {'import_s pub/l1':>15} "
-        f"{'nag_s':>6}"
-    )
-    print(header, flush=True)
+    print(HEADER, flush=True)
     for size in args.sizes:
         runs: dict[str, list[dict]] = {side: [] for side in SIDES}
         for repeat in range(args.repeats):
@@ -479,36 +600,23 @@ def main(argv: list[str]) -> int:
                 runs[side].append(result)
                 print(
                     f"  {size} {side} #{repeat + 1}: {result['total_s']:.1f} s "
-                    f"(build {result['build_s']:.1f}, synth {result['synth_s']:.1f})",
+                    f"(build {result['build_s']:.1f}, synth {result['synth_s']:.1f}; "
+                    f"cpu {result['cpu_s'] or 0:.1f})",
                     file=sys.stderr,
                     flush=True,
                 )
         nag = "-" if args.no_nag else f"{run_child('public', size, with_nag=True)['total_s']:.1f}"
-        total = {side: _stats([r["total_s"] for r in runs[side]]) for side in SIDES}
-        imports = {side: statistics.median(r["import_s"] for r in runs[side]) for side in SIDES}
-        trips = {
-            side: (runs[side][0]["build_trips"] + runs[side][0]["synth_trips"]) / size
-            for side in SIDES
-        }
-        kib = {side: runs[side][0]["template_bytes"] / 1024 / size for side in SIDES}
-        (public_min, public_med), (l1_min, l1_med) = total["public"], total["l1"]
-        # Runs of one repetition are back to back, under about the same machine load.
-        paired = statistics.median(
-            p["total_s"] / q["total_s"] for p, q in zip(runs["public"], runs["l1"], strict=True)
-        )
-        print(
-            f"{size:>6} {public_min:>7.1f}/{public_med:<8.1f} {l1_min:>6.1f}/{l1_med:<7.1f} "
-            f"{paired:>6.2f}/{public_min / l1_min:<6.2f} "
-            f"{trips['public']:>7.1f}/{trips['l1']:<7.1f} {kib['public']:>8.2f}/{kib['l1']:<7.2f} "
-            f"{imports['public']:>7.1f}/{imports['l1']:<7.1f} {nag:>6}",
-            flush=True,
-        )
+        print(summary_row(size, runs, nag), flush=True)
+        if args.by_source:
+            print(by_source_table(size), flush=True)
     print(
-        "(seconds: build + synth in a cold process, imports apart; ratio = public / L1: the "
-        "median of the ratios of the back-to-back runs of each repetition, and of the "
-        f"minimums; {MODELS_PER_ENDPOINT} models per {INSTANCE_TYPE} "
-        f"endpoint, {MODELS_PER_STACK} per stack; {args.repeats} runs per side, alternating; "
-        "nag_s: the public fleet with the three cdk-nag packs, one cold run)"
+        "(seconds: build + synth in a cold process, imports apart; ratio = public / L1 of "
+        "the back-to-back runs of each repetition, min/median, of wall-clock seconds and of "
+        "the CPU seconds of Python and its Node.js processes (less sensitive to other load "
+        f"on the machine); rt: jsii round trips; {MODELS_PER_ENDPOINT} models per "
+        f"{INSTANCE_TYPE} endpoint, {MODELS_PER_STACK} per stack; {args.repeats} runs per "
+        "side, alternating; nag_s: the public fleet with the three cdk-nag packs, one cold "
+        "run)"
     )
     return 0
 

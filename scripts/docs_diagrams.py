@@ -59,6 +59,8 @@ DRAWN = {
     "AWS::ApplicationAutoScaling::ScalableTarget",
     "AWS::ApplicationAutoScaling::ScalingPolicy",
     "AWS::CloudWatch::Alarm",
+    "AWS::SNS::Topic",
+    "AWS::RDS::DBCluster",
 }
 #: Glue that exists only to wire the drawn resources together; not counted in the caption.
 GLUE = {
@@ -68,6 +70,7 @@ GLUE = {
     "AWS::EC2::EIP",
     "AWS::EC2::VPCGatewayAttachment",
     "AWS::S3::BucketPolicy",
+    "AWS::SNS::TopicPolicy",
     "AWS::CDK::Metadata",
 }
 
@@ -342,7 +345,8 @@ class Picture:
         return lines
 
     def _members(self, subnet: Key) -> list[Key]:
-        """Resources placed in ``subnet`` (FSx, HyperPod clusters, ...)."""
+        """Resources placed in ``subnet`` (FSx, HyperPod clusters, databases, ...); a
+        database is drawn in the first subnet of its subnet group."""
         members = []
         for resource_type, prop in (
             ("AWS::FSx::FileSystem", "SubnetIds"),
@@ -351,11 +355,20 @@ class Picture:
             for key in self.of_type(resource_type):
                 if subnet in self.refs(key, self.props(key).get(prop)):
                     members.append(key)
+        for database in self.of_type("AWS::RDS::DBCluster"):
+            for group in self.refs(database, self.props(database).get("DBSubnetGroupName")):
+                subnets = self.refs(group, self.props(group).get("SubnetIds"))
+                if subnets[:1] == [subnet]:
+                    members.append(database)
         return members
 
     def _security_groups(self, key: Key) -> list[Key]:
         props = self.props(key)
-        value = props.get("SecurityGroupIds") or props.get("VpcConfig", {}).get("SecurityGroupIds")
+        value = (
+            props.get("SecurityGroupIds")
+            or props.get("VpcSecurityGroupIds")
+            or props.get("VpcConfig", {}).get("SecurityGroupIds")
+        )
         return [
             k
             for k in self.refs(key, value)
@@ -399,9 +412,49 @@ class Picture:
             self._file_system(key)
         elif resource_type == "AWS::SageMaker::Cluster":
             self._hyperpod(key)
+        elif resource_type == "AWS::RDS::DBCluster":
+            self._database(key)
+
+    def _database(self, key: Key) -> None:
+        props = self.props(key)
+        scaling = props.get("ServerlessV2ScalingConfiguration", {})
+        lines = [
+            f"{props.get('Engine')} {props.get('EngineVersion', '')}".strip(),
+            f"Serverless v2, {scaling.get('MinCapacity')}-{scaling.get('MaxCapacity')} ACU"
+            if scaling
+            else "",
+            f"port {props.get('Port', 3306)}, encrypted, {props.get('BackupRetentionPeriod')} "
+            "days of backups",
+            "password in Secrets Manager, rotated"
+            if self.assembly.referrers(
+                key, self.stacks, "AWS::SecretsManager::SecretTargetAttachment"
+            )
+            else "",
+        ]
+        self.graph.node(
+            key,
+            table("Slurm accounting database", [*lines, self.where(key)]),
+            shape="cylinder",
+            fillcolor="#f3eefb",
+        )
 
     def _file_system(self, key: Key) -> None:
         props = self.props(key)
+        if props.get("FileSystemType") == "OPENZFS":
+            zfs = props.get("OpenZFSConfiguration", {})
+            lines = [
+                f"{zfs.get('DeploymentType', '')}, {props.get('StorageCapacity')} GiB, "
+                f"{zfs.get('ThroughputCapacity', '?')} MB/s",
+                "NFS, compression "
+                f"{zfs.get('RootVolumeConfiguration', {}).get('DataCompressionType', 'none')}",
+            ]
+            self.graph.node(
+                key,
+                table("FSx for OpenZFS (homes)", [*lines, self.where(key)]),
+                shape="cylinder",
+                fillcolor="#e8f1fb",
+            )
+            return
         lustre = props.get("LustreConfiguration", {})
         lines = [
             f"{lustre.get('DeploymentType', '')}, {props.get('StorageCapacity')} GiB, "
@@ -424,35 +477,72 @@ class Picture:
     def _hyperpod(self, key: Key) -> None:
         props = self.props(key)
         name = literal(props.get("ClusterName")) or "(generated name)"
-        orchestrator = "Slurm" if "Slurm" in str(props.get("Orchestrator", "Slurm")) else "EKS"
+        orchestrator = props.get("Orchestrator", {})
         recovery = literal(props.get("NodeRecovery")) or "default"
+        slurm = orchestrator.get("Slurm") if isinstance(orchestrator, dict) else None
+        if "Eks" in orchestrator:
+            mode = "EKS"
+        elif slurm is None:
+            mode = "Slurm set up by the lifecycle scripts (provisioning_parameters.json)"
+        else:
+            strategy = slurm.get("SlurmConfigStrategy", "merge mode")
+            mode = f"Slurm configured by HyperPod ({strategy})"
+        lines = [mode, f"node recovery {recovery}"]
+        if props.get("NodeProvisioningMode"):
+            lines.append(f"{props['NodeProvisioningMode'].lower()} node provisioning")
+        if isinstance(slurm, dict) and "AccountingDatabase" in slurm:
+            lines.append("accounting in an external database")
         self.graph.open(
             key[1],
-            table(
-                f"HyperPod cluster {name}",
-                [f"{orchestrator}, node recovery {recovery}", self.where(key)],
-            ),
+            table(f"HyperPod cluster {name}", [*lines, self.where(key)]),
             COLORS["cluster"],
         )
         for index, group in enumerate(props.get("InstanceGroups", [])):
-            storage = [
-                f"EBS {c['EbsVolumeConfig'].get('VolumeSizeInGB')} GiB"
-                for c in group.get("InstanceStorageConfigs", [])
-                if "EbsVolumeConfig" in c
-            ]
-            node_type = group.get("SlurmConfig", {}).get("NodeType")
-            checks = group.get("OnStartDeepHealthChecks")
-            lines = [
-                f"{group.get('InstanceType')} x {group.get('InstanceCount')}",
-                ", ".join([*storage, f"{group.get('ThreadsPerCore', 1)} thread(s) per core"]),
-                f"Slurm {node_type}" if node_type else "",
-                f"deep health checks: {', '.join(checks)}" if checks else "",
-            ]
-            title = f"instance group {group.get('InstanceGroupName')}"
-            self.graph.node(
-                (key[0], f"{key[1]}.group{index}"), table(title, lines), fillcolor="#eef7ee"
-            )
+            self._instance_group(key, index, group)
         self.graph.close()
+
+    def _instance_group(self, key: Key, index: int, group: dict[str, Any]) -> None:
+        configs = group.get("InstanceStorageConfigs", [])
+        storage = [
+            f"EBS {c['EbsVolumeConfig'].get('VolumeSizeInGB')} GiB"
+            for c in configs
+            if "EbsVolumeConfig" in c
+        ]
+        mounts = [
+            f"HyperPod mounts {kind} at {c[config].get('MountPath', default)}"
+            for c in configs
+            for config, kind, default in (
+                ("FsxLustreConfig", "FSx for Lustre", "/fsx"),
+                ("FsxOpenZfsConfig", "FSx for OpenZFS", "/home"),
+            )
+            if config in c
+        ]
+        slurm = group.get("SlurmConfig", {})
+        partitions = ", ".join(slurm.get("PartitionNames", []))
+        checks = group.get("OnStartDeepHealthChecks")
+        update = group.get("ScheduledUpdateConfig", {})
+        capacity = ", ".join(group.get("CapacityRequirements", {}))
+        count = f"{group.get('InstanceType')} x {group.get('InstanceCount')}"
+        if group.get("MinInstanceCount") is not None:
+            count += f" (in service from {group['MinInstanceCount']})"
+        lines = [
+            count,
+            ", ".join([*storage, f"{group.get('ThreadsPerCore', 1)} thread(s) per core"]),
+            *mounts,
+            f"Slurm {slurm['NodeType']}" + (f", partition {partitions}" if partitions else "")
+            if slurm
+            else "",
+            f"deep health checks: {', '.join(checks)}" if checks else "",
+            f"capacity: {capacity}" if capacity else "",
+            f"image {group['ImageId']}" if "ImageId" in group else "",
+            f"AMI updates {update.get('ScheduleExpression')}, rolled back on alarms"
+            if update
+            else "",
+        ]
+        title = f"instance group {group.get('InstanceGroupName')}"
+        self.graph.node(
+            (key[0], f"{key[1]}.group{index}"), table(title, lines), fillcolor="#eef7ee"
+        )
 
     # -- buckets and endpoints --------------------------------------------------------------
 
@@ -504,6 +594,8 @@ class Picture:
                 if any("MultiModel" in str(self.props(m)) for m in models)
                 else "single model"
             )
+            if "AsyncInferenceConfig" in self.props(config):
+                mode = "asynchronous: requests queued, bodies and results in S3"
             kind = "inference components" if components else mode
             name = self.assembly.path(endpoint).split("/")[0]
             self.graph.open(endpoint[1], table(f"endpoint {name}", [f"{kind}"]), COLORS["endpoint"])
@@ -535,9 +627,25 @@ class Picture:
         capture = self.props(config).get("DataCaptureConfig")
         if capture:
             lines.append(f"data capture: {capture.get('InitialSamplingPercentage')}% of requests")
+        lines += self._async_lines(config)
         self.graph.node(
             (config[0], f"{config[1]}.{name}"), table(f"variant {name}", lines), fillcolor="#ffffff"
         )
+
+    def _async_lines(self, config: Key) -> list[str]:
+        """What an asynchronous endpoint's variant does with its queue."""
+        queue = self.props(config).get("AsyncInferenceConfig")
+        if not queue:
+            return []
+        output = queue.get("OutputConfig", {})
+        concurrency = queue.get("ClientConfig", {}).get("MaxConcurrentInvocationsPerInstance")
+        return [
+            f"{concurrency} concurrent requests per instance"
+            if concurrency
+            else "concurrency chosen by SageMaker",
+            f"results to {s3_suffix(output.get('S3OutputPath'))}",
+            f"failures to {s3_suffix(output.get('S3FailurePath'))}",
+        ]
 
     def _model_lines(self, model: Key) -> list[str]:
         container = self.props(model).get("PrimaryContainer", {})
@@ -603,7 +711,9 @@ class Picture:
         tracking = props.get("TargetTrackingScalingPolicyConfiguration")
         if tracking:
             metric = tracking.get("PredefinedMetricSpecification", {}).get(
-                "PredefinedMetricType", "custom metric"
+                "PredefinedMetricType"
+            ) or tracking.get("CustomizedMetricSpecification", {}).get(
+                "MetricName", "custom metric"
             )
             return f"target {tracking.get('TargetValue')} {words(metric)}"
         steps = props.get("StepScalingPolicyConfiguration", {})
@@ -635,10 +745,13 @@ class Picture:
                 g.edge(anchor, node_id(sg), "member", style="dashed", arrowhead="none", **tail)
         for cluster in self.of_type("AWS::SageMaker::Cluster"):
             anchor, tail = self._anchor(cluster)
+            groups = self.props(cluster).get("InstanceGroups", [])
+            managed = any("OnInitComplete" in gr.get("LifeCycleConfig", {}) for gr in groups)
+            entry = "on_init_complete" if managed else "on_create"
             for bucket, via in self._lifecycle_buckets(cluster):
                 for endpoint in self._gateway_endpoints(cluster):
                     g.edge(node_id(endpoint), node_id(bucket), "S3 traffic", style="dashed")
-                g.edge(anchor, node_id(bucket), "lifecycle scripts (on_create)", **tail)
+                g.edge(anchor, node_id(bucket), f"lifecycle scripts ({entry})", **tail)
                 for fs in self.of_type("AWS::FSx::FileSystem"):
                     if via is not None and self.assembly.refers_to(via, fs):
                         g.edge(
@@ -647,6 +760,7 @@ class Picture:
                             "mounts /fsx (DNS, mount name in the scripts)",
                             **tail,
                         )
+            self._cluster_edges(cluster, groups, anchor, tail)
         for association in self.of_type("AWS::FSx::DataRepositoryAssociation"):
             props = self.props(association)
             for fs in self.refs(association, props.get("FileSystemId")):
@@ -679,6 +793,68 @@ class Picture:
                 variant = (config[0], f"{config[1]}.{variants[0].get('VariantName', '?')}")
                 for bucket in self._buckets_in(config, capture.get("DestinationS3Uri")):
                     g.edge(node_id(variant), node_id(bucket), "data capture", style="dashed")
+            queue = self.props(config).get("AsyncInferenceConfig")
+            if queue and variants:
+                self._async_edges(config, variants[0], queue.get("OutputConfig", {}))
+
+    def _async_edges(self, config: Key, variant: dict[str, Any], output: dict[str, Any]) -> None:
+        """An asynchronous variant reads requests from and writes results to its bucket, and
+        notifies its topics."""
+        g = self.graph
+        tail = node_id((config[0], f"{config[1]}.{variant.get('VariantName', '?')}"))
+        for bucket in self._buckets_in(config, output.get("S3OutputPath")):
+            g.edge(tail, node_id(bucket), "requests in, results and failures out", style="dashed")
+        notifications = output.get("NotificationConfig", {})
+        for member, outcome in (("SuccessTopic", "success"), ("ErrorTopic", "error")):
+            for topic in self.refs(config, notifications.get(member)):
+                if topic not in g.drawn:
+                    name = literal(self.props(topic).get("DisplayName")) or "SNS topic"
+                    lines = [
+                        "encrypted with a KMS key" if "KmsMasterKeyId" in self.props(topic) else ""
+                    ]
+                    g.node(
+                        topic, table(f"SNS topic: {name}", lines), shape="note", fillcolor="#fdf3e1"
+                    )
+                g.edge(tail, node_id(topic), f"{outcome} notification", style="dashed")
+
+    def _cluster_edges(
+        self, cluster: Key, groups: list[dict[str, Any]], anchor: str, tail: dict[str, str]
+    ) -> None:
+        """What HyperPod itself connects in managed mode: the file systems it mounts, the
+        accounting database, and the alarm that rolls scheduled updates back."""
+        g = self.graph
+        mounted: dict[Key, str] = {}
+        for group in groups:
+            for config in group.get("InstanceStorageConfigs", []):
+                for kind in ("FsxLustreConfig", "FsxOpenZfsConfig"):
+                    if kind in config:
+                        for fs in self.refs(cluster, config[kind].get("DnsName")):
+                            mounted.setdefault(fs, literal(config[kind].get("MountPath")) or "")
+        for fs, path in mounted.items():
+            if fs in g.drawn:
+                g.edge(anchor, node_id(fs), f"HyperPod mounts {path}", **tail)
+        slurm = self.props(cluster).get("Orchestrator", {}).get("Slurm", {})
+        for database in self.refs(cluster, slurm.get("AccountingDatabase")):
+            if database in g.drawn:
+                g.edge(anchor, node_id(database), "slurmdbd (accounting)", **tail)
+        names = {
+            literal(alarm.get("AlarmName"))
+            for group in groups
+            for alarm in group.get("ScheduledUpdateConfig", {})
+            .get("DeploymentConfig", {})
+            .get("AutoRollbackConfiguration", [])
+        }
+        for alarm in self.of_type("AWS::CloudWatch::Alarm"):
+            props = self.props(alarm)
+            if literal(props.get("AlarmName")) in names:
+                metric = f"{props.get('Namespace')} {props.get('MetricName')}"
+                g.node(
+                    alarm,
+                    table("CloudWatch alarm", ["unhealthy nodes", metric, self.where(alarm)]),
+                    shape="note",
+                    fillcolor="#fdecea",
+                )
+                g.edge(anchor, node_id(alarm), "AMI updates roll back on", style="dashed", **tail)
 
     def _anchor(self, key: Key) -> tuple[str, dict[str, str]]:
         """A node to draw an edge from for ``key``, with ltail when it is a cluster box."""

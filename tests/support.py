@@ -91,3 +91,51 @@ def stateful_changes(
                 "the stack would delete its data"
             )
     return changes
+
+
+def references(node: Any) -> set[str]:
+    """Logical IDs that ``node`` (part of a template) names with Ref, Fn::GetAtt or
+    Fn::Sub's ``${...}``."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "Ref" and isinstance(value, str):
+                found.add(value)
+            elif key == "Fn::GetAtt":
+                target = value[0] if isinstance(value, list) else value.split(".")[0]
+                found.add(target)
+            elif key == "Fn::Sub":
+                text = value[0] if isinstance(value, list) else value
+                found.update(m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text))
+            found |= references(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= references(item)
+    return found
+
+
+def dependencies(resources: dict[str, dict], logical_id: str) -> set[str]:
+    """Every resource of the template that ``logical_id`` needs, transitively."""
+    seen: set[str] = set()
+    todo = [logical_id]
+    while todo:
+        resource = resources[todo.pop()]
+        depends_on = resource.get("DependsOn", [])
+        direct = references(resource.get("Properties", {}))
+        direct |= set([depends_on] if isinstance(depends_on, str) else depends_on)
+        for name in direct & set(resources) - seen:
+            seen.add(name)
+            todo.append(name)
+    return seen
+
+
+def deleted_but_needed(resources: dict[str, Any]) -> set[str]:
+    """``"<retained> needs <deleted>"`` for every resource a retained one needs that the
+    stack's deletion would delete (a retained FSx file system in a deleted subnet makes the
+    deletion fail)."""
+    retained = {n for n, r in resources.items() if r.get("DeletionPolicy") == "Retain"}
+    return {
+        f"{name} needs {needed}"
+        for name in retained
+        for needed in dependencies(resources, name) - retained
+    }

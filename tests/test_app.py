@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
 
 import pytest
 from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from tests.support import normalized, stateful_changes
+from tests.support import deleted_but_needed, dependencies, normalized, stateful_changes
 
-STACKS = ("FmpTrainingData", "FmpTraining", "FmpInference")
+STACKS = ("FmpTrainingData", "FmpTraining", "FmpInferenceArtifacts", "FmpInference")
 
 
 def test_cli_synthesizes_both_stacks(default_assembly):
@@ -78,14 +76,21 @@ PINNED_STATEFUL_RESOURCES = {
         "LifecycleScriptsUploadLogsKey00B8A623": "AWS::KMS::Key",
         "LifecycleScriptsUploadLogs902B8BF1": "AWS::Logs::LogGroup",
     },
-    "FmpInference": {
+    # The model bucket moved from FmpInference to FmpInferenceArtifacts with the same
+    # logical IDs (the same IDs let `cdk import` adopt a retained original).
+    "FmpInferenceArtifacts": {
         "ModelArtifactsKey31EDFDE5": "AWS::KMS::Key",
         "ModelArtifactsBucket2C3831B7": "AWS::S3::Bucket",
         "ModelArtifactsAccessLogs261D498C": "AWS::S3::Bucket",
+    },
+    "FmpInference": {
         "SingleModelEndpointsummarizerDataCaptureKeyEFA40B63": "AWS::KMS::Key",
         "SingleModelEndpointsummarizerDataCaptureBucketDC2D53C2": "AWS::S3::Bucket",
         "SingleModelEndpointsummarizerDataCaptureAccessLogsE001348E": "AWS::S3::Bucket",
         "MultiModelEndpointsmallmodelsVolumeKeyCCAB6B2B": "AWS::KMS::Key",
+        "AsyncInferenceKeyFBF5F6FD": "AWS::KMS::Key",
+        "AsyncInferenceBucketBAD6A331": "AWS::S3::Bucket",
+        "AsyncInferenceAccessLogs3F879F29": "AWS::S3::Bucket",
     },
 }
 STATEFUL_TYPES = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::FSx::FileSystem", "AWS::Logs::LogGroup"}
@@ -117,54 +122,11 @@ def test_a_renamed_stateful_resource_is_described_as_replaced():
     ]
 
 
-def _references(node: Any) -> set[str]:
-    """Logical IDs that ``node`` (part of a template) names with Ref, Fn::GetAtt or
-    Fn::Sub's ``${...}``."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "Ref" and isinstance(value, str):
-                found.add(value)
-            elif key == "Fn::GetAtt":
-                target = value[0] if isinstance(value, list) else value.split(".")[0]
-                found.add(target)
-            elif key == "Fn::Sub":
-                text = value[0] if isinstance(value, list) else value
-                found.update(m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text))
-            found |= _references(value)
-    elif isinstance(node, list):
-        for item in node:
-            found |= _references(item)
-    return found
-
-
-def _dependencies(resources: dict[str, dict], logical_id: str) -> set[str]:
-    """Every resource of the template that ``logical_id`` needs, transitively."""
-    seen: set[str] = set()
-    todo = [logical_id]
-    while todo:
-        resource = resources[todo.pop()]
-        depends_on = resource.get("DependsOn", [])
-        direct = _references(resource.get("Properties", {}))
-        direct |= set([depends_on] if isinstance(depends_on, str) else depends_on)
-        for name in direct & set(resources) - seen:
-            seen.add(name)
-            todo.append(name)
-    return seen
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_nothing_a_retained_resource_needs_is_deleted_with_its_stack(default_assembly, stack):
     # Deleting a stack deletes what is not retained; a retained resource that still uses a
     # deleted one (an FSx file system in its subnet) makes that deletion fail.
-    resources = default_assembly.templates[stack]["Resources"]
-    retained = {n for n, r in resources.items() if r.get("DeletionPolicy") == "Retain"}
-    deleted_but_needed = {
-        f"{name} needs {needed}"
-        for name in retained
-        for needed in _dependencies(resources, name) - retained
-    }
-    assert deleted_but_needed == set()
+    assert deleted_but_needed(default_assembly.templates[stack]["Resources"]) == set()
 
 
 def test_the_cluster_stack_retains_nothing_and_nothing_depends_on_it(default_assembly):
@@ -183,10 +145,29 @@ def test_the_cluster_stack_retains_nothing_and_nothing_depends_on_it(default_ass
     assert "FmpTraining" not in manifest["artifacts"]["FmpTrainingData"].get("dependencies", [])
 
 
+def test_the_model_bucket_deploys_before_and_apart_from_the_endpoints(default_assembly):
+    # Deploy FmpInferenceArtifacts, upload the models, then deploy FmpInference: its models
+    # read a bucket that exists (and holds them) before the endpoints are created.
+    artifacts = default_assembly.templates["FmpInferenceArtifacts"]
+    assert "Fn::ImportValue" not in json.dumps(artifacts)
+    buckets = [r for r in artifacts["Resources"].values() if r["Type"] == "AWS::S3::Bucket"]
+    assert buckets and all(r["DeletionPolicy"] == "Retain" for r in buckets)
+    inference = default_assembly.templates["FmpInference"]
+    model_buckets = {
+        json.dumps(r["Properties"]["PrimaryContainer"]["ModelDataSource"]["S3DataSource"])
+        for r in inference["Resources"].values()
+        if r["Type"] == "AWS::SageMaker::Model"
+        and "ModelDataSource" in r["Properties"]["PrimaryContainer"]
+    }
+    assert model_buckets and all("FmpInferenceArtifacts:" in b for b in model_buckets)
+    manifest = json.loads((default_assembly.directory / "manifest.json").read_text())
+    assert "FmpInferenceArtifacts" in manifest["artifacts"]["FmpInference"]["dependencies"]
+
+
 def test_the_file_system_keeps_its_network(default_assembly):
     resources = default_assembly.templates["FmpTrainingData"]["Resources"]
     (fsx,) = [n for n, r in resources.items() if r["Type"] == "AWS::FSx::FileSystem"]
-    needed = _dependencies(resources, fsx)
+    needed = dependencies(resources, fsx)
     kinds = {resources[n]["Type"] for n in needed}
     assert {"AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::SecurityGroup"} <= kinds
     assert {resources[n].get("DeletionPolicy") for n in needed} == {"Retain"}

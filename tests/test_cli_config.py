@@ -48,7 +48,7 @@ def small_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_cdk_ls_synth_and_diff_template_use_the_configuration_file(small_config, tmp_path):
     override = f"{CONFIG_FILE_CONTEXT_KEY}={small_config}"
     listed = cdk("ls", "-c", override)
-    assert listed.stdout.split() == ["FmpCliCheck"]
+    assert sorted(listed.stdout.split()) == ["FmpCliCheck", "FmpCliCheckArtifacts"]
     assert f"fm_platform: using configuration file {small_config}" in listed.stderr
 
     outdir = tmp_path / "cdk.out"
@@ -63,7 +63,9 @@ def test_cdk_ls_synth_and_diff_template_use_the_configuration_file(small_config,
             resource["Properties"]["ProductionVariants"][0]["InstanceType"] = "ml.m5.large"
     older_file = tmp_path / "older.template.json"
     older_file.write_text(json.dumps(older))
-    changed = cdk("diff", "-c", override, "--template", str(older_file), "FmpCliCheck")
+    changed = cdk(
+        "diff", "-c", override, "--template", str(older_file), "FmpCliCheck", "--exclusively"
+    )
     output = changed.stdout + changed.stderr
     assert "AWS::SageMaker::EndpointConfig" in output
     assert "replace" in output

@@ -1,5 +1,7 @@
-"""What an inference component starts with: startup timeouts sized from the model's memory
-per copy, and the copy count CloudFormation sends at creation and with every update."""
+"""What a hosted model starts with: startup timeouts sized from its weights (for inference
+components without a weights size, from the copy's memory), the storage volume of large
+models on types without a local disk, and the copy count CloudFormation sends at creation
+and with every update."""
 
 from __future__ import annotations
 
@@ -66,16 +68,16 @@ def test_a_70b_model_gets_longer_timeouts():
 
 
 @pytest.mark.parametrize(
-    ("memory_mib", "download", "health_check"),
+    ("weights_gib", "download", "health_check"),
     [
-        (128, 62, 302),  # the smallest copy stays above the 60 s minimum
-        (262144, 3600, 2860),  # 256 GiB: the download is capped at 3600 s
-        (1_048_576, 3600, 3600),  # 1 TiB: both capped
+        (0.125, 62, 302),  # the smallest model stays above the 60 s minimum
+        (256, 3600, 2860),  # 256 GiB: the download is capped at 3600 s
+        (1024, 3600, 3600),  # 1 TiB: both capped
     ],
 )
-def test_defaults_stay_within_the_api_limits(memory_mib, download, health_check):
-    assert default_download_timeout_s(memory_mib) == download
-    assert default_health_check_timeout_s(memory_mib) == health_check
+def test_defaults_stay_within_the_api_limits(weights_gib, download, health_check):
+    assert default_download_timeout_s(weights_gib) == download
+    assert default_health_check_timeout_s(weights_gib) == health_check
 
 
 def test_explicit_timeouts_win():
@@ -110,3 +112,102 @@ def test_explicit_initial_copies_win():
 def test_without_scaling_the_copy_count_is_fixed():
     assert _component()["RuntimeConfig"] == {"CopyCount": 1}
     assert _component(initial_copies=2)["RuntimeConfig"] == {"CopyCount": 2}
+
+
+def test_the_weights_size_sets_the_timeouts_rather_than_the_copys_memory():
+    # A 7B model in bf16 (13 GiB) on a copy reserving 32 GiB: 60 + 15 x 13 = 255 s to
+    # download, 300 + 10 x 13 = 430 s to start (the memory would give 540 s and 620 s).
+    container = ModelContainer(image=IMAGE, model_data_url="s3://m/chat/", model_size_gib=13)
+    assert _startup(_component(container=container, min_memory_mib=32768)) == (255, 430)
+
+
+def _variant(kind: str, instance_type: str, **options) -> dict:
+    from fm_platform.constructs.inference.multi_model_endpoint import (
+        MultiModelEndpoint,
+        MultiModelEndpointProps,
+    )
+    from fm_platform.constructs.inference.single_model_endpoint import (
+        SingleModelEndpoint,
+        SingleModelEndpointProps,
+    )
+
+    stack = cdk.Stack(cdk.App(), "Serving")
+    if kind == "single":
+        size = options.pop("model_size_gib", None)
+        url = options.pop("model_data_url", "s3://m/summarizer/")
+        SingleModelEndpoint(
+            stack,
+            "E",
+            SingleModelEndpointProps(
+                model_name="summarizer",
+                instance_type=instance_type,
+                container=ModelContainer(image=IMAGE, model_data_url=url, model_size_gib=size),
+                **options,
+            ),
+        )
+    else:
+        MultiModelEndpoint(
+            stack,
+            "E",
+            MultiModelEndpointProps(
+                models_s3_prefix="s3://m/fleet/", instance_type=instance_type, **options
+            ),
+        )
+    [config] = Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values()
+    return config["Properties"]["ProductionVariants"][0]
+
+
+def test_a_single_model_endpoint_gets_timeouts_from_its_weights():
+    variant = _variant("single", "ml.g5.2xlarge", model_size_gib=15)
+    assert (
+        variant["ModelDataDownloadTimeoutInSeconds"],
+        variant["ContainerStartupHealthCheckTimeoutInSeconds"],
+    ) == (285, 450)
+    assert "VolumeSizeInGB" not in variant  # local NVMe: no volume to size
+
+
+def test_without_a_weights_size_the_instances_accelerator_memory_bounds_them():
+    # ml.g5.2xlarge: one A10G with 22888 MiB (22.35 GiB): 60 + 15 x 22.35 = 396 s.
+    variant = _variant("single", "ml.g5.2xlarge")
+    assert variant["ModelDataDownloadTimeoutInSeconds"] == 396
+    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] == 524
+
+
+def test_a_large_model_on_a_type_without_local_disk_gets_a_larger_volume():
+    # 40 GiB of uncompressed weights = 42.9 GB, over SageMaker's 30 GB default: 53 GB.
+    variant = _variant("single", "ml.m5.4xlarge", model_size_gib=40)
+    assert variant["VolumeSizeInGB"] == 53
+    # A model.tar.gz is extracted beside its archive: twice the weights.
+    archive = _variant(
+        "single", "ml.m5.4xlarge", model_size_gib=40, model_data_url="s3://m/model.tar.gz"
+    )
+    assert archive["VolumeSizeInGB"] == 96
+    assert "VolumeSizeInGB" not in _variant("single", "ml.m5.4xlarge", model_size_gib=5)
+
+
+def test_explicit_values_win_and_are_checked():
+    variant = _variant(
+        "single",
+        "ml.g5.2xlarge",
+        model_size_gib=15,
+        model_data_download_timeout_s=900,
+        container_startup_health_check_timeout_s=1200,
+        volume_size_gb=100,
+    )
+    assert (
+        variant["ModelDataDownloadTimeoutInSeconds"],
+        variant["ContainerStartupHealthCheckTimeoutInSeconds"],
+        variant["VolumeSizeInGB"],
+    ) == (900, 1200, 100)
+    with pytest.raises(ValueError) as error:
+        _variant("single", "ml.g5.2xlarge", volume_size_gb=600, model_size_gib=-1)
+    assert "volume_size_gb=600: above the maximum 512" in str(error.value)
+    assert "variant.container.model_size_gib=-1: must be greater than 0" in str(error.value)
+
+
+def test_a_multi_model_endpoint_sizes_for_its_largest_model():
+    variant = _variant("multi", "ml.m5.xlarge", model_size_gib=2)
+    assert (
+        variant["ModelDataDownloadTimeoutInSeconds"],
+        variant["ContainerStartupHealthCheckTimeoutInSeconds"],
+    ) == (90, 320)

@@ -103,7 +103,9 @@ def test_a_file_that_is_not_a_json_object_is_a_clear_error():
     with pytest.raises(ValueError, match=r"configuration=\[1, 2\]: must be a JSON object"):
         load_config([1, 2])
     with pytest.raises(
-        ValueError, match="training=3: must be a mapping of instance_groups, availability_zone_id"
+        ValueError,
+        match="training=3: must be a mapping of instance_groups, slurm_accounting, "
+        "home_file_system, availability_zone_id",
     ):
         load_config({"training": 3})
 

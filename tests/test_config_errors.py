@@ -40,14 +40,14 @@ BAD_CONFIG = {
                 "role": "worker",
                 "instance_type": "ml.p5.48xl",
                 "instance_count": 4,
-                "partition_name": "dev",
+                "partition": "dev",
             },
             {
                 "name": "gpus",
                 "role": "worker",
                 "instance_type": "ml.p5.48xlarge",
                 "instance_count": 4,
-                "partition_name": "gpu",
+                "partition": "gpu",
             },
         ],
     },
@@ -142,9 +142,11 @@ def test_a_misspelled_or_mistyped_key_hides_nothing_else_of_its_item():
         "inference.ic_endpoints[1].models[0].scaling.min_copy=1: unknown key; did you mean "
         "min_copies?",
         "inference.single_model_endpoints[0].x=1: unknown key; allowed keys: name, "
-        "model_name, instance_type, container, "
+        "model_name, alarms, instance_type, container, "
         "initial_instance_count, variant_name, initial_weight, scaling, variants, "
-        "shadow_variant, data_capture, network_isolation, endpoint_name",
+        "shadow_variant, data_capture, network_isolation, endpoint_name, "
+        "model_data_download_timeout_s, container_startup_health_check_timeout_s, "
+        "volume_size_gb",
         "inference.ic_endpoints[1].min_instance_count=3 (endpoint 'ok'): must not exceed "
         "max_instance_count (2)",
         "inference.ic_endpoints[1].models[0].cpu_cores=64 (model 'm' on endpoint 'ok'): at "

@@ -28,7 +28,12 @@ def leftovers(default_assembly: CloudAssembly) -> Leftovers:
 
 
 def test_stacks_are_destroyed_dependents_first(leftovers):
-    assert destroy_order(leftovers.assembly) == ["FmpInference", "FmpTraining", "FmpTrainingData"]
+    assert destroy_order(leftovers.assembly) == [
+        "FmpInference",
+        "FmpInferenceArtifacts",
+        "FmpTraining",
+        "FmpTrainingData",
+    ]
 
 
 def test_every_retained_resource_is_listed_and_nothing_else(default_assembly, leftovers):
@@ -110,6 +115,7 @@ def test_the_log_groups_the_services_create_are_listed(leftovers):
         "/aws/sagemaker/Endpoints/<EndpointName of IcEndpointsharedg5EndpointFB451BB1>",
         "/aws/sagemaker/Endpoints/<EndpointName of SingleModelEndpointsummarizerEndpointAA52ED3E>",
         "/aws/sagemaker/Endpoints/<EndpointName of MultiModelEndpointsmallmodelsEndpointB0CDC62A>",
+        "/aws/sagemaker/Endpoints/<EndpointName of AsyncEndpointbatchsummarizerEndpointA0D76C7A>",
     } == inference
     (cluster,) = leftovers.log_groups("FmpTraining")  # not the upload function: own group
     assert cluster.name == "/aws/sagemaker/Clusters/<cluster name>/<ClusterEB0386A7>"

@@ -57,7 +57,7 @@ def training_change(
     workdir = tmp_path_factory.mktemp("training-change")
     config = json.loads((ROOT / APP_CONFIG).read_text())
     workers = {"name": "workers", "role": "worker", "instance_type": "ml.p4d.24xlarge"}
-    workers |= {"instance_count": 2, "partition_name": "dev"}
+    workers |= {"instance_count": 2, "partition": "dev"}
     config["training"]["instance_groups"] = [CONTROLLER, workers]
     config["deploy_inference"] = False
     config_file = workdir / "p4d.json"
@@ -80,7 +80,9 @@ def test_a_training_change_shows_in_the_cluster_stack(training_change):
 
 
 def test_every_stack_is_compared_data_stack_first(training_change):
-    assert list(training_change) == ["FmpTrainingData", "FmpTraining", "FmpInference"]
+    stacks = list(training_change)
+    assert stacks[:2] == ["FmpTrainingData", "FmpTraining"]
+    assert set(stacks[2:]) == {"FmpInferenceArtifacts", "FmpInference"}
     assert training_change["FmpTrainingData"].status == "unchanged"
     # A stack the change drops from the app is named, not silently skipped.
     assert training_change["FmpInference"].status == "removed"
@@ -192,6 +194,7 @@ def test_the_snapshot_comparison_finds_the_tests_app_equal_to_its_snapshots(
     assert {diff.stack: diff.status for diff in diffs} == {
         "FmpTrainingData": "unchanged",
         "FmpTraining": "unchanged",
+        "FmpInferenceArtifacts": "unchanged",
         "FmpInference": "unchanged",
     }
 

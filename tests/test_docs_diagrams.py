@@ -79,6 +79,7 @@ def test_inference_picture_shows_endpoints_components_and_scaling(
         *inference.ic_endpoints,
         *inference.single_model_endpoints,
         *inference.multi_model_endpoints,
+        *inference.async_endpoints,
     ]
     for spec in endpoints:
         assert re.search(rf"endpoint [A-Za-z]*-?{re.escape(spec.name)}<", dot), spec.name
@@ -90,8 +91,36 @@ def test_inference_picture_shows_endpoints_components_and_scaling(
         sum(len(spec.models) for spec in inference.ic_endpoints)
         + len(inference.single_model_endpoints)
         + len(inference.multi_model_endpoints)
+        + len(inference.async_endpoints)
     )
     assert "step +1 when NoCapacityInvocationFailures &gt;= 1" in dot
+
+
+def test_inference_picture_shows_the_asynchronous_endpoint(
+    default_pictures: dict[str, str],
+) -> None:
+    dot = default_pictures["inference"]
+    [spec] = AppConfig().inference.async_endpoints
+    assert spec.scaling is not None
+    assert "asynchronous: requests queued, bodies and results in S3" in dot
+    assert f"{spec.max_concurrent_invocations_per_instance} concurrent requests per instance" in dot
+    assert f"results to /{spec.prefix}/outputs" in dot
+    assert f"failures to /{spec.prefix}/failures" in dot
+    assert f"autoscaling 0-{spec.scaling.max_instances} instances:" in dot
+    target = spec.scaling.target_backlog_per_instance
+    assert f"target {target:g} approximate backlog size per instance" in dot
+    assert "step +1 when HasBacklogWithoutCapacity &gt;= 1" in dot
+    # The variant's edges: to the bucket its requests and results live in, to both topics.
+    variant = re.search(r'("[^"]*AsyncEndpoint[^"]*EndpointConfig[^"]*\.AllTraffic")', dot)
+    assert variant is not None
+    for label in (
+        "requests in, results and failures out",
+        "success notification",
+        "error notification",
+    ):
+        assert re.search(rf'{re.escape(variant.group(1))} -> "[^"]+" \[[^\]]*label="{label}"', dot)
+    assert "SNS topic: Asynchronous inference requests that succeeded" in dot
+    assert "SNS topic: Asynchronous inference requests that failed" in dot
 
 
 def test_stacks_that_share_resources_share_a_picture(tmp_path: Path) -> None:
@@ -147,3 +176,32 @@ def test_stacks_that_share_resources_share_a_picture(tmp_path: Path) -> None:
     assert subnet < dot.index("instance group gpus") < dot.index("S3 bucket")
     assert "lifecycle scripts (on_create)" in dot
     assert '"Cluster.' in dot and '"Data.' in dot
+
+
+def test_managed_training_picture_shows_what_hyperpod_does(tmp_path: Path) -> None:
+    """Managed Slurm mode: HyperPod's mounts, the accounting database, the alarm that rolls
+    scheduled updates back, and each group's Slurm node type, partition and options."""
+    from fm_platform.app import build_app
+    from fm_platform.config import load_config
+    from tests.test_training_stack import EVERY_NEW_KEY
+
+    app = new_app(outdir=str(tmp_path))
+    build_app(app, load_config({**EVERY_NEW_KEY, "deploy_inference": False}))
+    app.synth()
+    dot = _pictures(tmp_path)["training"]
+    assert "Slurm configured by HyperPod (merge mode)" in dot
+    assert "continuous node provisioning" in dot
+    assert "accounting in an external database" in dot
+    assert "HyperPod mounts FSx for Lustre at /fsx" in dot
+    assert "HyperPod mounts FSx for OpenZFS at /home" in dot
+    assert "Slurm Compute, partition train" in dot
+    assert "ml.p5.48xlarge x 4 (in service from 2)" in dot
+    assert "AMI updates cron(0 3 ? * SUN *), rolled back on alarms" in dot
+    assert "capacity: OnDemand" in dot and "image ami-0123456789abcdef0" in dot
+    assert "FSx for OpenZFS (homes)" in dot and "Slurm accounting database" in dot
+    assert "Serverless v2, 0.5-2 ACU" in dot
+    assert "lifecycle scripts (on_init_complete)" in dot
+    for label in ("HyperPod mounts /fsx", "HyperPod mounts /home", "slurmdbd (accounting)"):
+        assert f'label="{label}"' in dot, label
+    assert 'label="AMI updates roll back on"' in dot
+    assert "unhealthy nodes" in dot

@@ -20,6 +20,8 @@ from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModelProps,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.rules import capacity
+from fm_platform.rules.capacity import CopyDemand
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 WARNING_ID = "fm_platform:initialCopiesExceedInstances"
@@ -184,3 +186,38 @@ def test_deploy_time_values_skip_the_check_and_synthesize():
     ]
     # memory known only at deploy time: SageMaker's default startup timeouts
     assert "StartupParameters" not in code["Properties"]["Specification"]
+
+
+def test_a_placement_costs_the_same_however_many_models_the_endpoint_has(monkeypatch):
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = _endpoint(stack, initial_instance_count=2, max_instance_count=10)
+    rescans = []
+    original = capacity.shortfalls
+
+    def counted(demands, *args):
+        rescans.append(len(demands))
+        return original(demands, *args)
+
+    monkeypatch.setattr(capacity, "shortfalls", counted)
+    demands = [
+        CopyDemand(
+            name=f"m{index:02d}",
+            accelerators=1,
+            cpu_cores=None,
+            min_memory_mib=1024,
+            min_copies=1,
+            initial_copies=1,
+        )
+        for index in range(40)
+    ]
+    for demand in demands:
+        endpoint.place(stack, demand)
+    # Running sums decide; the arithmetic over every placement is written once, for the
+    # one warning (the ninth copy of one GPU is the first beyond 2 instances x 4 GPUs).
+    assert rescans == [9]
+    [warning] = Annotations.from_stack(stack).find_warning(
+        "/Serving", Match.string_like_regexp("initial_instance_count")
+    )
+    expected = original(demands[:9], "ml.g5.12xlarge", 2, "initial_copies")
+    assert "; ".join(expected) in warning.entry.data
+    assert endpoint.placements == tuple(demands)

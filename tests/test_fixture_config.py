@@ -58,4 +58,7 @@ def test_the_session_synth_reads_the_tests_configuration_not_fmp_config(tmp_path
     result = synthesize(project, tmp_path / "tests")
     assert result.returncode == 0, result.stderr
     assert f"fm_platform: using configuration file {APP_CONFIG}" in result.stderr
-    assert set(load_assembly(tmp_path / "tests").templates) == {"FmpFixtureCheck"}
+    assert set(load_assembly(tmp_path / "tests").templates) == {
+        "FmpFixtureCheck",
+        "FmpFixtureCheckArtifacts",
+    }

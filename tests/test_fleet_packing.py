@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from fm_platform.fleet.options import Shape as CopyShape
 from fm_platform.fleet.packing import instances_needed
-from fm_platform.fleet.sizing import CopyShape, copy_shape
 from fm_platform.hardware.instances import instance_spec
 
 G5_12XL = instance_spec("ml.g5.12xlarge")  # 4 GPUs, 192 GiB, 48 vCPUs
@@ -23,6 +23,6 @@ def test_zero_copies_need_no_instance():
     assert instances_needed([(CopyShape(1, 1024, 1), 0)], G5_12XL) == 0
 
 
-def test_a_copy_too_big_for_the_type_does_not_fit():
-    assert copy_shape(200.0, G5_12XL) is None  # 200 GiB > 4 x 22.4 GiB
-    assert copy_shape(30.0, G5_12XL).accelerators == 2  # two A10Gs, tensor parallel
+def test_full_instances_leave_the_search_and_still_count():
+    copies = [(CopyShape(4, 1024, 1), 3), (CopyShape(1, 1024, 1), 5)]
+    assert instances_needed(copies, G5_12XL) == 5  # three full, then [1, 1, 1, 1] and [1]

@@ -12,34 +12,80 @@ from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.planner import Limits, plan_fleet
-from fm_platform.fleet.sizing import families
+from fm_platform.fleet.kinds import ASYNC
+from fm_platform.fleet.options import family_types
+from fm_platform.fleet.planner import Limits, Planner
 from fm_platform.stacks.fleet import fleet_stacks
+from tests.conftest import synth_env
 from tests.support import ROOT, nag_findings, normalized
 
 SMALL = {
     "name": "small",
     "models": [
-        {"name": "chat-8b", "params_b": 8.03, "peak_rpm": 180},
-        {"name": "chat-70b", "params_b": 70.6},
-        {"name": "ft-7b", "params_b": 7.25, "active_hours": 2, "cold_start_tolerant": True},
+        {"name": "chat-8b", "architecture": "llama-3.1-8b", "peak_rpm": 180},
+        {"name": "chat-70b", "architecture": "llama-3.1-70b", "peak_rpm": 60},
+        {
+            "name": "ft-7b",
+            "architecture": "mistral-7b-v0.3",
+            "peak_rpm": 30,
+            "active_hours": 2,
+            "cold_start_tolerant": True,
+        },
         {
             "name": "summarizer",
-            "params_b": 8.03,
+            "architecture": "llama-3.1-8b",
+            "peak_rpm": 60,
             "isolation": "dedicated",
             "isolation_reason": "PII",
         },
-        {"name": "emb-a", "params_b": 0.11, "framework": "pytorch", "cold_start_tolerant": True},
-        {"name": "emb-b", "params_b": 0.33, "framework": "pytorch", "cold_start_tolerant": True},
+        {
+            "name": "emb-a",
+            "architecture": "bge-large-en-v1.5",
+            "framework": "pytorch",
+            "peak_rpm": 600,
+            "cold_start_tolerant": True,
+        },
+        {
+            "name": "emb-b",
+            "architecture": "deberta-v3-base",
+            "framework": "pytorch",
+            "peak_rpm": 600,
+            "cold_start_tolerant": True,
+        },
+        # Batch work: asynchronous endpoints, one on a GPU type with local NVMe storage, one
+        # on an EBS-backed CPU type (its request bodies too large for a real-time endpoint).
+        {
+            "name": "nightly-summaries",
+            "architecture": "llama-3.1-8b",
+            "latency_class": "batch",
+            "peak_rpm": 120,
+            "active_hours": 4,
+        },
+        {
+            "name": "emb-backfill",
+            "architecture": "bge-large-en-v1.5",
+            "framework": "pytorch",
+            "latency_class": "batch",
+            "peak_rpm": 300,
+            "active_hours": 3,
+            "instance_family": "c6i",
+            "payload_mb": 50,
+        },
     ],
 }
 
 
 @pytest.fixture(scope="module")
-def assembly():
-    catalog = catalog_from_data(SMALL, families())
-    # Two endpoints per stack at most, so the small catalog shards too.
-    plan = plan_fleet(catalog, limits=Limits(stack_outputs=7))
+def planned():
+    catalog = catalog_from_data(SMALL, family_types("us-east-1"))
+    # Two to four endpoints per stack, so the small catalog shards too.
+    planner = Planner(catalog, limits=Limits(stack_outputs=10))
+    return catalog, planner, planner.run()
+
+
+@pytest.fixture(scope="module")
+def assembly(planned):
+    catalog, _, plan = planned
     app = cdk.App()
     fleet_stacks(app, plan, catalog)
     findings = nag_findings(app)
@@ -48,7 +94,8 @@ def assembly():
 
 def test_small_catalog_shards_into_stacks_named_by_the_plan(assembly):
     plan, cloud, _ = assembly
-    assert [s.stack_name for s in cloud.stacks] == plan.stacks
+    # Every plan stack, and the one bucket they all read the models from.
+    assert [s.stack_name for s in cloud.stacks] == ["small-artifacts", *plan.stacks]
     assert len(plan.stacks) >= 2
 
 
@@ -84,5 +131,96 @@ def test_cdk_synth_with_a_catalog_context_plans_and_synthesizes(tmp_path):
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['small-01']"
+    assert result.stdout.strip() == "['small-01', 'small-artifacts']"
     assert (tmp_path / "cat.plan.json").exists()
+
+
+def test_catalog_mode_reads_no_configuration_and_says_it_is_for_this_command(tmp_path):
+    catalog = tmp_path / "cat.yaml"
+    catalog.write_text(json.dumps(SMALL))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"training": {"storage_capacity_gib": 1}}')
+    # As the CDK CLI runs the app: the context holds cdk.json's "config" (here a broken
+    # file) and the catalog given with -c.
+    context = {"config": str(broken), "catalog": str(catalog)}
+    env = {
+        **synth_env(),
+        "CDK_CONTEXT_JSON": json.dumps(context),
+        "CDK_OUTDIR": str(tmp_path / "out"),
+    }
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert "fleet mode: stacks planned from catalog" in result.stderr
+    assert "the configuration file is not read" in result.stderr
+    assert "given for this command only" in result.stderr
+    assert "invalid configuration" not in result.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    stacks = [n for n, a in manifest["artifacts"].items() if a["type"].endswith("stack")]
+    assert sorted(stacks) == ["small-01", "small-artifacts"]
+
+
+def test_scaling_targets_are_the_plans(assembly):
+    plan, cloud, _ = assembly
+    targets = sorted(
+        round(r["Properties"]["TargetTrackingScalingPolicyConfiguration"]["TargetValue"], 2)
+        for stack in cloud.stacks
+        for r in stack.template["Resources"].values()
+        if r["Type"] == "AWS::ApplicationAutoScaling::ScalingPolicy"
+        and "TargetTrackingScalingPolicyConfiguration" in r["Properties"]
+    )
+    expected = []
+    for e in plan.endpoints.values():
+        if e.kind == "inference-components":
+            expected += [
+                round(plan.placements[m].rpm_per_copy, 2)
+                for m in e.models
+                if (plan.placements[m].min_copies, plan.placements[m].max_copies) != (1, 1)
+            ]
+        elif e.kind in ("multi-model", ASYNC) or e.max_instances > 1:
+            expected.append(round(e.scaling_target, 2))
+    assert targets == sorted(expected) and targets
+
+
+def test_batch_models_get_asynchronous_endpoints_scaling_from_zero(assembly):
+    plan, cloud, _ = assembly
+    batch = [m["name"] for m in SMALL["models"] if m.get("latency_class") == "batch"]
+    templates = {s.stack_name: s.template["Resources"] for s in cloud.stacks}
+    for model in batch:
+        placement = plan.placements[model]
+        endpoint = plan.endpoints[placement.endpoint]
+        assert endpoint.kind == ASYNC and endpoint.min_hourly == 0 and placement.reason
+        # Logical IDs: the construct path without its hyphens.
+        stem = "AsyncEndpoint" + endpoint.name.replace("-", "")
+        resources = templates[endpoint.stack]
+
+        def one(kind, part, resources=resources, stem=stem):
+            (found,) = (
+                r["Properties"]
+                for logical_id, r in resources.items()
+                if r["Type"] == kind and logical_id.startswith(stem + part)
+            )
+            return found
+
+        config = one("AWS::SageMaker::EndpointConfig", "EndpointConfig")
+        assert config["ProductionVariants"][0]["InstanceType"] == endpoint.instance_type
+        client = config["AsyncInferenceConfig"]["ClientConfig"]
+        assert client["MaxConcurrentInvocationsPerInstance"] == placement.concurrency
+        target = one("AWS::ApplicationAutoScaling::ScalableTarget", "ScalingTarget")
+        assert (target["MinCapacity"], target["MaxCapacity"]) == (0, endpoint.max_instances)
+        backlog = one("AWS::ApplicationAutoScaling::ScalingPolicy", "ScalingBacklog")
+        tracking = backlog["TargetTrackingScalingPolicyConfiguration"]
+        assert tracking["TargetValue"] == endpoint.scaling_target == placement.concurrency
+
+
+def test_stack_budget_estimates_cover_what_the_stacks_create(planned, assembly):
+    # The planner fills stacks by its estimates: they must not fall short of the
+    # resources and outputs the synthesized stacks hold.
+    _, planner, plan = planned
+    for stack in assembly[1].stacks:
+        if stack.stack_name not in plan.stacks:
+            continue
+        resources, outputs = planner.usage[stack.stack_name]
+        assert len(stack.template.get("Resources", {})) <= resources, stack.stack_name
+        assert len(stack.template.get("Outputs", {})) <= outputs, stack.stack_name

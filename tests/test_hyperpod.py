@@ -78,7 +78,7 @@ GPU_WORKERS = InstanceGroup(
     instance_count=2,
     threads_per_core=2,
     ebs_volume_gib=1000,
-    partition_name="train",
+    partition="train",
 )
 CPU_WORKERS = InstanceGroup(
     name="cpu", role=NodeRole.WORKER, instance_type="ml.c5.4xlarge", instance_count=2
@@ -574,9 +574,9 @@ def test_deep_health_checks_on_a_cpu_group(scope):
 
 
 def test_partition_on_a_controller_group(scope):
-    group = replace(CONTROLLER, partition_name="dev")
+    group = replace(CONTROLLER, partition="dev")
     message = problems_of(props(scope, instance_groups=(group, CPU_WORKERS)))
-    assert "instance_groups[0].partition_name='dev': only WORKER groups" in message
+    assert "instance_groups[0].partition='dev': only WORKER groups" in message
 
 
 def test_bad_training_plan_arn(scope):

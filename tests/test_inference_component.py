@@ -283,7 +283,9 @@ def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
 def test_scaling_resources_keep_their_logical_ids(synthesized):
     # The IDs aws-cdk-lib's ScalableTarget, TargetTrackingScalingPolicy, StepScalingAction
     # and Alarm gave these resources before they became L1 resources: a scalable target
-    # under a new logical ID would be deregistered when the old one is deleted.
+    # under a new logical ID cannot be created beside the deployed one (CloudFormation
+    # identifies it by resource ID, dimension and namespace: AlreadyExists), and deleting
+    # the old one would deregister it.
     scaling = synthesized["idle"].scaling
     stack = synthesized["stack"]
     assert {

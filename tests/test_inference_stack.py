@@ -59,7 +59,8 @@ def test_default_has_one_endpoint_per_hosting_option(built):
     assert set(built.stack.ic_models) == {"llama-7b-chat", "llama-13b", "flan-t5-xl"}
     assert set(built.stack.single_model_endpoints) == {"summarizer"}
     assert set(built.stack.multi_model_endpoints) == {"small-models"}
-    built.template.resource_count_is("AWS::SageMaker::Endpoint", 3)
+    assert set(built.stack.async_endpoints) == {"batch-summarizer"}
+    built.template.resource_count_is("AWS::SageMaker::Endpoint", 4)
     built.template.resource_count_is("AWS::SageMaker::InferenceComponent", 3)
 
 
@@ -91,9 +92,10 @@ def test_small_model_scales_to_zero_with_per_model_tracking(built):
     built.template.resource_properties_count_is(
         "AWS::ApplicationAutoScaling::ScalingPolicy",
         {"PolicyType": "TargetTrackingScaling"},
-        3 + 2,  # one per IC model, one per single-/multi-model endpoint
+        3 + 2 + 1,  # one per IC model, one per single-/multi-model/asynchronous endpoint
     )
-    built.template.resource_count_is("AWS::CloudWatch::Alarm", 1)
+    # One wake-up alarm for the model and one for the asynchronous endpoint scaling to zero.
+    built.template.resource_count_is("AWS::CloudWatch::Alarm", 2)
 
 
 def _role_statements(built: Built, role) -> list[dict]:
@@ -104,10 +106,13 @@ def _role_statements(built: Built, role) -> list[dict]:
 def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
     model = built.stack.ic_models["llama-13b"]
     source = built.properties(model.model)["PrimaryContainer"]["ModelDataSource"]["S3DataSource"]
-    bucket_id = built.logical_id(built.stack.artifacts.bucket)
-    assert source["S3Uri"] == {
-        "Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/models/llama-13b/"]]
+    # The bucket is the artifacts stack's, read through its export.
+    bucket = {
+        "Fn::ImportValue": "FmpInferenceArtifacts:"
+        "ExportsOutputRefModelArtifactsBucket2C3831B7997AC9D7"
     }
+    assert built.stack.resolve(built.stack.artifacts.bucket.bucket_name) == bucket
+    assert source["S3Uri"] == {"Fn::Join": ["", ["s3://", bucket, "/models/llama-13b/"]]}
     statements = _role_statements(built, built.stack.ic_endpoints["shared-g5"].execution_role)
     readable = [
         resource
@@ -115,7 +120,7 @@ def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
         if statement["Action"] == "s3:GetObject"
         for resource in statement["Resource"]
     ]
-    bucket_arn = ["arn:", {"Ref": "AWS::Partition"}, ":s3:::", {"Ref": bucket_id}]
+    bucket_arn = ["arn:", {"Ref": "AWS::Partition"}, ":s3:::", bucket]
     own_prefix = {"Fn::Join": ["", [*bucket_arn, "/models/llama-13b/*"]]}
     assert own_prefix in readable
     assert len(readable) == 3  # one prefix per model on the endpoint, nothing wider
@@ -193,7 +198,7 @@ def test_fleet_of_small_models_on_cpu(built):
             "",
             [
                 "s3://",
-                {"Ref": built.logical_id(built.stack.artifacts.bucket)},
+                built.stack.resolve(built.stack.artifacts.bucket.bucket_name),
                 "/models/small-models/",
             ],
         ]
@@ -208,6 +213,7 @@ def test_outputs(built):
         built.stack.ic_endpoints["shared-g5"],
         built.stack.single_model_endpoints["summarizer"],
         built.stack.multi_model_endpoints["small-models"],
+        built.stack.async_endpoints["batch-summarizer"],
     ]
     assert outputs["EndpointNames"]["Value"] == {
         "Fn::Join": [",", [endpoint_name_of(built, e) for e in endpoints]]
@@ -215,12 +221,18 @@ def test_outputs(built):
     assert outputs["EndpointSharedG5"]["Value"] == endpoint_name_of(built, endpoints[0])
     assert outputs["EndpointSummarizer"]["Value"] == endpoint_name_of(built, endpoints[1])
     assert outputs["EndpointSmallModels"]["Value"] == endpoint_name_of(built, endpoints[2])
+    assert outputs["EndpointBatchSummarizer"]["Value"] == endpoint_name_of(built, endpoints[3])
+    # One name: CloudFormation's join of one value is that value.
+    assert outputs["AsyncEndpoints"]["Value"] == endpoint_name_of(built, endpoints[3])
+    async_bucket = {"Ref": built.logical_id(built.stack.async_storage.bucket)}
+    for output, folder in (("Input", "inputs"), ("Output", "outputs"), ("Failure", "failures")):
+        assert outputs[f"Async{output}BatchSummarizer"]["Value"] == {
+            "Fn::Join": ["", ["s3://", async_bucket, f"/async/batch-summarizer/{folder}"]]
+        }
     assert outputs["ComponentsSharedG5"]["Value"] == (
         "FmpInference-llama-7b-chat,FmpInference-llama-13b,FmpInference-flan-t5-xl"
     )
-    assert outputs["ModelArtifactsBucket"]["Value"] == {
-        "Ref": built.logical_id(built.stack.artifacts.bucket)
-    }
+    assert "ModelArtifactsBucket" not in outputs  # the artifacts stack's output
     assert outputs["InvokeExample"]["Value"] == {
         "Fn::Join": [
             "",
@@ -232,7 +244,7 @@ def test_outputs(built):
             ],
         ]
     }
-    assert len(outputs) == 7
+    assert len(outputs) == 11 == built.stack.config.output_count
 
 
 def test_construct_ids_derive_from_names(built):
@@ -242,7 +254,6 @@ def test_construct_ids_derive_from_names(built):
         "IcEndpointsharedg5Modelflant5xlComponent": "AWS::SageMaker::InferenceComponent",
         "SingleModelEndpointsummarizerEndpoint": "AWS::SageMaker::Endpoint",
         "MultiModelEndpointsmallmodelsModel": "AWS::SageMaker::Model",
-        "ModelArtifactsBucket": "AWS::S3::Bucket",
     }
     for prefix, resource_type in ids.items():
         matching = [k for k, v in resources.items() if k[:-8] == prefix]
@@ -274,16 +285,17 @@ def test_given_vpc_places_every_endpoint_with_a_dedicated_group():
     )
     inference = InferenceStack(stack.node.scope, "InVpc", vpc=vpc)
     template = Template.from_stack(inference)
-    template.resource_count_is("AWS::EC2::SecurityGroup", 3)
+    template.resource_count_is("AWS::EC2::SecurityGroup", 4)
     in_vpc = {"VpcConfig": Match.object_like({"Subnets": [Match.any_value()]})}
-    template.resource_properties_count_is("AWS::SageMaker::Model", in_vpc, 5)
+    template.resource_properties_count_is("AWS::SageMaker::Model", in_vpc, 6)
     template.resource_properties_count_is("AWS::SageMaker::EndpointConfig", in_vpc, 1)
     groups = [
         inference.ic_endpoints["shared-g5"].security_groups[0],
         inference.single_model_endpoints["summarizer"].security_group,
         inference.multi_model_endpoints["small-models"].security_group,
+        inference.async_endpoints["batch-summarizer"].security_group,
     ]
-    assert len({group.node.path for group in groups}) == 3
+    assert len({group.node.path for group in groups}) == 4
 
 
 # -- configuration --------------------------------------------------------------------------
@@ -429,9 +441,11 @@ def test_too_many_endpoints_for_the_outputs_limit():
         MultiModelEndpointConfig(name=f"fleet-{index}", instance_type="ml.m5.xlarge")
         for index in range(198)
     )
-    config = InferenceConfig(single_model_endpoints=(), multi_model_endpoints=fleet)
-    assert config.output_count == 3 + 199 + 1
-    with pytest.raises(ValueError, match="endpoints=199: need 203 stack outputs, more than"):
+    config = InferenceConfig(
+        single_model_endpoints=(), multi_model_endpoints=fleet, async_endpoints=()
+    )
+    assert config.output_count == 2 + 199 + 1
+    with pytest.raises(ValueError, match="endpoints=199: need 202 stack outputs, more than"):
         config.validate()
 
 
@@ -469,3 +483,54 @@ def test_bad_endpoint_name_is_rejected():
     )
     with pytest.raises(ValueError, match=r"single_model_endpoints\[0\].name='a_b'"):
         InferenceStack(new_app(), "S", config=config)
+
+
+def test_models_read_an_existing_bucket_named_in_the_configuration():
+    app = new_app()
+    config = InferenceConfig(
+        artifacts_bucket_name="my-models",
+        artifacts_key_arn="arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        single_model_endpoints=(),
+        multi_model_endpoints=(),
+        async_endpoints=(),
+    )
+    stack = InferenceStack(app, "Existing", config=config)
+    assert stack.artifacts_stack is None
+    assert [s.node.id for s in app.node.children] == ["Existing"]  # no artifacts stack
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::S3::Bucket", 0)
+    template.has_resource_properties(
+        "AWS::SageMaker::Model",
+        {
+            "PrimaryContainer": Match.object_like(
+                {
+                    "ModelDataSource": {
+                        "S3DataSource": Match.object_like(
+                            {"S3Uri": "s3://my-models/models/llama-7b-chat/"}
+                        )
+                    }
+                }
+            )
+        },
+    )
+    assert "kms:Decrypt" in json.dumps(template.find_resources("AWS::IAM::Policy"))
+
+
+def test_an_existing_bucket_and_key_are_checked_by_key():
+    with pytest.raises(ValueError) as error:
+        InferenceConfig(
+            artifacts_bucket_name="s3://My_Models", artifacts_key_arn="alias/models"
+        ).validate()
+    message = str(error.value)
+    assert "artifacts_bucket_name='s3://My_Models': must be an S3 bucket name" in message
+    assert "artifacts_key_arn='alias/models': must be a KMS key ARN" in message
+
+
+def test_a_stack_built_alone_deploys_its_bucket_first_in_a_stack_of_its_own():
+    app = new_app()
+    stack = InferenceStack(app, "Alone", config=InferenceConfig(multi_model_endpoints=()))
+    assert stack.artifacts_stack is not None
+    assert stack.artifacts_stack.node.id == "AloneArtifacts"
+    assert stack.artifacts_stack in stack.dependencies
+    buckets = Template.from_stack(stack).find_resources("AWS::S3::Bucket")
+    assert buckets and not [name for name in buckets if name.startswith("ModelArtifacts")]

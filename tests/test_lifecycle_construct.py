@@ -18,8 +18,10 @@ from fm_platform.compliance import acknowledge
 from fm_platform.constructs.training.lifecycle import (
     LifecycleScripts,
     LifecycleScriptsProps,
+    SharedUser,
     default_assets_path,
 )
+from tests.lifecycle_support import asset_module
 from tests.support import nag_findings, new_app
 
 # Stateful resources: their logical IDs are a contract (a change replaces them).
@@ -415,3 +417,86 @@ def test_vpc_without_subnet_is_rejected() -> None:
     vpc = ec2.Vpc(stack, "Vpc", max_azs=1, nat_gateways=0)
     message = error_of(vpc=vpc)
     assert "vpc/subnet='only vpc': give both to run the upload function in the VPC" in message
+
+
+# --- managed Slurm mode and shared users ---------------------------------------------------
+
+NODE_SETUP = {"version": 1, "mode": "managed", "fsx_mount_path": "/fsx"}
+
+
+def _synthesized(stack: cdk.Stack) -> Path:
+    return Path(stack.node.root.synth().directory)
+
+
+def test_managed_mode_uploads_the_node_setup_and_no_provisioning_parameters() -> None:
+    stack = cdk.Stack(new_app(), "Managed")
+    LifecycleScripts(
+        stack,
+        "Lifecycle",
+        LifecycleScriptsProps(node_setup={**NODE_SETUP, "home_mount_path": "/home"}),
+    )
+    out = _synthesized(stack)
+    (document,) = [p.read_text() for p in out.glob("asset.*/fmp_node_setup.json")]
+    assert json.loads(document) == {**NODE_SETUP, "home_mount_path": "/home"}
+    assert list(out.glob("asset.*/provisioning_parameters.json")) == []
+    assert list(out.glob("asset.*/shared_users.txt")) == []
+
+
+def test_shared_users_are_uploaded_as_the_scripts_read_them() -> None:
+    stack = cdk.Stack(new_app(), "Users")
+    users = (SharedUser(name="alice", uid=2001), SharedUser(name="bob", uid=2002, home="/h/bob"))
+    scripts, _ = build(stack, shared_users=users)
+    (text,) = [p.read_text() for p in _synthesized(stack).glob("asset.*/shared_users.txt")]
+    assert text == "alice,2001\nbob,2002,/h/bob\n"
+    # The upload may read the third staged asset too.
+    (deployment,) = (
+        Template.from_stack(stack).find_resources("Custom::CDKBucketDeployment").values()
+    )
+    assert len(deployment["Properties"]["SourceObjectKeys"]) == 3
+    statements = policy_statements(
+        Template.from_stack(stack), "LifecycleUploadPolicy", "AWS::IAM::ManagedPolicy"
+    )
+    (get,) = [s for s in statements if s["Action"] == "s3:GetObject"]
+    assert len(get["Resource"]) == 3
+    # The scripts read exactly this format (node_users.py).
+    node_users = asset_module("node_users")
+    parsed = node_users.read_users(text, "/fsx/home", (1000, 60000))
+    assert [(u.name, u.uid, u.home) for u in parsed] == [
+        ("alice", 2001, "/fsx/home/alice"),
+        ("bob", 2002, "/h/bob"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [({"node_setup": NODE_SETUP}, "both"), ({"provisioning_parameters": None}, "neither")],
+)
+def test_exactly_one_mode_file(given: dict[str, Any], said: str) -> None:
+    message = error_of(**given)
+    assert f"provisioning_parameters/node_setup={said!r}: give exactly one" in message
+
+
+def test_a_bad_node_setup_is_named() -> None:
+    message = error_of(
+        provisioning_parameters=None, node_setup={**NODE_SETUP, "fsx_mount_path": "fsx"}
+    )
+    assert "node_setup.fsx_mount_path='fsx': must be an absolute, normalized path" in message
+
+
+def test_assets_folder_with_a_node_setup_or_configured_users_file_is_rejected(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "on_create.sh").write_text("#!/bin/bash\n")
+    (tmp_path / "fmp_node_setup.json").write_text("{}")
+    (tmp_path / "shared_users.txt").write_text("carol,2003\n")
+    message = error_of(
+        assets_path=str(tmp_path), shared_users=(SharedUser(name="alice", uid=2001),)
+    )
+    assert "must not contain fmp_node_setup.json" in message
+    assert "must not contain shared_users.txt: it is written from shared_users" in message
+
+
+def test_bad_shared_users_are_named() -> None:
+    message = error_of(shared_users=(SharedUser(name="Alice", uid=10),))
+    assert "shared_users[0].name='Alice'" in message
+    assert "shared_users[0].uid=10: must be between 1000 and 60000" in message

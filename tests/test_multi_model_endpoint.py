@@ -115,6 +115,9 @@ def test_variant_serves_the_model(built):
             "InstanceType": "ml.m5.xlarge",
             "InitialInstanceCount": 2,
             "InitialVariantWeight": 1,
+            # No model size given: the 16 GiB of an ml.m5.xlarge bound the models.
+            "ModelDataDownloadTimeoutInSeconds": 300,
+            "ContainerStartupHealthCheckTimeoutInSeconds": 460,
         }
     ]
     assert config["KmsKeyId"] == {"Fn::GetAtt": [built.logical_id(built.cpu.storage_key), "Arn"]}

@@ -8,6 +8,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
+from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint, AsyncEndpointProps
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
     InferenceComponentEndpointProps,
@@ -85,6 +86,21 @@ def _multi_model(**props) -> Template:
     return Template.from_stack(stack)
 
 
+def _asynchronous(**props) -> Template:
+    stack = cdk.Stack(cdk.App(), "Serving")
+    AsyncEndpoint(
+        stack,
+        "Endpoint",
+        AsyncEndpointProps(
+            model_name="transcriber",
+            container=ModelContainer(image=IMAGE, model_data_url="s3://models/transcriber/"),
+            instance_type="ml.g5.2xlarge",
+            **props,
+        ),
+    )
+    return Template.from_stack(stack)
+
+
 def _isolation(template: Template) -> tuple[list, list]:
     models = template.find_resources("AWS::SageMaker::Model").values()
     configs = template.find_resources("AWS::SageMaker::EndpointConfig").values()
@@ -102,13 +118,13 @@ def test_an_inference_components_endpoint_opts_out_with_one_flag():
     assert _isolation(_ic_endpoint(network_isolation=False)) == ([None], [None])
 
 
-@pytest.mark.parametrize("build", [_single_model, _multi_model])
+@pytest.mark.parametrize("build", [_single_model, _multi_model, _asynchronous])
 def test_single_and_multi_model_endpoints_are_isolated_by_default(build):
     models, _ = _isolation(build())
     assert models == [True]
 
 
-@pytest.mark.parametrize("build", [_single_model, _multi_model])
+@pytest.mark.parametrize("build", [_single_model, _multi_model, _asynchronous])
 def test_single_and_multi_model_endpoints_opt_out_with_one_flag(build):
     models, _ = _isolation(build(network_isolation=False))
     assert models == [None]
@@ -117,7 +133,7 @@ def test_single_and_multi_model_endpoints_opt_out_with_one_flag(build):
 def test_every_model_of_the_default_stack_is_isolated():
     template = Template.from_stack(InferenceStack(cdk.App(), "FmpInference"))
     models = template.find_resources("AWS::SageMaker::Model")
-    assert len(models) == 5
+    assert len(models) == 6  # 3 components, single-model, multi-model, asynchronous
     template.all_resources_properties(
         "AWS::SageMaker::Model", Match.object_like({"EnableNetworkIsolation": True})
     )

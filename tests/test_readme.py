@@ -134,7 +134,10 @@ def test_sample_stacks_pass_the_compliance_packs_in_a_bare_app(sample, stack_cla
 def test_config_sample_builds_its_one_endpoint_from_a_configuration_in_code():
     namespace = run_sample("config")
     assembly = namespace["app"].synth()
-    assert [stack.stack_name for stack in assembly.stacks] == ["FmpInference"]
+    assert [stack.stack_name for stack in assembly.stacks] == [
+        "FmpInferenceArtifacts",
+        "FmpInference",
+    ]
     template = Template.from_json(assembly.get_stack_by_name("FmpInference").template)
     (component,) = template.find_resources("AWS::SageMaker::InferenceComponent").values()
     assert component["Properties"]["InferenceComponentName"] == "FmpInference-chat-8b"

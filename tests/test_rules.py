@@ -8,19 +8,24 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
+import botocore.session
 import pytest
 
 from fm_platform.mapping import read
 from fm_platform.rules import (
+    accounting,
     capacity,
+    cluster,
     components,
     filesystem,
+    home_filesystem,
     hosting,
     inference,
     instance_groups,
     lifecycle,
     network,
     scaling,
+    scheduled_update,
     variants,
 )
 from fm_platform.rules.problems import Problems
@@ -121,7 +126,7 @@ def _group(**overrides: Any) -> list[str]:
         "ebs_volume_gib": 500,
         "deep_health_checks": None,
         "training_plan_arn": None,
-        "partition_name": None,
+        "partition": None,
     }
     return messages(instance_groups.check_instance_group, "g", **{**values, **overrides})
 
@@ -133,7 +138,7 @@ def test_an_instance_group_is_checked_against_botocore_and_its_role():
         _group(role="controller", instance_type="ml.m5.12xlarge")
     )
     assert _group(role="controller", instance_type="ml.m5.12xlarge", instance_count=1) == []
-    assert _group(partition_name="p", role="login", instance_type="ml.m5.xlarge", instance_count=1)[
+    assert _group(partition="p", role="login", instance_type="ml.m5.xlarge", instance_count=1)[
         0
     ].endswith("only WORKER groups have a Slurm partition; this group is LOGIN")
     assert "deep health checks run only on NVIDIA GPU and Trainium instances" in " ".join(
@@ -158,6 +163,197 @@ def test_one_controller_at_most_one_login_unique_names():
     assert messages(instance_groups.check_group_roles, "groups", [("a", None)]) == []
 
 
+def test_minimum_counts_capacity_and_image_pins():
+    assert messages(instance_groups.check_min_count, "g.min_count", 2, 4) == []
+    assert messages(instance_groups.check_min_count, "g.min_count", 5, 4) == [
+        "g.min_count=5: must be at most the group's instance_count (4)"
+    ]
+    assert messages(instance_groups.check_min_count, "g.min_count", -1, None)[0].startswith(
+        "g.min_count=-1: below the minimum 0"
+    )
+    assert messages(instance_groups.check_capacity, "g.capacity", "on_demand") == []
+    [spot] = messages(instance_groups.check_capacity, "g.capacity", "spot")
+    assert spot.startswith("g.capacity='spot': HyperPod documents Spot capacity only for ")
+    assert '"Spot instances in Amazon SageMaker HyperPod"' in spot
+    assert messages(instance_groups.check_capacity, "g.capacity", "reserved") == [
+        "g.capacity='reserved': must be one of on_demand, spot"
+    ]
+    assert messages(instance_groups.check_image_id, "g.image_id", "ami-0123456789abcdef0") == []
+    assert messages(instance_groups.check_image_id, "g.image_id", "ami-xyz")[0].startswith(
+        "g.image_id='ami-xyz': has characters or a shape not allowed"
+    )
+    assert messages(instance_groups.check_image_id, "g.image_id", "default") == [
+        "g.image_id='default': leave image_id unset for HyperPod's latest image: "
+        "CloudFormation's schema takes only AMI IDs here (format AWS::EC2::Image.Id)"
+    ]
+    assert messages(instance_groups.check_min_count, "x", None, 4) == []
+    assert messages(instance_groups.check_capacity, "x", None) == []
+    assert messages(instance_groups.check_image_id, "x", None) == []
+
+
+def test_the_groups_names_for_the_api_are_botocores():
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    assert set(instance_groups.SLURM_NODE_TYPES.values()) == set(
+        model.shape_for("ClusterSlurmNodeType").enum
+    )
+    assert set(instance_groups.CAPACITY_MEMBERS.values()) == set(
+        model.shape_for("ClusterCapacityRequirements").members
+    )
+    assert set(model.shape_for("NodeUnavailabilityType").enum) == {
+        "INSTANCE_COUNT",
+        "CAPACITY_PERCENTAGE",
+    }
+    assert (
+        cluster.DEFAULT_SLURM_CONFIG_STRATEGY in model.shape_for("ClusterSlurmConfigStrategy").enum
+    )
+
+
+def _update(**overrides: Any) -> list[str]:
+    values = {
+        "cron": "cron(0 3 ? * SUN *)",
+        "batch_percent": None,
+        "batch_count": None,
+        "wait_s": None,
+        "rollback_alarms": (),
+    }
+    return messages(scheduled_update.check_scheduled_update, "u", **{**values, **overrides})
+
+
+@pytest.mark.parametrize(
+    ("cron", "ok"),
+    [
+        ("cron(0 3 ? * SUN *)", True),
+        ("cron(30 23 1 * ? 2027)", True),
+        ("cron(0 4 ? */2 6#1 *)", True),
+        ("cron(0 3 * * SUN *)", False),  # day-of-month must be a day or ?
+        ("cron(0 24 ? * SUN *)", False),
+        ("0 3 * * 0", False),
+        ("xcron(0 3 ? * SUN *)", False),  # matched whole, not searched
+    ],
+)
+def test_scheduled_update_cron_follows_the_schema(cron, ok):
+    assert (_update(cron=cron) == []) is ok
+
+
+def test_scheduled_update_batches_wait_and_alarms():
+    assert _update(batch_percent=25, wait_s=600, rollback_alarms=("a",)) == []
+    assert _update(batch_count=2) == []
+    assert _update(batch_percent=10, batch_count=2) == [
+        "u.batch_percent/batch_count=(10, 2): give one of them: the batch is either a "
+        "percentage of the group or a number of instances"
+    ]
+    assert _update(batch_percent=101) == ["u.batch_percent=101: must be at most 100 (percent)"]
+    assert _update(batch_count=0)[0].startswith("u.batch_count=0: below the minimum 1")
+    assert _update(wait_s=3601)[0].startswith("u.wait_s=3601: above the maximum 3600")
+    assert _update(rollback_alarms=(" ",))[0].startswith("u.rollback_alarms[0]=' ': has ")
+    [too_many] = _update(rollback_alarms=tuple(f"a{i}" for i in range(10)))
+    assert too_many.endswith(
+        "at most 9: the API takes 10 alarms and the cluster adds its own node-health alarm"
+    )
+    assert _update(cron=None, rollback_alarms=None) == []
+
+
+def test_the_cron_pattern_is_the_cloudformation_schemas():
+    schema = _cluster_schema()
+    pattern = schema["definitions"]["ScheduledUpdateConfig"]["properties"]["ScheduleExpression"]
+    assert pattern["pattern"] == scheduled_update.SCHEDULE_PATTERN
+
+
+def _cluster_schema() -> dict[str, Any]:
+    """cfn-lint's bundled resource schema of AWS::SageMaker::Cluster (us-east-1)."""
+    import json
+    from pathlib import Path
+
+    import cfnlint
+
+    schemas = Path(cfnlint.__file__).parent / "data" / "schemas"
+    providers = json.loads((schemas / "providers" / "us-east-1.json").read_text())
+    return json.loads(
+        (schemas / "resources" / f"{providers['AWS::SageMaker::Cluster']}.json").read_text()
+    )
+
+
+# -- the cluster's Slurm mode ------------------------------------------------------------
+
+
+def test_strategy_only_in_managed_mode_and_never_with_continuous_provisioning():
+    check = cluster.check_slurm_config_strategy
+    assert messages(check, "s", "Managed", slurm_mode="managed", continuous=False) == []
+    assert messages(check, "s", None, slurm_mode="lifecycle", continuous=True) == []
+    [lifecycle_mode] = messages(check, "s", "Merge", slurm_mode="lifecycle", continuous=False)
+    assert lifecycle_mode.startswith("s='Merge': needs slurm_mode managed: it belongs to ")
+    [continuous] = messages(check, "s", "Merge", slurm_mode="managed", continuous=True)
+    assert "reject any SlurmConfigStrategy" in continuous
+    assert messages(check, "s", "Manual", slurm_mode="managed", continuous=False)[0].startswith(
+        "s='Manual': not supported; allowed: one of Overwrite, Managed, Merge"
+    )
+
+
+def test_continuous_provisioning_needs_managed_mode_and_what_needs_it():
+    assert messages(cluster.check_node_provisioning, "p", "continuous", slurm_mode="managed") == []
+    assert messages(cluster.check_node_provisioning, "p", "continuous", slurm_mode="lifecycle")[
+        0
+    ].startswith("p='continuous': needs slurm_mode managed")
+    assert messages(cluster.check_node_provisioning, "p", "fast", slurm_mode="managed") == [
+        "p='fast': must be one of standard, continuous"
+    ]
+    needs = cluster.check_needs_continuous
+    assert messages(needs, "a", True, what="X", slurm_mode="managed", provisioning=None) == []
+    assert messages(needs, "a", False, what="X", slurm_mode="lifecycle", provisioning=None) == []
+    assert messages(needs, "a", 2, what="X", slurm_mode="managed", provisioning="standard") == [
+        "a=2: X needs continuous node provisioning; set node_provisioning to continuous, or "
+        "leave it unset (then it is continuous)"
+    ]
+    assert messages(needs, "a", 2, what="X", slurm_mode="lifecycle", provisioning=None)[0].endswith(
+        "(X needs continuous provisioning)"
+    )
+    assert cluster.continuous_provisioning(None, accounting=True, min_counts=False)
+    assert cluster.continuous_provisioning(None, accounting=False, min_counts=True)
+    assert not cluster.continuous_provisioning(None, accounting=False, min_counts=False)
+    assert not cluster.continuous_provisioning("standard", accounting=True, min_counts=True)
+    assert messages(cluster.check_needs_managed, "h", "given", slurm_mode="lifecycle")[
+        0
+    ].startswith("h='given': needs slurm_mode managed")
+    assert messages(cluster.check_needs_managed, "h", "given", slurm_mode="managed") == []
+
+
+def test_mount_paths_hyperpod_accepts():
+    assert messages(cluster.check_managed_mount_path, "m", "/fsx") == []
+    assert messages(cluster.check_managed_mount_path, "m", "/fsx/") == [
+        "m='/fsx/': must not end with '/' or hold '//' (e.g. /fsx)"
+    ]
+    assert messages(cluster.check_managed_mount_path, "m", "fsx")[0].startswith(
+        "m='fsx': has characters or a shape not allowed"
+    )
+
+
+def test_home_file_system_and_accounting_capacity():
+    check = home_filesystem.check_home_file_system
+    assert (
+        messages(
+            check, "h.", storage_capacity_gib=64, throughput_capacity_mbps=64, mount_path="/home"
+        )
+        == []
+    )
+    assert messages(
+        check, "h.", storage_capacity_gib=32, throughput_capacity_mbps=100, mount_path="home"
+    ) == [
+        "h.storage_capacity_gib=32: must be between 64 and 524288",
+        "h.throughput_capacity_mbps=100: must be one of 64, 128, 256, 512, 1024, 2048, 3072, 4096",
+        "h.mount_path='home': has characters or a shape not allowed; allowed: matching "
+        "/[a-zA-Z0-9._/-]+; 1-1024 characters",
+    ]
+    assert messages(accounting.check_capacity_range, "", 0.5, 2.0) == []
+    assert messages(accounting.check_capacity_range, "", 4.0, 1.25) == [
+        "max_capacity_acu=1.25: must be a multiple of 0.5",
+        "min_capacity_acu=4.0: must be at most max_capacity_acu (1.25)",
+    ]
+    assert messages(accounting.check_capacity_range, "", 0.0, 300.0) == [
+        "min_capacity_acu=0.0: must be between 0.5 and 256.0",
+        "max_capacity_acu=300.0: must be between 0.5 and 256.0",
+    ]
+
+
 # -- lifecycle ---------------------------------------------------------------------------
 
 
@@ -179,10 +375,82 @@ def test_lifecycle_assets_prefix_and_parameters(tmp_path):
     assert messages(
         lifecycle.check_provisioning_parameters, "p", {"worker_groups": [{"x": 1}]}
     ) == [
-        "p.controller_group=None: is required for classic Slurm mode",
+        "p.controller_group=None: is required in lifecycle Slurm mode",
         "p.worker_groups[0]={'x': 1}: must be a mapping with instance_group_name and "
         "partition_name",
     ]
+
+
+def test_assets_folder_holds_none_of_the_written_files(tmp_path):
+    (tmp_path / "on_create.sh").write_text("")
+    assert messages(lifecycle.check_assets_path, "a", str(tmp_path), shared_users=True) == []
+    (tmp_path / "fmp_node_setup.json").write_text("{}")
+    (tmp_path / "shared_users.txt").write_text("alice,2001\n")
+    assert messages(lifecycle.check_assets_path, "a", str(tmp_path)) == [
+        f"a={str(tmp_path)!r}: must not contain fmp_node_setup.json: it is written from the "
+        "node setup (managed Slurm mode)"
+    ]
+    # Your own shared_users.txt is used unless shared_users is configured.
+    assert messages(lifecycle.check_assets_path, "a", str(tmp_path), shared_users=True)[-1] == (
+        f"a={str(tmp_path)!r}: must not contain shared_users.txt: it is written from shared_users"
+    )
+
+
+def test_node_setup_follows_the_scripts_contract():
+    good = {"version": 1, "mode": "managed", "fsx_mount_path": "/fsx"}
+    assert messages(lifecycle.check_node_setup, "n", good) == []
+    assert messages(lifecycle.check_node_setup, "n", {**good, "home_mount_path": "/home"}) == []
+    assert (
+        messages(
+            lifecycle.check_node_setup,
+            "n",
+            {**good, "fsx_dns_name": "fs-1.fsx.us-east-1.amazonaws.com", "fsx_mountname": "abc"},
+        )
+        == []
+    )
+    assert messages(
+        lifecycle.check_node_setup,
+        "n",
+        {
+            "version": 2,
+            "mode": "lifecycle",
+            "fsx_mount_path": "/fsx/../x",
+            "fsx_dns_name": "d",
+            "extra": 1,
+        },
+    ) == [
+        "n.extra=1: not a key of the node setup; allowed: version, mode, fsx_mount_path, "
+        "fsx_dns_name, fsx_mountname, home_mount_path",
+        "n.version=2: must be 1",
+        "n.mode='lifecycle': must be 'managed'",
+        "n.fsx_mount_path='/fsx/../x': must be an absolute, normalized path like /fsx",
+        "n.fsx_dns_name/fsx_mountname=['fsx_dns_name']: give both (the scripts then mount FSx "
+        "themselves) or neither",
+    ]
+    assert messages(lifecycle.check_node_setup, "n", {}) == [
+        f"n.{key}=None: is required in managed Slurm mode"
+        for key in ("version", "mode", "fsx_mount_path")
+    ]
+    # A value known only at deploy time (None here) is left to the node.
+    assert messages(lifecycle.check_node_setup, "n", {**good, "fsx_mount_path": None}) == []
+
+
+def test_shared_users_names_uids_and_homes():
+    assert messages(lifecycle.check_shared_users, "u", [("alice", 2001, None)]) == []
+    assert messages(
+        lifecycle.check_shared_users,
+        "u",
+        [("Alice", 999, "home/a"), ("bob", 2001, "/home//bob"), ("bob", 2001, None)],
+    ) == [
+        "u[0].name='Alice': must be a user name of lowercase letters, digits, '_' and '-', "
+        "starting with a letter or '_', at most 32 characters (useradd's portable form)",
+        "u[0].uid=999: must be between 1000 and 60000",
+        "u[0].home='home/a': must be an absolute, normalized path",
+        "u[1].home='/home//bob': must be an absolute, normalized path",
+        "u[*].name='bob': must be unique; it appears more than once",
+        "u[*].uid='2001': must be unique; it appears more than once",
+    ]
+    assert messages(lifecycle.check_shared_users, "u", None) == []
 
 
 # -- hosting -----------------------------------------------------------------------------

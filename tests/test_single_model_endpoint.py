@@ -137,6 +137,9 @@ def test_production_variant_serves_its_model(built):
             "InstanceType": "ml.g5.2xlarge",
             "InitialInstanceCount": 2,
             "InitialVariantWeight": 1,
+            # No model size given: the 22.35 GiB of an ml.g5.2xlarge's GPU bound the model.
+            "ModelDataDownloadTimeoutInSeconds": 396,
+            "ContainerStartupHealthCheckTimeoutInSeconds": 524,
         }
     ]
     model = built.template.to_json()["Resources"][built.logical_id(built.isolated.model)]
@@ -230,6 +233,9 @@ def test_shadow_variant_gets_its_own_model(built):
             "InstanceType": "ml.g5.2xlarge",
             "InitialInstanceCount": 1,
             "InitialVariantWeight": 0.5,
+            # No model size given: the 22.35 GiB of an ml.g5.2xlarge's GPU bound the model.
+            "ModelDataDownloadTimeoutInSeconds": 396,
+            "ContainerStartupHealthCheckTimeoutInSeconds": 524,
         }
     ]
     assert built.logical_id(shadow_model).startswith("IsolatedModelShadow")

@@ -4,21 +4,40 @@ template comes from the session's CLI synth (cfn-lint and cdk-nag run on it in t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
+from cfnlint.api import ManualArgs, lint
 
-from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
+from fm_platform.app import build_app
+from fm_platform.config import load_config
+from fm_platform.constructs.training.home_filesystem import HomeFileSystemOptions
+from fm_platform.constructs.training.hyperpod import NodeProvisioning, SlurmMode
+from fm_platform.constructs.training.instance_groups import (
+    Capacity,
+    InstanceGroup,
+    NodeRole,
+    ScheduledUpdate,
+)
+from fm_platform.constructs.training.lifecycle import SharedUser
+from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks import TrainingConfig, TrainingDataStack, TrainingStack
-from tests.support import nag_findings, new_app
+from tests.conftest import APP_CONFIG
+from tests.support import (
+    ROOT,
+    deleted_but_needed,
+    nag_findings,
+    new_app,
+    normalized,
+    stateful_changes,
+)
 
 OUTPUT_KEYS = {
     "ClusterName",
     "ClusterArn",
     "ControllerGroupName",
-    "FsxDnsName",
-    "FsxMountName",
     "FsxMountPath",
     "LifecycleScriptsS3Uri",
     "SsmLoginCommand",
@@ -41,11 +60,9 @@ def data_template(default_assembly) -> Template:
 
 
 def reads_from_data_stack(value: dict, logical_id: str) -> bool:
-    """True when ``value`` is the data stack's output for resource ``logical_id``."""
-    output = value.get("Fn::GetStackOutput", {})
-    return output.get("StackName") == "FmpTrainingData" and logical_id in output.get(
-        "OutputName", ""
-    )
+    """True when ``value`` is the data stack's export for resource ``logical_id``."""
+    export = value.get("Fn::ImportValue", "")
+    return export.startswith("FmpTrainingData:") and logical_id in export
 
 
 def only(template: Template, resource_type: str) -> tuple[str, dict]:
@@ -87,9 +104,12 @@ def test_outputs_point_at_the_parts(template, data_template):
     assert outputs["ClusterArn"]["Value"] == {"Fn::GetAtt": [cluster_id, "ClusterArn"]}
     assert outputs["ClusterName"]["Value"] == {"Fn::GetAtt": [cluster_id, "ClusterArn"]}
     assert outputs["ControllerGroupName"]["Value"] == "controller"
-    assert fsx_id in json.dumps(outputs["FsxDnsName"]["Value"])
-    assert reads_from_data_stack(outputs["FsxMountName"]["Value"], f"{fsx_id}LustreMountName")
     assert outputs["FsxMountPath"]["Value"] == "/fsx"
+    # The file system's names are the data stack's outputs (an output may not re-export an
+    # import).
+    data_outputs = data_template.to_json()["Outputs"]
+    assert fsx_id in json.dumps(data_outputs["FsxDnsName"]["Value"])
+    assert data_outputs["FsxMountName"]["Value"] == {"Fn::GetAtt": [fsx_id, "LustreMountName"]}
     assert outputs["LifecycleScriptsS3Uri"]["Value"]["Fn::Join"][1][-1] == "/lifecycle-scripts/"
 
 
@@ -172,6 +192,26 @@ def test_functions_that_cannot_be_hardened_further_are_acknowledged_for_scanners
         assert all(len(entry["comment"]) > 40 for entry in entries)
 
 
+def test_the_cluster_policys_remaining_wildcards_are_acknowledged_for_scanners(template):
+    # Every statement on "*" is one AWS's HyperPod guide grants there and EC2 cannot narrow.
+    (policy,) = template.find_resources(
+        "AWS::IAM::ManagedPolicy",
+        {"Properties": {"Description": "HyperPod cluster instances (fm_platform)"}},
+    ).values()
+    on_star = [
+        s["Sid"]
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if s["Resource"] == "*"
+    ]
+    assert sorted(on_star) == [
+        "DescribeClusterNetwork",
+        "DescribeSharedFileSystem",
+        "ReleaseClusterInterfaces",
+    ]
+    assert _scanner_ids(policy) == ({"CKV_AWS_109", "CKV_AWS_111"}, {"W13"})
+    assert "HyperPod guide grants these EC2 actions" in json.dumps(policy["Metadata"])
+
+
 def test_access_log_bucket_is_acknowledged_for_scanners(data_template):
     buckets = data_template.find_resources("AWS::S3::Bucket")
     logs = [b for b in buckets.values() if "LoggingConfiguration" not in b["Properties"]]
@@ -242,7 +282,7 @@ def test_from_mapping_reads_every_field():
                     "instance_type": "ml.p5.48xlarge",
                     "instance_count": 8,
                     "deep_health_checks": ["InstanceStress"],
-                    "partition_name": "train",
+                    "partition": "train",
                 },
             ],
         }
@@ -258,7 +298,7 @@ def test_from_mapping_reads_every_field():
         NodeRole.WORKER,
     ]
     assert config.instance_groups[2].deep_health_checks == ("InstanceStress",)
-    assert config.instance_groups[2].partition_name == "train"
+    assert config.instance_groups[2].partition == "train"
 
 
 def test_from_mapping_empty_gives_the_defaults():
@@ -272,7 +312,10 @@ def test_from_mapping_rejects_an_unknown_key():
     assert "cluster_nme='x': unknown key; did you mean cluster_name?" in message
     with pytest.raises(ValueError) as error:
         TrainingConfig.from_mapping({"zzz": "x"})
-    assert "allowed keys: instance_groups, availability_zone_id, vpc_cidr" in str(error.value)
+    assert (
+        "allowed keys: instance_groups, slurm_accounting, home_file_system, "
+        "availability_zone_id, vpc_cidr" in str(error.value)
+    )
 
 
 def test_from_mapping_rejects_values_of_the_wrong_type():
@@ -345,16 +388,27 @@ def test_groups_without_a_controller_fail_before_anything_is_built():
     assert app.node.find_child("NoController").node.children == []
 
 
-def test_on_a_bare_app_the_pair_synthesizes_nag_clean_with_weak_references():
-    # Without cdk.json's feature flags, the cluster still reads the data stack's values with
-    # Fn::GetStackOutput: no export locks the data stack.
-    app = cdk.App()
+@pytest.mark.parametrize("flag", ["weak", "strong", None])
+def test_the_pair_uses_exports_whatever_the_apps_reference_flag(flag):
+    # The cluster reads the data stack's values through exports (Fn::ImportValue): an export
+    # cannot change while imported, so CloudFormation refuses the data-stack update that
+    # would orphan the running cluster; imports are resolved when the change set is made.
+    context = {} if flag is None else {"@aws-cdk/core:defaultCrossStackReferences": flag}
+    app = cdk.App(context=context)
     stack = TrainingStack(app, "Bare")
     assert stack.data.node.id == "BareData"
+    assembly = app.synth()
+    cluster = json.dumps(assembly.get_stack_by_name("Bare").template)
+    assert "Fn::ImportValue" in cluster
+    assert "Fn::GetStackOutput" not in cluster
+    data = assembly.get_stack_by_name("BareData").template
+    assert any("Export" in output for output in data["Outputs"].values())
+
+
+def test_on_a_bare_app_the_pair_synthesizes_nag_clean():
+    app = cdk.App()
+    TrainingStack(app, "Bare")
     assert nag_findings(app) == []
-    cluster = json.dumps(app.synth().get_stack_by_name("Bare").template)
-    assert "Fn::GetStackOutput" in cluster
-    assert "Fn::ImportValue" not in cluster
 
 
 def test_a_given_data_stack_is_used():
@@ -376,3 +430,387 @@ def test_the_file_system_waits_for_every_rule_of_its_security_group(data_templat
         if rule["Properties"]["GroupId"] == group
     ]
     assert rules and sorted(rules) == sorted(fsx["DependsOn"])
+
+
+# --- Slurm modes: today's template in lifecycle mode, every new key in managed mode --------
+
+#: What `cdk synth` adds to templates and an in-process App does not by default.
+CLI_CONTEXT = {"aws:cdk:enable-path-metadata": True, "aws:cdk:enable-asset-metadata": True}
+
+
+def _synthesized(config: dict, **context: object) -> dict[str, dict]:
+    """The training stacks of the app built from ``config`` (the compliance packs applied:
+    an open cdk-nag finding fails the synth and is listed)."""
+    app = new_app(context={**CLI_CONTEXT, **context})
+    build_app(app, load_config({**config, "deploy_inference": False}))
+    try:
+        assembly = app.synth()
+    except RuntimeError as error:
+        report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
+        findings = [
+            f"{v['ruleName']} at {c['constructPath']}"
+            for plugin in report["pluginReports"]
+            for v in plugin.get("violations", [])
+            for c in v["violatingConstructs"]
+        ]
+        raise AssertionError(f"{error}: {findings}") from None
+    return {stack.stack_name: stack.template for stack in assembly.stacks}
+
+
+@pytest.mark.parametrize("mode", [None, "lifecycle"])
+def test_lifecycle_mode_deploys_todays_default_template_unchanged(mode):
+    # The committed snapshots are the default app's templates before the Slurm modes; the
+    # default configuration, with slurm_mode unset or "lifecycle", must build them exactly.
+    config = json.loads((ROOT / APP_CONFIG).read_text())
+    if mode is not None:
+        config["training"]["slurm_mode"] = mode
+    templates = _synthesized(config)
+    for name in ("FmpTraining", "FmpTrainingData"):
+        snapshot = ROOT / "tests" / "__snapshots__" / "test_app"
+        committed = json.loads((snapshot / f"test_template_snapshot[{name}].json").read_text())
+        assert normalized(templates[name]) == committed, name
+
+
+#: A configuration that uses every key the Slurm modes brought.
+EVERY_NEW_KEY = {
+    "training": {
+        "slurm_mode": "managed",
+        "node_provisioning": "continuous",
+        "slurm_accounting": True,
+        "home_file_system": {
+            "storage_capacity_gib": 128,
+            "throughput_capacity_mbps": 128,
+            "mount_path": "/home",
+        },
+        "shared_users": [{"name": "alice", "uid": 2001}, {"name": "bob", "uid": 2002}],
+        "instance_groups": [
+            {
+                "name": "controller",
+                "role": "controller",
+                "instance_type": "ml.m5.12xlarge",
+                "instance_count": 1,
+                "capacity": "on_demand",
+                "image_id": "ami-0123456789abcdef0",
+            },
+            {
+                "name": "login",
+                "role": "login",
+                "instance_type": "ml.m5.4xlarge",
+                "instance_count": 1,
+            },
+            {
+                "name": "gpus",
+                "role": "worker",
+                "instance_type": "ml.p5.48xlarge",
+                "instance_count": 4,
+                "min_count": 2,
+                "partition": "train",
+                "scheduled_update": {
+                    "cron": "cron(0 3 ? * SUN *)",
+                    "batch_percent": 25,
+                    "wait_s": 600,
+                    "rollback_alarms": ["team-training-errors"],
+                },
+            },
+        ],
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def every_new_key() -> dict[str, dict]:
+    return _synthesized(EVERY_NEW_KEY)
+
+
+@pytest.mark.parametrize("stack", ["FmpTraining", "FmpTrainingData"])
+def test_every_new_key_synthesizes_cfn_lint_and_nag_clean(every_new_key, stack):
+    # Synthesized with the three cdk-nag packs (an open finding fails the fixture).
+    matches = lint(json.dumps(every_new_key[stack]), config=ManualArgs(regions=["us-east-1"]))
+    assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+def test_a_strategy_with_standard_provisioning_synthesizes_cfn_lint_and_nag_clean():
+    # slurm_config_strategy cannot go with the continuous provisioning of EVERY_NEW_KEY.
+    templates = _synthesized(
+        {"training": {"slurm_mode": "managed", "slurm_config_strategy": "Managed"}}
+    )
+    cluster = json.dumps(templates["FmpTraining"])
+    assert '"Orchestrator": {"Slurm": {"SlurmConfigStrategy": "Managed"}}' in cluster
+    for template in templates.values():
+        matches = lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
+        assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+def test_every_new_key_reaches_the_cluster(every_new_key):
+    resources = every_new_key["FmpTraining"]["Resources"]
+    (cluster,) = [r for r in resources.values() if r["Type"] == "AWS::SageMaker::Cluster"]
+    properties = cluster["Properties"]
+    assert properties["NodeProvisioningMode"] == "Continuous"
+    accounting = properties["Orchestrator"]["Slurm"]["AccountingDatabase"]
+    assert "AccountingDatabase" in json.dumps(accounting["Endpoint"])
+    assert "AccountingDatabaseSecret" in json.dumps(accounting["SecretArn"])
+    groups = {g["InstanceGroupName"]: g for g in properties["InstanceGroups"]}
+    gpus = groups["gpus"]
+    assert gpus["SlurmConfig"] == {"NodeType": "Compute", "PartitionNames": ["train"]}
+    assert gpus["MinInstanceCount"] == 2
+    assert gpus["ScheduledUpdateConfig"]["ScheduleExpression"] == "cron(0 3 ? * SUN *)"
+    assert groups["controller"]["CapacityRequirements"] == {"OnDemand": {}}
+    assert groups["controller"]["ImageId"] == "ami-0123456789abcdef0"
+    storage = json.dumps(gpus["InstanceStorageConfigs"])
+    assert "FsxLustreConfig" in storage and "FsxOpenZfsConfig" in storage
+    assert {r["Type"] for r in resources.values()} >= {
+        "AWS::Events::Rule",
+        "AWS::CloudWatch::Alarm",
+    }
+
+
+def test_every_new_key_reaches_the_data_stack(every_new_key):
+    resources = every_new_key["FmpTrainingData"]["Resources"]
+    (database,) = [r for r in resources.values() if r["Type"] == "AWS::RDS::DBCluster"]
+    properties = database["Properties"]
+    assert properties["Engine"] == "aurora-mysql"
+    assert properties["StorageEncrypted"] is True
+    assert properties["ServerlessV2ScalingConfiguration"] == {"MinCapacity": 0.5, "MaxCapacity": 2}
+    key = properties["KmsKeyId"]["Fn::GetAtt"][0]
+    assert resources[key]["Properties"]["EnableKeyRotation"] is True
+    # The database admits only the cluster's group and the rotation function's, on 3306.
+    (group_id,) = [g["Fn::GetAtt"][0] for g in properties["VpcSecurityGroupIds"]]
+    ingress = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::EC2::SecurityGroupIngress"
+        and r["Properties"]["GroupId"] == {"Fn::GetAtt": [group_id, "GroupId"]}
+    ]
+    assert sorted(r["SourceSecurityGroupId"]["Fn::GetAtt"][0] for r in ingress) == [
+        "AccountingRotationSecurityGroup779A81D7",
+        "NetworkClusterSecurityGroup6FC78C02",
+    ]
+    assert {(r["IpProtocol"], r["FromPort"], r["ToPort"]) for r in ingress} == {("tcp", 3306, 3306)}
+    # The password is generated into Secrets Manager, encrypted with the key and rotated.
+    (secret,) = [r for r in resources.values() if r["Type"] == "AWS::SecretsManager::Secret"]
+    assert secret["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
+    assert "#" in secret["Properties"]["GenerateSecretString"]["ExcludeCharacters"]
+    (rotation,) = [
+        r for r in resources.values() if r["Type"] == "AWS::SecretsManager::RotationSchedule"
+    ]
+    assert rotation["Properties"]["RotationRules"]["ScheduleExpression"] == "rate(30 days)"
+    (home,) = [
+        r
+        for r in resources.values()
+        if r["Type"] == "AWS::FSx::FileSystem" and r["Properties"]["FileSystemType"] == "OPENZFS"
+    ]
+    assert home["Properties"]["StorageCapacity"] == 128
+    assert home["Properties"]["OpenZFSConfiguration"]["ThroughputCapacity"] == 128
+    outputs = every_new_key["FmpTrainingData"]["Outputs"]
+    assert {"HomeFileSystemId", "AccountingDatabaseEndpoint", "AccountingDatabaseSecretArn"} <= set(
+        outputs
+    )
+
+
+# The stateful resources this configuration adds, pinned like the default app's (test_app):
+# renaming a construct ID would replace them.
+PINNED_WITH_EVERY_NEW_KEY = {
+    "FmpTraining": {},
+    "FmpTrainingData": {
+        "NetworkFlowLogKeyF785E5F9": "AWS::KMS::Key",
+        "NetworkFlowLogs2BEC3212": "AWS::Logs::LogGroup",
+        "FileSystemKeyA5484887": "AWS::KMS::Key",
+        "FileSystem0A147049": "AWS::FSx::FileSystem",
+        "LifecycleScriptsBucketKey51EF4DE8": "AWS::KMS::Key",
+        "LifecycleScriptsBucketC326695E": "AWS::S3::Bucket",
+        "LifecycleScriptsBucketAccessLogsA77EAF12": "AWS::S3::Bucket",
+        "LifecycleScriptsUploadLogsKey00B8A623": "AWS::KMS::Key",
+        "LifecycleScriptsUploadLogs902B8BF1": "AWS::Logs::LogGroup",
+        "HomeFileSystemKey4AF6A3B0": "AWS::KMS::Key",
+        "HomeFileSystem196045E8": "AWS::FSx::FileSystem",
+        "AccountingKey4D75B93F": "AWS::KMS::Key",
+        "AccountingDatabase4284BBE7": "AWS::RDS::DBCluster",
+        "AccountingDatabaseWriterD3BC9D19": "AWS::RDS::DBInstance",
+        "FmpTrainingDataAccountingDatabaseSecretE4AB14739e09bcd6492dc35db3cfc59c2ce86989": (
+            "AWS::SecretsManager::Secret"
+        ),
+    },
+}
+STATEFUL_TYPES = {
+    "AWS::KMS::Key",
+    "AWS::S3::Bucket",
+    "AWS::FSx::FileSystem",
+    "AWS::Logs::LogGroup",
+    "AWS::RDS::DBCluster",
+    "AWS::RDS::DBInstance",
+    "AWS::SecretsManager::Secret",
+}
+
+
+@pytest.mark.parametrize("stack", sorted(PINNED_WITH_EVERY_NEW_KEY))
+def test_the_new_stateful_resources_keep_their_logical_ids_and_are_retained(every_new_key, stack):
+    resources = every_new_key[stack]["Resources"]
+    changes = stateful_changes(PINNED_WITH_EVERY_NEW_KEY[stack], resources, STATEFUL_TYPES)
+    assert changes == [], "\n".join(changes)
+
+
+@pytest.mark.parametrize("stack", ["FmpTraining", "FmpTrainingData"])
+def test_nothing_the_new_retained_resources_need_is_deleted(every_new_key, stack):
+    assert deleted_but_needed(every_new_key[stack]["Resources"]) == set()
+
+
+def test_the_database_sits_next_to_the_cluster_in_subnets_of_two_zones(every_new_key):
+    resources = every_new_key["FmpTrainingData"]["Resources"]
+    (group,) = [r for r in resources.values() if r["Type"] == "AWS::RDS::DBSubnetGroup"]
+    subnets = [s["Ref"] for s in group["Properties"]["SubnetIds"]]
+    private = "NetworkVpcPrivateSubnet1Subnet6DD86AE6"
+    assert subnets[0] == private
+    zones = [resources[s]["Properties"].get("AvailabilityZone") for s in subnets[1:]]
+    assert zones == [{"Fn::Select": [i, {"Fn::GetAZs": ""}]} for i in (0, 1)]
+    cidrs = [resources[s]["Properties"]["CidrBlock"] for s in subnets[1:]]
+    assert cidrs == ["10.0.129.0/27", "10.0.129.32/27"]  # after the /17 and the /24
+    (writer,) = [r for r in resources.values() if r["Type"] == "AWS::RDS::DBInstance"]
+    assert writer["Properties"]["AvailabilityZone"] == {"Fn::GetAtt": [private, "AvailabilityZone"]}
+
+
+def test_managed_mode_uploads_the_node_setup():
+    stack = TrainingStack(
+        new_app(),
+        "Managed",
+        config=TrainingConfig.from_mapping(
+            {"slurm_mode": "managed", "home_file_system": {"mount_path": "/shared-home"}}
+        ),
+    )
+    assert stack.provisioning_parameters is None
+    assert stack.node_setup == {
+        "version": 1,
+        "mode": "managed",
+        "fsx_mount_path": "/fsx",
+        "home_mount_path": "/shared-home",
+    }
+
+
+def test_from_mapping_reads_the_new_keys_and_the_deprecated_partition_name():
+    config = TrainingConfig.from_mapping(EVERY_NEW_KEY["training"])
+    assert config.slurm_mode is SlurmMode.MANAGED
+    assert config.node_provisioning is NodeProvisioning.CONTINUOUS
+    assert config.home_file_system == HomeFileSystemOptions(
+        storage_capacity_gib=128, throughput_capacity_mbps=128
+    )
+    assert config.shared_users == (
+        SharedUser(name="alice", uid=2001),
+        SharedUser(name="bob", uid=2002),
+    )
+    gpus = config.instance_groups[2]
+    assert gpus.scheduled_update == ScheduledUpdate(
+        cron="cron(0 3 ? * SUN *)",
+        batch_percent=25,
+        wait_s=600,
+        rollback_alarms=("team-training-errors",),
+    )
+    assert config.instance_groups[0].capacity is Capacity.ON_DEMAND
+    workers = {"name": "w", "role": "worker", "instance_type": "ml.c5.xlarge", "instance_count": 1}
+    with pytest.warns(DeprecationWarning, match="partition_name is deprecated: use partition"):
+        old = TrainingConfig.from_mapping(
+            {"instance_groups": [CONTROLLER_ITEM, {**workers, "partition_name": "cpu"}]}
+        )
+    assert old.instance_groups[1].partition == "cpu"
+    assert TrainingConfig().slurm_mode is SlurmMode.LIFECYCLE
+
+
+CONTROLLER_ITEM = {
+    "name": "controller",
+    "role": "controller",
+    "instance_type": "ml.m5.12xlarge",
+    "instance_count": 1,
+}
+
+
+def _problems(training: dict) -> list[str]:
+    with pytest.raises(ValidationError) as error:
+        load_config({"training": training, "deploy_inference": False})
+    return list(error.value.problems)
+
+
+def test_bad_values_of_the_new_keys_are_named_by_key():
+    worker = {"name": "w", "role": "worker", "instance_type": "ml.c5.xlarge", "instance_count": 2}
+    found = _problems(
+        {
+            "slurm_mode": "automatic",
+            "node_provisioning": "eventually",
+            "slurm_config_strategy": "Replace",
+            "home_file_system": {"storage_capacity_gib": 10, "throughput_capacity_mbps": 70},
+            "shared_users": [{"name": "Root", "uid": 0}],
+            "instance_groups": [
+                CONTROLLER_ITEM,
+                {
+                    **worker,
+                    "partition": "gpu_training",
+                    "min_count": 3,
+                    "capacity": "spot",
+                    "image_id": "ami-1",
+                    "scheduled_update": {"cron": "weekly", "batch_count": 0, "wait_s": 7200},
+                },
+            ],
+        }
+    )
+    text = "\n".join(found)
+    for key in (
+        "training.slurm_mode='automatic': must be one of managed, lifecycle",
+        "training.node_provisioning='eventually': must be one of standard, continuous",
+        "training.slurm_config_strategy='Replace': not supported",
+        "training.home_file_system.storage_capacity_gib=10: must be between 64 and 524288",
+        "training.home_file_system.throughput_capacity_mbps=70: must be one of 64, 128",
+        "training.shared_users[0].name='Root'",
+        "training.shared_users[0].uid=0: must be between 1000 and 60000",
+        "training.instance_groups[1].partition='gpu_training'",
+        "training.instance_groups[1].min_count=3: must be at most the group's instance_count (2)",
+        "training.instance_groups[1].capacity='spot': HyperPod documents Spot capacity only",
+        "training.instance_groups[1].image_id='ami-1'",
+        "training.instance_groups[1].scheduled_update.cron='weekly'",
+        "training.instance_groups[1].scheduled_update.batch_count=0: below the minimum 1",
+        "training.instance_groups[1].scheduled_update.wait_s=7200: above the maximum 3600",
+    ):
+        assert key in text, key
+
+
+def test_managed_only_keys_in_lifecycle_mode_are_named_by_key():
+    found = "\n".join(
+        _problems(
+            {
+                "slurm_accounting": True,
+                "home_file_system": {},
+                "node_provisioning": "continuous",
+                "slurm_config_strategy": "Merge",
+            }
+        )
+    )
+    for key in (
+        "training.slurm_accounting=True: needs slurm_mode managed",
+        "training.home_file_system='given': needs slurm_mode managed",
+        "training.node_provisioning='continuous': needs slurm_mode managed",
+        "training.slurm_config_strategy='Merge': needs slurm_mode managed",
+    ):
+        assert key in found, key
+
+
+def test_accounting_refuses_standard_provisioning_and_a_strategy():
+    found = "\n".join(
+        _problems(
+            {"slurm_mode": "managed", "slurm_accounting": True, "node_provisioning": "standard"}
+        )
+        + _problems(
+            {"slurm_mode": "managed", "slurm_accounting": True, "slurm_config_strategy": "Merge"}
+        )
+        + _problems({"slurm_mode": "managed", "mount_path": "/fsx/"})
+    )
+    assert (
+        "training.slurm_accounting=True: an external accounting database needs continuous node "
+        "provisioning" in found
+    )
+    assert "training.slurm_config_strategy='Merge': leave it unset with continuous" in found
+    assert "training.mount_path='/fsx/': must not end with '/'" in found
+
+
+def test_the_stack_checks_the_slurm_features_before_building_anything():
+    app = new_app()
+    with pytest.raises(ValueError) as error:
+        TrainingStack(app, "Early", config=TrainingConfig(slurm_accounting=True))
+    assert "slurm_accounting=True: needs slurm_mode managed" in str(error.value)
+    assert [child.node.id for child in app.node.children] == ["Early"]
+    assert app.node.find_child("Early").node.children == []

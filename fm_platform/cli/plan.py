@@ -1,9 +1,12 @@
 """`fmp plan CATALOG`: place a model catalog on endpoints and stacks (no AWS calls).
 
 The plan file (by default next to the catalog, ``<catalog>.plan.json``) is state: commit
-it. Re-planning keeps every assignment in it and places only new models. ``--repack``
-prints which models a fresh packing would move and what it would save per hour;
-``--repack --apply`` writes that packing (moved endpoints are replaced on deploy).
+it. Re-planning keeps every model on its endpoint, recomputes copies, scale to zero and
+instance counts from the catalog, moves a model that no longer fits, and prints what
+changed. ``--repack`` shows the moves whose saving reaches ``--min-saving`` (USD a month);
+``--repack --apply`` writes them. ``--explain MODEL`` says why a model got its option.
+Every catalog field, its default and unit: README.md, "Plan hundreds of models from one
+catalog".
 """
 
 from __future__ import annotations
@@ -15,57 +18,115 @@ from typing import Any
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
 
+DEFAULT_MIN_SAVING = 100.0
+
 
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     """Register `fmp plan`."""
     parser = subparsers.add_parser(
-        "plan", parents=[common], help="plan a model catalog onto endpoints and stacks"
+        "plan",
+        parents=[common],
+        help="plan a model catalog onto endpoints and stacks",
+        description="Plan a model catalog onto SageMaker endpoints and stacks. --region picks "
+        "the on-demand prices (default: the plan file's region, else us-east-1). Every "
+        "catalog field, its default and unit: README.md, section 'Plan hundreds of models "
+        "from one catalog'.",
     )
     parser.add_argument("catalog", help="catalog file (YAML or JSON)")
     parser.add_argument(
         "--plan-file", help="plan state to keep and update (default: <catalog>.plan.json)"
     )
-    parser.add_argument("--charts", metavar="DIR", help="write spider-chart PNGs into DIR")
-    parser.add_argument("--repack", action="store_true", help="show a fresh packing's moves")
+    parser.add_argument("--explain", metavar="MODEL", help="why MODEL got its option")
+    parser.add_argument(
+        "--charts",
+        metavar="DIR",
+        help="write overview.png and spider-chart PNGs into DIR (needs the charts extra)",
+    )
+    parser.add_argument("--repack", action="store_true", help="show moves that save money")
+    parser.add_argument(
+        "--min-saving",
+        type=float,
+        default=DEFAULT_MIN_SAVING,
+        metavar="USD",
+        help=f"with --repack: the least a step must save a month (default {DEFAULT_MIN_SAVING:g})",
+    )
     parser.add_argument("--apply", action="store_true", help="with --repack: write it")
     parser.set_defaults(handler=run)
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
     from fm_platform.fleet.catalog import load_catalog
-    from fm_platform.fleet.cost import plan_cost
+    from fm_platform.fleet.changes import plan_changes
+    from fm_platform.fleet.options import family_types
     from fm_platform.fleet.plan import default_plan_file, read_plan
-    from fm_platform.fleet.planner import plan_fleet, repack_moves
-    from fm_platform.fleet.report import plan_table
-    from fm_platform.fleet.sizing import families
+    from fm_platform.fleet.planner import Planner
+    from fm_platform.fleet.report import endpoint_table, explain, model_table, summary
+    from fm_platform.hardware.prices import DEFAULT_REGION
 
+    if args.charts:
+        from fm_platform.fleet.charts import INSTALL_HINT, charts_available
+
+        if not charts_available():
+            raise CliError(f"--charts needs matplotlib: {INSTALL_HINT}")
     plan_file = Path(args.plan_file) if args.plan_file else default_plan_file(args.catalog)
     try:
-        catalog = load_catalog(args.catalog, families())
         previous = read_plan(plan_file)
-        plan = plan_fleet(catalog, previous)
+        asked = getattr(args, "region", None)
+        region = asked or (previous.region if previous else DEFAULT_REGION)
+        catalog = load_catalog(args.catalog, family_types(region))
+        planner = Planner(catalog, previous, region=region)
+        plan = planner.run()
+        if args.explain:
+            if args.explain not in plan.placements:
+                raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
+            print(explain(planner, args.explain))
+            return 0
+        changes = plan_changes(previous, plan, planner.moves) if previous else []
         if args.repack:
-            fresh = plan_fleet(catalog)
-            moves = repack_moves(plan, fresh)
-            saving = plan_cost(plan).min_hourly - plan_cost(fresh).min_hourly
-            for name, now, after in moves:
-                print(f"move {name}: {now} -> {after}")
-            print(f"repacking moves {len(moves)} models and saves ${saving:,.2f}/h at min scale")
+            from fm_platform.fleet.repack import repack
+
+            repacked, moves = repack(catalog, plan, args.min_saving)
+            for move in moves:
+                print(f"move {move.model}: {move.before} -> {move.after}")
+            saving = (
+                sum(e.expected_hourly for e in plan.endpoints.values())
+                - sum(e.expected_hourly for e in repacked.endpoints.values())
+            ) * 730
+            print(
+                f"repacking moves {len(moves)} models and saves ${saving:,.0f} a month "
+                f"(steps saving at least ${args.min_saving:,.0f} a month)"
+            )
             if not args.apply:
                 print("nothing written; add --apply to write the repacked plan")
                 return 0
-            plan = fresh
+            plan = repacked
     except ValueError as error:
         raise CliError(str(error)) from None
+    bound, note = _bound(planner) if plan is planner.plan else (None, "")
     plan.write(plan_file)
     if ctx.as_json:
         print(plan.to_json(), end="")
     else:
-        print(plan_table(plan, catalog))
+        print(model_table(plan), end="\n\n")
+        print(endpoint_table(plan), end="\n\n")
+        print("\n".join(summary(plan, bound, note)))
+        if previous is not None:
+            print("changes since the plan file:" if changes else "no changes since the plan file")
+            for line in changes:
+                print(f"  {line}")
         print(f"plan written to {plan_file}")
     if args.charts:
         from fm_platform.fleet.charts import draw_charts
 
-        written = draw_charts(plan, catalog, args.charts)
-        print(f"{len(written)} spider charts written to {args.charts}")
+        written = draw_charts(plan, args.charts)
+        print(f"{len(written)} charts (overview and spider charts) written to {args.charts}")
     return 0
+
+
+def _bound(planner: Any) -> tuple[float | None, str]:
+    from fm_platform.fleet.bound import lower_bound
+
+    try:
+        return lower_bound(planner), ""
+    except ImportError as error:
+        return None, str(error)

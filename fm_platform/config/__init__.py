@@ -14,6 +14,7 @@ Sources, one at a time:
 
 from fm_platform.config.app import AppConfig, load_config
 from fm_platform.config.inference import (
+    AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
@@ -31,6 +32,7 @@ __all__ = [
     "CONFIG_FILE_CONTEXT_KEY",
     "CONFIG_OBJECT_CONTEXT_KEY",
     "AppConfig",
+    "AsyncEndpointConfig",
     "ConfigSource",
     "InferenceComponentEndpointConfig",
     "InferenceConfig",

@@ -10,7 +10,10 @@ The defaults are the hosting guidance's examples, one per hosting option:
   isolation, data capture to an encrypted bucket, its own instances and, when the stack is
   given a VPC, its own security group;
 - a multi-model endpoint ``small-models`` serving a fleet of small models from one S3 prefix
-  on CPU instances (ml.m5.xlarge).
+  on CPU instances (ml.m5.xlarge);
+- an asynchronous endpoint ``batch-summarizer`` for nightly summarisation of long documents:
+  requests queued, results in S3, notifications on SNS, scaled on its backlog between zero
+  and two ml.g5.2xlarge instances.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fm_platform.constructs.inference.async_endpoint import AsyncEndpointOptions
+from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_endpoint import InferenceComponentEndpointOptions
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
@@ -36,18 +41,25 @@ from fm_platform.constructs.observability.endpoint_alarm import (
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
+from fm_platform.rules.asynchronous import check_unique_prefixes
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
 from fm_platform.rules.components import check_component_name_free, component_name_for
 from fm_platform.rules.inference import (
+    check_bucket_name,
     check_endpoint_names,
+    check_kms_key_arn,
     check_model_names,
     check_output_count,
 )
 from fm_platform.rules.problems import Problems
 
-#: Outputs besides the per-endpoint ones: EndpointNames, ModelArtifactsBucket, InvokeExample,
-#: NotificationTopicArn.
-FIXED_OUTPUTS = 4
+#: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample, NotificationTopicArn.
+FIXED_OUTPUTS = 3
+#: Outputs of an asynchronous endpoint besides its name: AsyncInput, AsyncOutput and
+#: AsyncFailure<Name>; with any, AsyncEndpoints lists them.
+ASYNC_OUTPUTS_PER_ENDPOINT = 3
+#: Key prefix of the asynchronous endpoints in their stack's bucket: ``async/<name>/``.
+ASYNC_PREFIX = "async"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +130,34 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
     alarms: EndpointAlarmOptions = field(default_factory=EndpointAlarmOptions)
 
 
+def _weights_gib(params_b: float) -> float:
+    """The weights of a model of ``params_b`` billion parameters in bf16 (2 bytes each)."""
+    return round(params_b * 1e9 * 2 / 2**30, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AsyncEndpointConfig(AsyncEndpointOptions):
+    """An asynchronous endpoint: the fields of :class:`AsyncEndpointOptions`, and
+
+    name: a stable logical name; construct IDs derive from it.
+    model_name: by default ``name``.
+    s3_prefix: by default ``async/<name>`` in the stack's asynchronous-inference bucket.
+    """
+
+    name: str
+    model_name: str | None = None  # type: ignore[assignment]
+    s3_prefix: str | None = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.model_name is None:
+            object.__setattr__(self, "model_name", self.name)
+
+    @property
+    def prefix(self) -> str:
+        """``s3_prefix``, by default ``async/<name>``."""
+        return self.s3_prefix or f"{ASYNC_PREFIX}/{self.name}"
+
+
 def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
     return {
         "OPTION_ROLLING_BATCH": rolling_batch,
@@ -138,7 +178,10 @@ DEFAULT_IC_ENDPOINTS = (
                 accelerators=1,
                 cpu_cores=4,
                 min_memory_mib=32768,
-                container=ModelContainer(environment=_lmi_environment(1, "vllm")),
+                # Llama 2 7B: 6.74B parameters.
+                container=ModelContainer(
+                    environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(6.74)
+                ),
                 scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10.0),
             ),
             InferenceComponentModelConfig(
@@ -146,7 +189,10 @@ DEFAULT_IC_ENDPOINTS = (
                 accelerators=2,
                 cpu_cores=8,
                 min_memory_mib=65536,
-                container=ModelContainer(environment=_lmi_environment(2, "vllm")),
+                # Llama 2 13B: 13.0B parameters.
+                container=ModelContainer(
+                    environment=_lmi_environment(2, "vllm"), model_size_gib=_weights_gib(13.0)
+                ),
                 scaling=ComponentScaling(min_copies=1, max_copies=2, target_value=5.0),
             ),
             InferenceComponentModelConfig(
@@ -154,7 +200,10 @@ DEFAULT_IC_ENDPOINTS = (
                 accelerators=1,
                 cpu_cores=2,
                 min_memory_mib=16384,
-                container=ModelContainer(environment=_lmi_environment(1, "disable")),
+                # FLAN-T5-XL: 2.85B parameters.
+                container=ModelContainer(
+                    environment=_lmi_environment(1, "disable"), model_size_gib=_weights_gib(2.85)
+                ),
                 scaling=ComponentScaling(min_copies=0, max_copies=2, target_value=10.0),
             ),
         ),
@@ -165,7 +214,10 @@ DEFAULT_SINGLE_MODEL_ENDPOINTS = (
     SingleModelEndpointConfig(
         name="summarizer",
         instance_type="ml.g5.2xlarge",
-        container=ModelContainer(environment=_lmi_environment(1, "vllm")),
+        # A Llama 3.1 8B summariser: 8.03B parameters.
+        container=ModelContainer(
+            environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(8.03)
+        ),
         scaling=InstanceScaling(
             min_instances=1, max_instances=2, target_invocations_per_instance=20
         ),
@@ -184,6 +236,19 @@ DEFAULT_MULTI_MODEL_ENDPOINTS = (
     ),
 )
 
+DEFAULT_ASYNC_ENDPOINTS = (
+    AsyncEndpointConfig(
+        name="batch-summarizer",
+        instance_type="ml.g5.2xlarge",
+        # The summariser's model (8.03B parameters) for nightly batches.
+        container=ModelContainer(
+            environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(8.03)
+        ),
+        scaling=AsyncScaling(min_instances=0, max_instances=2, target_backlog_per_instance=5),
+        max_concurrent_invocations_per_instance=4,
+    ),
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class InferenceConfig:
@@ -193,11 +258,22 @@ class InferenceConfig:
         ml.g5.12xlarge endpoint with a 7B, a 13B and a scale-to-zero FLAN-T5-XL model.
     single_model_endpoints: by default the isolated ``summarizer``.
     multi_model_endpoints: by default ``small-models`` on ml.m5.xlarge.
+    artifacts_bucket_name: an existing bucket the models read their artifacts from; by
+        default a bucket is created in the artifacts stack (``<stack name>Artifacts``),
+        which deploys before the endpoints.
+    artifacts_key_arn: the KMS key of that existing bucket's objects, so that the
+        execution roles may decrypt them; by default none (SSE-S3 or a bucket key the
+        roles can already use).
+    async_endpoints: asynchronous endpoints; by default ``batch-summarizer`` on 0-2
+        ml.g5.2xlarge.
     """
 
     ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = DEFAULT_IC_ENDPOINTS
     single_model_endpoints: tuple[SingleModelEndpointConfig, ...] = DEFAULT_SINGLE_MODEL_ENDPOINTS
     multi_model_endpoints: tuple[MultiModelEndpointConfig, ...] = DEFAULT_MULTI_MODEL_ENDPOINTS
+    artifacts_bucket_name: str | None = None
+    artifacts_key_arn: str | None = None
+    async_endpoints: tuple[AsyncEndpointConfig, ...] = DEFAULT_ASYNC_ENDPOINTS
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
@@ -213,14 +289,27 @@ class InferenceConfig:
     @property
     def endpoint_names(self) -> tuple[str, ...]:
         """Every endpoint's logical name."""
-        groups = (self.ic_endpoints, self.single_model_endpoints, self.multi_model_endpoints)
+        groups = (
+            self.ic_endpoints,
+            self.single_model_endpoints,
+            self.multi_model_endpoints,
+            self.async_endpoints,
+        )
         return tuple(item.name for group in groups for item in group)
 
     @property
     def output_count(self) -> int:
         """How many stack outputs this config produces (one per endpoint, one more per
-        Inference Components endpoint, plus three)."""
-        return FIXED_OUTPUTS + len(self.endpoint_names) + len(self.ic_endpoints)
+        Inference Components endpoint, three more per asynchronous endpoint and one for
+        them all, plus two)."""
+        asynchronous = len(self.async_endpoints)
+        return (
+            FIXED_OUTPUTS
+            + len(self.endpoint_names)
+            + len(self.ic_endpoints)
+            + ASYNC_OUTPUTS_PER_ENDPOINT * asynchronous
+            + (1 if asynchronous else 0)
+        )
 
     def validate(self, into: Problems | None = None) -> None:
         """Raise one ``ValueError`` for bad or clashing names and too many endpoints for
@@ -233,9 +322,23 @@ class InferenceConfig:
                 "ic_endpoints": [e.name for e in self.ic_endpoints],
                 "single_model_endpoints": [e.name for e in self.single_model_endpoints],
                 "multi_model_endpoints": [e.name for e in self.multi_model_endpoints],
+                "async_endpoints": [e.name for e in self.async_endpoints],
             },
         )
+        check_unique_prefixes(
+            problems,
+            "async_endpoints",
+            [(e.prefix if e.name else None) for e in self.async_endpoints],
+        )
         check_output_count(problems, len(self.endpoint_names), self.output_count)
+        check_bucket_name(problems, "artifacts_bucket_name", self.artifacts_bucket_name)
+        check_kms_key_arn(problems, "artifacts_key_arn", self.artifacts_key_arn)
+        if self.artifacts_key_arn is not None and self.artifacts_bucket_name is None:
+            problems.add(
+                "artifacts_key_arn",
+                self.artifacts_key_arn,
+                "applies only with artifacts_bucket_name (the created bucket's key is known)",
+            )
         check_model_names(
             problems,
             [
@@ -300,6 +403,10 @@ class InferenceConfig:
             view = problems.scoped(where, about=f"endpoint {item.name!r}")
             item.check(view)
             _check_alarms(view.scoped("alarms."), item)
+        for index, queued in enumerate(self.async_endpoints):
+            queued.check(
+                problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
+            )
 
 
 def _check_alarms(problems: Problems, item: object) -> None:

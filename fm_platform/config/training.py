@@ -1,5 +1,6 @@
 """The training side of the app's configuration: the options of the network, the file
-system, the cluster and its lifecycle scripts, in one flat set of keys."""
+system, the cluster and its lifecycle scripts, in one flat set of keys, and the optional
+home file system and Slurm accounting database."""
 
 from __future__ import annotations
 
@@ -10,11 +11,19 @@ from typing import Any
 from fm_platform.constructs.observability.training_alarms import TrainingAlarmOptions
 from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.constructs.training.filesystem import SharedFileSystemOptions
+from fm_platform.constructs.training.home_filesystem import HomeFileSystemOptions
 from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
 from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
 from fm_platform.constructs.training.lifecycle import LifecycleScriptsOptions
 from fm_platform.constructs.training.network import ClusterNetworkOptions
 from fm_platform.mapping import read
+from fm_platform.rules.cluster import (
+    check_managed_mount_path,
+    check_needs_continuous,
+    check_needs_managed,
+    check_slurm_config_strategy,
+    continuous_provisioning,
+)
 from fm_platform.rules.network import check_subnet_capacity
 from fm_platform.rules.problems import Problems
 
@@ -32,7 +41,7 @@ DEFAULT_INSTANCE_GROUPS = (
         role=NodeRole.WORKER,
         instance_type="ml.trn1.32xlarge",
         instance_count=4,
-        partition_name="dev",
+        partition="dev",
     ),
 )
 
@@ -51,16 +60,27 @@ class TrainingConfig(
     :class:`SharedFileSystemOptions` (``storage_capacity_gib``,
     ``per_unit_storage_throughput_mbps``, ``mount_path``, ``removal_policy``),
     :class:`HyperPodClusterOptions` (``instance_groups``, ``cluster_name``,
-    ``node_recovery``, ``tags``), :class:`LifecycleScriptsOptions` (``assets_path``,
-    ``prefix``) and :class:`TrainingAlarmOptions` (``fsx_free_capacity_percent``,
-    ``lifecycle_error_alarm``, ``cluster_events``), except:
+    ``node_recovery``, ``tags``, ``slurm_mode``, ``slurm_config_strategy``,
+    ``node_provisioning``), :class:`LifecycleScriptsOptions` (``assets_path``,
+    ``prefix``, ``shared_users``) and :class:`TrainingAlarmOptions`
+    (``fsx_free_capacity_percent``, ``lifecycle_error_alarm``, ``cluster_events``),
+    except:
 
     instance_groups: by default a controller group "controller" (one ml.m5.12xlarge) and a
         worker group "workers" (four ml.trn1.32xlarge, partition "dev").
+    slurm_accounting: add an Aurora MySQL Serverless v2 database for Slurm accounting to
+        the data stack and connect the cluster's slurmdbd to it (managed Slurm mode; turns
+        continuous provisioning on). By default false: HyperPod keeps accounting in a
+        database on the controller node.
+    home_file_system: an FSx for OpenZFS file system (:class:`HomeFileSystemOptions`) in
+        the data stack that HyperPod mounts on every node for the users' homes (managed
+        Slurm mode); by default none.
     lifecycle_assets_path: deprecated: use ``assets_path``.
     """
 
     instance_groups: tuple[InstanceGroup, ...] = DEFAULT_INSTANCE_GROUPS
+    slurm_accounting: bool = False
+    home_file_system: HomeFileSystemOptions | None = None
     lifecycle_assets_path: str | None = field(default=None, metadata=DEPRECATED)
 
     def __post_init__(self) -> None:
@@ -94,3 +114,39 @@ class TrainingConfig(
             )
         LifecycleScriptsOptions.check(self, problems)
         TrainingAlarmOptions.check(self, problems)
+        self.check_slurm_features(problems)
+
+    def check_slurm_features(self, problems: Problems) -> None:
+        """What the data stack adds for the cluster, against the cluster's Slurm mode and
+        provisioning; the file systems' mount paths where HyperPod mounts them."""
+        mode = getattr(self.slurm_mode, "value", None)
+        provisioning = getattr(self.node_provisioning, "value", None)
+        check_needs_continuous(
+            problems,
+            "slurm_accounting",
+            self.slurm_accounting,
+            what="an external accounting database",
+            slurm_mode=mode,
+            provisioning=provisioning,
+        )
+        check_slurm_config_strategy(
+            problems,
+            "slurm_config_strategy",
+            self.slurm_config_strategy,
+            slurm_mode=mode,
+            continuous=continuous_provisioning(
+                provisioning,
+                accounting=bool(self.slurm_accounting),
+                min_counts=any(g.min_count is not None for g in self.instance_groups or () if g),
+            ),
+        )
+        check_needs_managed(
+            problems,
+            "home_file_system",
+            "given" if self.home_file_system is not None else None,
+            slurm_mode=mode,
+        )
+        if self.home_file_system is not None:
+            self.home_file_system.check(problems, "home_file_system.")
+        if self.managed:
+            check_managed_mount_path(problems, "mount_path", self.mount_path)

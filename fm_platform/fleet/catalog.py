@@ -1,21 +1,10 @@
 """The model catalog: what a platform team knows about each model it hosts.
 
-A catalog is YAML or JSON::
-
-    name: fleet                 # stack name prefix; by default "fleet"
-    models:
-      - name: llama-3-8b-chat
-        params_b: 8.03          # billions of parameters (or memory_gib instead)
-        dtype: bf16             # fp32, fp16, bf16, fp8, int8, int4; by default bf16
-        framework: lmi          # container family; by default lmi
-        peak_rpm: 120           # requests per minute at peak; by default 60
-        active_hours: 10        # hours a day with traffic; by default 24
-        latency_p50_ms: 800     # or latency_class: strict | standard | relaxed
-        cold_start_tolerant: false
-        isolation: shared       # or dedicated, with isolation_reason
-        instance_family: g5     # optional preference
-        tenant: acme            # optional
-        group: chat-pool        # optional: models sharing a group share an endpoint
+A catalog is YAML or JSON with ``name`` (stack name prefix, by default ``fleet``), ``models``
+(a list), optional ``weights`` (the fitness priorities of every model) and ``tenants``
+(``{tenant: {weights: {...}}}``, the priorities of a tenant's models). README.md, section
+"Plan hundreds of models from one catalog", documents every field with its default and
+unit; :class:`ModelEntry` lists them.
 
 Every problem is collected and reported at once, each under its path, e.g.
 ``models[12].params_b=-1: must be > 0``.
@@ -25,148 +14,282 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from fm_platform.fleet.architectures import known_architectures
+from fm_platform.fleet.kinds import BATCH, KINDS
 from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
 
 #: Bytes per parameter of each weight dtype.
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
-LATENCY_CLASSES = ("strict", "standard", "relaxed")
+#: ``batch``: callers do not wait for the answer (an asynchronous endpoint may host it).
+LATENCY_CLASSES = ("strict", "standard", "relaxed", BATCH)
 ISOLATION = ("shared", "dedicated")
-#: A p50 objective at or under this many milliseconds is a strict latency objective.
-STRICT_P50_MS = 250
-#: At or under this many active hours a day a model counts as idle most of the day.
-IDLE_HOURS = 4.0
+#: What a model does; generative tasks decode token by token (memory-bandwidth-bound).
+TASKS = ("text-generation", "embedding", "classification")
+GENERATIVE_TASKS = ("text-generation",)
+#: The five fitness axes (see :mod:`fm_platform.fleet.fitness`), the keys of ``weights``.
+AXES = ("model_size", "latency", "isolation", "cost", "scalability")
 #: Model names also name inference components and (prefixed) endpoints: keep room.
 MAX_NAME_LENGTH = 48
+#: The keys that size a model (one of them is required).
+_SIZE_KEYS = frozenset({"architecture", "params_b", "memory_gib"})
 
 
 @dataclass(frozen=True, kw_only=True)
 class ModelEntry:
-    """One model of the catalog (see the module docstring for the file format).
+    """One model of the catalog. Every field but ``name`` is optional.
 
-    rpm_per_copy: requests per minute one copy serves at the latency objective; by
-        default 60. The copy maximum is ``ceil(peak_rpm / rpm_per_copy)``.
+    Size: ``architecture`` (a built-in name, see
+    :func:`fm_platform.fleet.architectures.known_architectures`) or ``params_b`` (billions
+    of parameters) with ``layers``, ``attention_heads``, ``kv_heads``, ``head_dim`` for the
+    KV cache; ``memory_gib`` replaces the computed accelerator memory of one copy.
+    Traffic: ``peak_rpm`` (requests per minute at peak; by default 60), ``active_hours``
+    (hours a day with traffic; by default 24). Throughput: ``rpm_per_copy`` (a measured
+    override), or ``benchmark_file`` (an FMBench results CSV, relative to the catalog) with
+    ``benchmark_experiment``; otherwise the shipped profiles or an estimate. Requests:
+    ``prompt_tokens``, ``output_tokens``, ``context_tokens``, ``concurrency`` (defaults by
+    task and latency class), ``payload_mb`` (the largest request body in MB; by default
+    small, within any kind's limit). Objective: ``latency_p50_ms`` or ``latency_class``
+    (``batch``: callers do not wait, an asynchronous endpoint may host the model).
+    Placement: ``isolation`` (+ ``isolation_reason``), ``cold_start_tolerant`` (unset:
+    decided by the model's cost and latency priorities), ``instance_family``, ``group``,
+    ``tenant``, ``weights``. Hardware: ``dtype`` (by default bf16), ``allow_fp16`` (may run
+    as fp16 on GPUs without bf16; by default false), ``neuron_compiled`` (may run on
+    Inferentia/Trainium; by default false), ``framework`` (by default lmi), ``task``.
     """
 
     name: str
+    architecture: str | None = None
     params_b: float | None = None
     memory_gib: float | None = None
+    layers: int | None = None
+    attention_heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    task: str | None = None
     dtype: str = "bf16"
+    allow_fp16: bool = False
+    neuron_compiled: bool = False
     framework: str = "lmi"
-    peak_rpm: float = 60.0
-    rpm_per_copy: float = 60.0
+    peak_rpm: float | None = None
     active_hours: float = 24.0
-    latency_p50_ms: int | None = None
+    rpm_per_copy: float | None = None
+    benchmark_file: str | None = None
+    benchmark_experiment: str | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    context_tokens: int | None = None
+    concurrency: int | None = None
+    payload_mb: float | None = None
+    latency_p50_ms: float | None = None
     latency_class: str = "standard"
-    cold_start_tolerant: bool = False
+    cold_start_tolerant: bool | None = None
     isolation: str = "shared"
     isolation_reason: str | None = None
     instance_family: str | None = None
     tenant: str | None = None
     group: str | None = None
-
-    @property
-    def strict_latency(self) -> bool:
-        """A strict objective: ``latency_class: strict`` or a p50 of at most 250 ms."""
-        if self.latency_p50_ms is not None:
-            return self.latency_p50_ms <= STRICT_P50_MS
-        return self.latency_class == "strict"
-
-    @property
-    def idle_most_of_day(self) -> bool:
-        """Active at most 4 hours a day."""
-        return self.active_hours <= IDLE_HOURS
-
-    @property
-    def dedicated(self) -> bool:
-        """Needs its own endpoint: dedicated isolation or a strict latency objective."""
-        return self.isolation == "dedicated" or self.strict_latency
-
-    def fingerprint(self) -> dict[str, Any]:
-        """The fields that decide placement; a committed plan records them."""
-        return {
-            "params_b": self.params_b,
-            "memory_gib": self.memory_gib,
-            "dtype": self.dtype,
-            "framework": self.framework,
-            "dedicated": self.dedicated,
-            "instance_family": self.instance_family,
-            "group": self.group,
-        }
+    weights: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """A validated catalog: its ``name`` (stack prefix) and ``models`` in file order."""
+    """A validated catalog: its ``name`` (stack prefix), ``models`` in file order, the
+    fitness ``weights`` of the catalog and per tenant, and ``base_dir`` (where relative
+    ``benchmark_file`` paths start)."""
 
     name: str
     models: tuple[ModelEntry, ...]
+    weights: Mapping[str, float] = field(default_factory=dict)
+    tenant_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    base_dir: Path = Path(".")
 
 
 @dataclass(frozen=True, kw_only=True)
 class _CatalogFile:
     models: list
     name: str = "fleet"
+    weights: dict | None = None
+    tenants: dict | None = None
 
 
-def _check_model(problems: Problems, where: str, m: ModelEntry, families: set[str]) -> None:
-    path = where.rstrip(".")
-    if shape_rule("EndpointName").problem(m.name) is not None or len(m.name) > MAX_NAME_LENGTH:
+def _check_weights(problems: Problems, path: str, weights: Any) -> None:
+    if weights is None:
+        return
+    if not isinstance(weights, Mapping):
+        problems.add(path, weights, "must be a mapping of " + ", ".join(AXES) + " to numbers")
+        return
+    for axis, value in weights.items():
+        if axis not in AXES:
+            problems.check_choice(f"{path}.{axis}", axis, AXES)
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            problems.add(f"{path}.{axis}", value, "must be a number >= 0")
+
+
+def _check_model(
+    problems: Problems,
+    path: str,
+    m: ModelEntry,
+    families: set[str],
+    bad: frozenset[str] = frozenset(),
+) -> None:
+    """Every problem of ``m`` under ``path``. ``bad``: the keys the entry gave with a value
+    of the wrong type (already reported; their defaults stand in), which the checks that
+    combine keys leave alone rather than report a second, consequent problem."""
+    if m.name is not None and (
+        shape_rule("EndpointName").problem(m.name) is not None or len(m.name) > MAX_NAME_LENGTH
+    ):
         problems.add(
             f"{path}.name",
             m.name,
             f"must be 1-{MAX_NAME_LENGTH} letters, digits and single hyphens, starting and "
             "ending with a letter or digit",
         )
-    if (m.params_b is None) == (m.memory_gib is None):
-        problems.add(path, m.name, "give exactly one of params_b or memory_gib")
-    for key in ("params_b", "memory_gib", "rpm_per_copy"):
+    if m.architecture is not None:
+        problems.check_choice(f"{path}.architecture", m.architecture, known_architectures())
+    elif m.params_b is None and m.memory_gib is None and not bad & _SIZE_KEYS:
+        problems.add(path, m.name, "give architecture, params_b or memory_gib")
+    positive = (
+        "params_b",
+        "memory_gib",
+        "rpm_per_copy",
+        "layers",
+        "attention_heads",
+        "kv_heads",
+        "head_dim",
+        "prompt_tokens",
+        "context_tokens",
+        "concurrency",
+        "payload_mb",
+        "latency_p50_ms",
+    )
+    for key in positive:
         value = getattr(m, key)
         if value is not None and value <= 0:
             problems.add(f"{path}.{key}", value, "must be > 0")
-    if m.peak_rpm < 0:
-        problems.add(f"{path}.peak_rpm", m.peak_rpm, "must be >= 0")
+    for key in ("peak_rpm", "output_tokens"):
+        value = getattr(m, key)
+        if value is not None and value < 0:
+            problems.add(f"{path}.{key}", value, "must be >= 0")
     if not 0 <= m.active_hours <= 24:
         problems.add(f"{path}.active_hours", m.active_hours, "must be between 0 and 24")
-    if m.latency_p50_ms is not None and m.latency_p50_ms <= 0:
-        problems.add(f"{path}.latency_p50_ms", m.latency_p50_ms, "must be > 0")
+    if m.kv_heads and m.attention_heads and m.attention_heads % m.kv_heads:
+        problems.add(
+            f"{path}.kv_heads", m.kv_heads, f"must divide attention_heads ({m.attention_heads})"
+        )
     problems.check_choice(f"{path}.dtype", m.dtype, DTYPE_BYTES)
     problems.check_choice(f"{path}.latency_class", m.latency_class, LATENCY_CLASSES)
+    if m.payload_mb is not None and m.payload_mb > 0 and "latency_class" not in bad:
+        _check_payload(problems, f"{path}.payload_mb", m.payload_mb, m.latency_class == BATCH)
     problems.check_choice(f"{path}.isolation", m.isolation, ISOLATION)
-    if m.isolation == "dedicated" and not m.isolation_reason:
+    if m.task is not None:
+        problems.check_choice(f"{path}.task", m.task, TASKS)
+    if m.isolation == "dedicated" and not m.isolation_reason and "isolation_reason" not in bad:
         problems.add(f"{path}.isolation_reason", None, "say why the model needs its own endpoint")
     if m.instance_family is not None and m.instance_family not in families:
         problems.check_choice(f"{path}.instance_family", m.instance_family, sorted(families))
-    if m.group is not None and m.dedicated:
-        why = "isolation: dedicated" if m.isolation == "dedicated" else "a strict latency objective"
+    if m.group is not None and m.isolation == "dedicated":
         problems.add(
             f"{path}.group",
             m.group,
-            f"conflicts with {why}, which needs the model's own endpoint; drop one of them",
+            "conflicts with isolation: dedicated, which needs the model's own endpoint; "
+            "drop one of them",
         )
+    if (
+        m.benchmark_experiment is not None
+        and m.benchmark_file is None
+        and "benchmark_file" not in bad
+    ):
+        problems.add(f"{path}.benchmark_experiment", m.benchmark_experiment, "needs benchmark_file")
+    _check_weights(problems, f"{path}.weights", m.weights)
+
+
+def _check_payload(problems: Problems, field: str, payload_mb: float, batch: bool) -> None:
+    """A request body some kind takes for a model of that latency class."""
+    if any(k.refuses(batch, payload_mb) is None for k in KINDS.values()):
+        return
+    limits = {k.max_payload_mb for k in KINDS.values() if not k.batch_only}
+    largest = max(k.max_payload_mb for k in KINDS.values())
+    allowed = f"at most {largest:g} MB"
+    if not batch and payload_mb <= largest:
+        allowed = (
+            f"a real-time request body is at most {max(limits):g} MB; larger ones need an "
+            f"asynchronous endpoint: set latency_class: {BATCH} (up to {largest:g} MB)"
+        )
+    problems.add(field, payload_mb, allowed)
+
+
+def _json_types() -> dict[str, tuple[type, ...]]:
+    """The JSON types each :class:`ModelEntry` field takes (None where optional)."""
+    kinds: dict[str, tuple[type, ...]] = {}
+    for f in fields(ModelEntry):
+        hint = str(f.type)
+        accepted: tuple[type, ...] = (str,) if hint.startswith("str") else ()
+        if hint.startswith("float"):
+            accepted = (int, float)
+        elif hint.startswith("int"):
+            accepted = (int,)
+        elif hint.startswith("bool"):
+            accepted = (bool,)
+        elif hint.startswith("dict"):
+            accepted = (dict,)
+        kinds[f.name] = accepted + ((type(None),) if "None" in hint else ())
+    return kinds
+
+
+_JSON_TYPES = _json_types()
+
+
+def _plain_values(data: Any) -> dict[str, Any] | None:
+    """``data`` when it is a mapping of known fields with values of their JSON types (the
+    common case, checked fast), else None: then :func:`dataclass_values` reports what is
+    wrong."""
+    if not isinstance(data, Mapping) or "name" not in data:
+        return None
+    for key, value in data.items():
+        accepted = _JSON_TYPES.get(key)
+        if accepted is None or not isinstance(value, accepted):
+            return None
+        if isinstance(value, bool) and bool not in accepted:
+            return None
+    return dict(data)
 
 
 def _model(families: set[str]):
+    """The builder of one catalog item: a well-formed item (the common case) is built
+    directly; any other mapping is built from its readable keys, its misspelled keys and
+    wrongly typed values reported, and checked all the same (the catalog is then refused,
+    with every problem of every item)."""
+
     def build(problems: Problems, where: str, data: Any) -> ModelEntry | None:
-        before = len(problems.messages)
-        values = dataclass_values(problems, where, data, ModelEntry)
-        if len(problems.messages) > before or "name" not in values:
+        path = where.rstrip(".")
+        values = _plain_values(data)
+        if values is not None:
+            model = ModelEntry(**values)
+            _check_model(problems, path, model, families)
+            return model
+        if not isinstance(data, Mapping):
+            dataclass_values(problems, where, data, ModelEntry)
             return None
-        model = ModelEntry(**values)
-        _check_model(problems, where, model, families)
+        # weights are checked axis by axis below, as for a well-formed item
+        rest = {k: v for k, v in data.items() if k != "weights"}
+        values = dataclass_values(problems, where, rest, ModelEntry)
+        bad = frozenset(k for k in rest if k in _JSON_TYPES and k not in values)
+        model = ModelEntry(**{"name": None, **values, "weights": data.get("weights")})
+        _check_model(problems, path, model, families, bad)
         return model
 
     return build
 
 
-def catalog_from_data(data: Any, families: set[str]) -> Catalog:
+def catalog_from_data(data: Any, families: set[str], base_dir: Path = Path(".")) -> Catalog:
     """A :class:`Catalog` from parsed YAML/JSON; ``families`` are the instance families a
     model may prefer. Raises one ``ValueError`` listing every problem."""
     problems = Problems("catalog")
@@ -176,8 +299,23 @@ def catalog_from_data(data: Any, families: set[str]) -> Catalog:
     if isinstance(name, str) and shape_rule("EndpointName").problem(name) is not None:
         problems.add("name", name, "must be letters, digits and single hyphens")
     problems.check_unique("models[].name", (m.name for m in models))
+    _check_weights(problems, "weights", top.get("weights"))
+    tenants = top.get("tenants") or {}
+    tenant_weights = {}
+    for tenant, settings in tenants.items():
+        if not isinstance(settings, Mapping) or set(settings) - {"weights"}:
+            problems.add(f"tenants.{tenant}", settings, "must be a mapping with one key: weights")
+            continue
+        _check_weights(problems, f"tenants.{tenant}.weights", settings.get("weights"))
+        tenant_weights[tenant] = dict(settings.get("weights") or {})
     problems.raise_if_any()
-    return Catalog(name=name, models=models)
+    return Catalog(
+        name=name,
+        models=models,
+        weights=dict(top.get("weights") or {}),
+        tenant_weights=tenant_weights,
+        base_dir=base_dir,
+    )
 
 
 def load_catalog(path: str | Path, families: set[str]) -> Catalog:
@@ -195,4 +333,4 @@ def load_catalog(path: str | Path, families: set[str]) -> Catalog:
         ) from None
     if not isinstance(data, Mapping):
         raise ValueError(f"catalog {path}: must be a mapping with a 'models' list")
-    return catalog_from_data(data, families)
+    return catalog_from_data(data, families, path.parent)

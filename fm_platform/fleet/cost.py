@@ -1,76 +1,98 @@
-"""What a plan costs per hour, against one dedicated endpoint per model.
+"""What a plan costs: per endpoint and per model, at minimum, expected and maximum scale.
 
-Hourly cost = instances x on-demand price of their type (``fm_platform/hardware/
-instance_prices.json``). At minimum scale every endpoint runs its minimum instances (an
-Inference Components endpoint whose models all scale to zero runs none); at maximum scale
-its maximum. The dedicated layout puts each model alone on the cheapest type one copy
-fits, one instance at minimum and one per peak copy at maximum.
+Hourly cost = instances x the on-demand price of their type in the plan's region. At
+minimum scale every endpoint runs its minimum instances (an Inference Components endpoint
+whose models all scale to zero runs none); at maximum its maximum. Expected: each model is
+at its peak copies during its active hours and at its minimum copies otherwise, so an
+endpoint is expected to run
+
+    E = min + w x (max - min),  w = sum(a_m x D_m) / sum(D_m)
+
+instances, where a_m = active_hours / 24 and D_m is what model m adds between minimum and
+maximum scale: (max - min copies) x accelerators per copy on Inference Components, the
+instances its peak traffic keeps busy on a multi-model endpoint (one model: w = a; an
+asynchronous endpoint runs no instance at minimum, so its expected cost is a x its
+instances at peak). The
+endpoint's expected cost is split among its models: the minimum by their minimum copies'
+accelerators (multi-model: memory), the rest by a_m x D_m. A month is 730 hours (the AWS
+pricing calculator's). The same E is what :mod:`fm_platform.fleet.bound` bounds.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
 from dataclasses import dataclass
 
-from fm_platform.fleet.catalog import Catalog
-from fm_platform.fleet.fitness import max_copies
-from fm_platform.fleet.plan import Plan
-from fm_platform.fleet.planner import IC
-from fm_platform.fleet.sizing import candidates, copy_memory_gib, copy_shape
-from fm_platform.hardware.instances import instance_spec
+from fm_platform.fleet.endpoints import load
+from fm_platform.fleet.kinds import IC, MULTI
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.hardware.prices import hourly_prices
+
+HOURS_PER_MONTH = 730
 
 
 @dataclass(frozen=True)
 class Cost:
-    """Instance counts and USD per hour at minimum and maximum scale."""
+    """Instance counts and USD per hour at minimum, expected and maximum scale."""
 
     min_instances: int
     max_instances: int
+    expected_instances: float
     min_hourly: float
+    expected_hourly: float
     max_hourly: float
+
+    @property
+    def expected_monthly(self) -> float:
+        return self.expected_hourly * HOURS_PER_MONTH
+
+
+def _increments(e: EndpointPlan, ps: list[Placement]) -> tuple[list[float], list[float]]:
+    """Per model: what it adds between minimum and maximum scale, and its minimum share."""
+    if e.kind == IC:
+        return (
+            [(p.max_copies - p.min_copies) * p.accelerators for p in ps],
+            [float(p.min_copies * p.accelerators) for p in ps],
+        )
+    if e.kind == MULTI:
+        return [load(p) for p in ps], [float(p.memory_mib) for p in ps]
+    # one copy per instance (single-model, asynchronous)
+    return [float(p.max_copies - p.min_copies) for p in ps], [float(p.min_copies) for p in ps]
+
+
+def price_endpoint(e: EndpointPlan, ps: list[Placement], price: float) -> None:
+    """Set the endpoint's and its models' hourly costs (module docstring)."""
+    adds, bases = _increments(e, ps)
+    total_add = sum(adds)
+    weighted = sum(p.active_hours / 24 * d for p, d in zip(ps, adds, strict=True))
+    w = weighted / total_add if total_add else 0.0
+    expected = e.min_instances + w * (e.max_instances - e.min_instances)
+    e.min_hourly = round(e.min_instances * price, 4)
+    e.max_hourly = round(e.max_instances * price, 4)
+    e.expected_hourly = round(expected * price, 4)
+    base_total = sum(bases)
+    extra = (expected - e.min_instances) * price
+    for p, d, b in zip(ps, adds, bases, strict=True):
+        share = e.min_hourly * (b / base_total if base_total else 1 / len(ps))
+        add = extra * (p.active_hours / 24 * d / weighted) if weighted else 0.0
+        p.expected_hourly = round(share + add, 4)
+
+
+def price_plan(plan: Plan) -> None:
+    """Price every endpoint and model of ``plan`` in its region."""
+    prices = hourly_prices(plan.region)
+    for e in plan.endpoints.values():
+        price_endpoint(e, [plan.placements[m] for m in e.models], prices[e.instance_type])
 
 
 def plan_cost(plan: Plan) -> Cost:
-    """The plan's instances and hourly cost."""
-    prices = hourly_prices()
+    """The plan's instances and hourly cost (endpoints priced by :func:`price_plan`)."""
+    prices = hourly_prices(plan.region)
     endpoints = plan.endpoints.values()
     return Cost(
         sum(e.min_instances for e in endpoints),
         sum(e.max_instances for e in endpoints),
-        sum(e.min_instances * prices[e.instance_type] for e in endpoints),
-        sum(e.max_instances * prices[e.instance_type] for e in endpoints),
-    )
-
-
-def dedicated_cost(catalog: Catalog) -> Cost:
-    """One single-model endpoint per model on the cheapest type a copy fits."""
-    prices = hourly_prices()
-    low = high = 0.0
-    peak = 0
-    for model in catalog.models:
-        gib = copy_memory_gib(model)
-        spec = next(s for s in candidates(model) if copy_shape(gib, s) is not None)
-        low += prices[spec.instance_type]
-        high += prices[spec.instance_type] * max_copies(model)
-        peak += max_copies(model)
-    return Cost(len(catalog.models), peak, low, high)
-
-
-def lower_bound(plan: Plan) -> int:
-    """Fewest instances the minimum copies could need: per Inference Components instance
-    type, accelerators demanded over accelerators per instance, rounded up; other
-    endpoints count their minimum instances."""
-    demand: dict[str, int] = defaultdict(int)
-    other = 0
-    for endpoint in plan.endpoints.values():
-        if endpoint.kind != IC:
-            other += endpoint.min_instances
-            continue
-        for name in endpoint.models:
-            p = plan.placements[name]
-            demand[endpoint.instance_type] += p.accelerators * p.min_copies
-    return other + sum(
-        math.ceil(acc / instance_spec(t).accelerator_count) for t, acc in demand.items()
+        sum(e.expected_hourly / prices[e.instance_type] for e in endpoints),
+        sum(e.min_hourly for e in endpoints),
+        sum(e.expected_hourly for e in endpoints),
+        sum(e.max_hourly for e in endpoints),
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fm_platform.fleet.sizing import CopyShape
+from fm_platform.fleet.options import Shape
 from fm_platform.hardware.instances import InstanceSpec
 
 
@@ -24,7 +24,7 @@ def capacity(spec: InstanceSpec) -> tuple[float, float, float]:
     return (float(spec.accelerator_count), float(spec.memory_mib), float(spec.vcpus))
 
 
-def instances_needed(copies: Iterable[tuple[CopyShape, int]], spec: InstanceSpec) -> int:
+def instances_needed(copies: Iterable[tuple[Shape, int]], spec: InstanceSpec) -> int:
     """How many ``spec`` instances hold ``count`` copies of each shape (FFD, dominant share)."""
     cap = capacity(spec)
     items = []
@@ -33,13 +33,22 @@ def instances_needed(copies: Iterable[tuple[CopyShape, int]], spec: InstanceSpec
         share = max(v / c for v, c in zip(vector, cap, strict=True) if c)
         items.extend([(share, vector)] * count)
     items.sort(key=lambda item: -item[0])
+    # An instance without room for the smallest copy's accelerators takes no more copies:
+    # it leaves the list searched, which keeps the search short for accelerated copies.
+    least = min((v[0] for _, v in items), default=0.0)
+    opened = 0
     free: list[list[float]] = []
     for _, vector in items:
-        for room in free:
+        for index, room in enumerate(free):
             if all(v <= r + 1e-9 for v, r in zip(vector, room, strict=True)):
                 for i, v in enumerate(vector):
                     room[i] -= v
+                if least > 0 and room[0] < least - 1e-9:
+                    del free[index]
                 break
         else:
-            free.append([c - v for c, v in zip(cap, vector, strict=True)])
-    return len(free)
+            opened += 1
+            room = [c - v for c, v in zip(cap, vector, strict=True)]
+            if not (least > 0 and room[0] < least - 1e-9):
+                free.append(room)
+    return opened

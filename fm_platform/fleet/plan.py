@@ -1,35 +1,83 @@
-"""A fleet plan: which endpoint and stack each model is on. The plan is state: committed
-as JSON, it pins every assignment for the next re-plan."""
+"""A fleet plan: which endpoint and stack each model is on, and what that costs.
+
+The plan is state: committed as JSON, it pins every assignment (model -> endpoint ->
+stack) for the next re-plan. Everything else in it (copies, shapes, instance counts,
+scaling targets, reasons, costs) is derived from the catalog on every run and written so
+that a reviewer sees it and the next run can say what changed.
+
+JSON (version 2)::
+
+    {"version": 2, "catalog": NAME, "region": REGION,
+     "endpoints": [{"name", "kind", "instance_type", "stack", "group", "models",
+                    "min_instances", "max_instances", "scaling_target",
+                    "min_hourly", "expected_hourly", "max_hourly"}],
+     "placements": [{"name", "endpoint", "accelerators", "memory_mib", "cpu_cores",
+                     "min_copies", "max_copies", "peak_rpm", "active_hours",
+                     "rpm_per_copy", "throughput",
+                     "throughput_detail", "concurrency", "latency_ms", "defaults",
+                     "reason", "scale_to_zero", "scores", "expected_hourly"}]}
+
+``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
+live in the shared fields (``scaling_target`` counts what the kind's scaling policy
+tracks), so a new kind adds no new field. Version 1 plans (assignments only) are read too.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-PLAN_VERSION = 1
-KINDS = ("inference-components", "single-model", "multi-model")
+PLAN_VERSION = 2
+
+
+def default_plan_file(catalog: str | Path) -> Path:
+    """``<catalog>.plan.json`` next to the catalog."""
+    path = Path(catalog)
+    return path.with_name(path.stem + ".plan.json")
 
 
 @dataclass
 class Placement:
-    """One model on its endpoint; per copy: accelerators, host memory, CPU cores."""
+    """One model on its endpoint.
+
+    Per copy: ``accelerators``, host ``memory_mib``, ``cpu_cores``; copies between
+    ``min_copies`` and ``max_copies`` for ``peak_rpm`` over ``active_hours`` a day;
+    ``rpm_per_copy`` sustained at the latency objective
+    (also the per-copy scaling target of an Inference Components model) with ``throughput``
+    saying where it comes from (catalog, benchmark, measured, estimated, default);
+    ``defaults`` the inputs that came from defaults; ``reason`` why the model has its kind;
+    ``expected_hourly`` its share of its endpoint's expected cost (USD per hour).
+    """
 
     name: str
     endpoint: str
-    accelerators: int
-    memory_mib: int
-    cpu_cores: float
-    min_copies: int
-    max_copies: int
-    fingerprint: dict[str, Any]
+    accelerators: int = 0
+    memory_mib: int = 0
+    cpu_cores: float = 0.0
+    min_copies: int = 1
+    max_copies: int = 1
+    peak_rpm: float = 0.0
+    active_hours: float = 24.0
+    rpm_per_copy: float = 0.0
+    throughput: str = ""
+    throughput_detail: str = ""
+    concurrency: int = 1
+    latency_ms: float | None = None
+    defaults: list[str] = field(default_factory=list)
+    reason: str = ""
+    scale_to_zero: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+    expected_hourly: float = 0.0
 
 
 @dataclass
 class EndpointPlan:
-    """One endpoint: its kind (:data:`KINDS`), type, stack, models (in placement order),
-    the group its models came from and its instance counts at minimum/maximum scale."""
+    """One endpoint: its kind, type, stack, models (in placement order), the group its
+    models came from, instance counts at minimum/maximum scale, the scaling target of an
+    instance-scaled endpoint (None for Inference Components, which scale per copy) and its
+    cost in USD per hour at minimum, expected and maximum scale."""
 
     name: str
     kind: str
@@ -39,13 +87,18 @@ class EndpointPlan:
     models: list[str] = field(default_factory=list)
     min_instances: int = 1
     max_instances: int = 1
+    scaling_target: float | None = None
+    min_hourly: float = 0.0
+    expected_hourly: float = 0.0
+    max_hourly: float = 0.0
 
 
 @dataclass
 class Plan:
-    """Endpoints and placements, both in creation order."""
+    """Endpoints and placements, both in creation order, for one catalog and region."""
 
     catalog: str
+    region: str = "us-east-1"
     endpoints: dict[str, EndpointPlan] = field(default_factory=dict)
     placements: dict[str, Placement] = field(default_factory=dict)
 
@@ -61,6 +114,7 @@ class Plan:
         data = {
             "version": PLAN_VERSION,
             "catalog": self.catalog,
+            "region": self.region,
             "endpoints": [asdict(e) for e in self.endpoints.values()],
             "placements": [asdict(p) for p in self.placements.values()],
         }
@@ -70,16 +124,38 @@ class Plan:
         Path(path).write_text(self.to_json())
 
 
+def _known(cls: type, record: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in record.items() if k in names}
+
+
+def _version_1_group(e: EndpointPlan) -> str:
+    """A version 1 endpoint's group in version 2 terms (version 1 grouped shared models
+    by size class, version 2 by instance type; forced groups are the same)."""
+    if e.group.startswith("group:"):
+        return e.group
+    if e.kind == "multi-model":
+        return f"{e.group}:{e.instance_type}"
+    if e.kind == "single-model":
+        return "dedicated"
+    return e.instance_type
+
+
 def plan_from_json(text: str, source: str = "plan") -> Plan:
-    """A plan from :meth:`Plan.to_json` output; a clear ``ValueError`` when it is not one."""
+    """A plan from :meth:`Plan.to_json` output (or a version 1 plan's assignments); a clear
+    ``ValueError`` when it is not one."""
     try:
         data = json.loads(text)
-        if data.get("version") != PLAN_VERSION:
-            raise ValueError(f"version must be {PLAN_VERSION}")
-        endpoints = [EndpointPlan(**e) for e in data["endpoints"]]
-        placements = [Placement(**p) for p in data["placements"]]
+        if data.get("version") not in (1, PLAN_VERSION):
+            raise ValueError(f"version must be 1 or {PLAN_VERSION}")
+        endpoints = [EndpointPlan(**_known(EndpointPlan, e)) for e in data["endpoints"]]
+        if data["version"] == 1:
+            for e in endpoints:
+                e.group = _version_1_group(e)
+        placements = [Placement(**_known(Placement, p)) for p in data["placements"]]
         return Plan(
             catalog=data["catalog"],
+            region=data.get("region", "us-east-1"),
             endpoints={e.name: e for e in endpoints},
             placements={p.name: p for p in placements},
         )
@@ -96,9 +172,3 @@ def read_plan(path: str | Path) -> Plan | None:
     if not path.exists():
         return None
     return plan_from_json(path.read_text(), str(path))
-
-
-def default_plan_file(catalog: str) -> Path:
-    """Where the plan of the catalog at ``catalog`` is kept: ``<catalog>.plan.json``."""
-    path = Path(catalog)
-    return path.with_name(path.stem + ".plan.json")

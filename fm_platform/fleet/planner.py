@@ -1,52 +1,50 @@
-"""Place every model of a catalog on an endpoint, the way the hosting guidance groups them.
+"""Place every model of a catalog on an endpoint.
 
-1. Models needing their own endpoint (``isolation: dedicated`` or a strict latency
-   objective) get a single-model endpoint on the cheapest type one copy fits.
-2. Small (copy under 4 GiB, about 1B parameters in bf16), cold-start-tolerant models
-   without a preferred accelerator family go on multi-model endpoints on the cheapest CPU
-   type, one endpoint per framework and size band (largest at most 4x the smallest). A band
-   of one model is hosted like the rest instead.
-3. The rest share Inference Components endpoints, grouped by forced ``group``, else by
-   accelerator family preference and size class (copy up to 22 GiB: one 24 GiB device;
-   up to 90 GiB; larger). A group's instance type is the one with the lowest estimated
-   cost (instances = the larger of accelerators and host memory demanded over one
-   instance's, times the hourly price); its models fill endpoints of up to
-   ``max_models_per_endpoint`` each, and each endpoint's instance counts at minimum and
-   maximum scale come from :mod:`fm_platform.fleet.packing`.
+Per model: its needs (:mod:`fm_platform.fleet.sizing`), every option per kind, type and
+tensor-parallel degree (:mod:`fm_platform.fleet.options`), and the hosting decision its
+fitness scores and priorities drive (:mod:`fm_platform.fleet.fitness`). Then:
 
-Stability: given the previous plan, every model still in the catalog keeps its endpoint
-and every endpoint its stack. Removed models leave their endpoint (an emptied endpoint
-goes away); new models join an existing endpoint of their group when it and its stack
-have room, else open new endpoints, which go to the first stack with room, else a new
-stack. ``repack=True`` ignores the previous plan (see :func:`repack_moves`).
+- single-model and asynchronous: one endpoint per model on its cheapest type;
+- Inference Components: models share endpoints of their cheapest type (or of their
+  ``group``), up to ``max_models_per_endpoint`` each;
+- multi-model: models of one framework share endpoints of their cheapest type, sizes at
+  most 4x apart;
+
+and every endpoint gets its instance counts and scaling target
+(:mod:`fm_platform.fleet.endpoints`), its stack and its cost (:mod:`fm_platform.fleet.cost`).
+
+Stability: given the previous plan, every model still in the catalog stays on its endpoint
+and every endpoint in its stack, but the model's copies, shape, scale to zero and its
+endpoint's instance counts are recomputed from the current catalog. A model that can no
+longer stay (its endpoint's type cannot run it any more, its kind is now excluded, its
+group changed) moves, and :attr:`Planner.moves` says why. Removed models leave their
+endpoint (an emptied endpoint goes away); new models join an endpoint of their group with
+room, else open one, in the first stack with room, else a new stack.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import operator
 from collections import defaultdict
 from dataclasses import dataclass
 
-from fm_platform.fleet.catalog import Catalog, ModelEntry
-from fm_platform.fleet.fitness import max_copies, min_copies
-from fm_platform.fleet.packing import instances_needed
+from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
+from fm_platform.fleet.cost import price_plan
+from fm_platform.fleet.endpoints import SIZERS
+from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
+from fm_platform.fleet.hardware import family
+from fm_platform.fleet.kinds import ASYNC, IC, KINDS, MULTI, VOLUME_KEY_RESOURCES, min_copies
+from fm_platform.fleet.options import Assessment, Option, assess
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
-from fm_platform.fleet.sizing import (
-    CopyShape,
-    candidates,
-    copy_memory_gib,
-    copy_shape,
-    family,
-    largest_memory,
-)
-from fm_platform.hardware.instances import InstanceSpec, instance_spec
-from fm_platform.hardware.prices import hourly_prices
+from fm_platform.fleet.sizing import Needs, resolve
+from fm_platform.hardware.instances import instance_spec
+from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
 from fm_platform.rules.problems import Problems
 
-IC, SINGLE, MULTI = "inference-components", "single-model", "multi-model"
-MME_MAX_GIB = 4.0
+#: Models of one multi-model endpoint are at most this many times apart in memory.
 MME_BAND = 4.0
-SIZE_CLASSES = ((22.0, "small"), (90.0, "medium"), (math.inf, "large"))
 
 
 @dataclass(frozen=True)
@@ -55,11 +53,12 @@ class Limits:
 
     max_models_per_endpoint: by default 40. stack_resources: the resource budget a stack
     is filled to, by default 400 of CloudFormation's 500 (room for the constructs to grow);
-    stack_outputs: by default 180 of 200. The estimates per item (measured on the
-    constructs, each with its alarm): stack base 9 (artifacts bucket with its key and
-    access logs, notification topic with its key and policy, dashboard), Inference
-    Components endpoint 5, model 5 (3 with fixed copies, 7 when it scales to zero),
-    single-model endpoint 8, multi-model endpoint 9.
+    stack_outputs: by default 180 of 200. Resources per endpoint and model (and per
+    stack, for what a kind's endpoints share) are the kinds' estimates
+    (:data:`fm_platform.fleet.kinds.KINDS`, each with its alarm, plus a volume key per
+    endpoint on an EBS-backed type); a stack's own base is 9 resources (artifacts bucket
+    with its key and access logs, notification topic with its key and policy, dashboard)
+    and 4 outputs.
     """
 
     max_models_per_endpoint: int = 40
@@ -68,141 +67,534 @@ class Limits:
 
 
 STACK_BASE, STACK_BASE_OUTPUTS = 9, 4
-_ENDPOINT_RESOURCES = {IC: 5, SINGLE: 8, MULTI: 9}
 
 
-def _model_resources(placement: Placement) -> int:
-    """Model and component, with scaling its target and policy, scaling to zero its step
-    policy and alarm, and the model's own alarm (see ``stacks/fleet.py``: one copy at most
-    and at least means no scaling)."""
-    if placement.min_copies == 0:
-        return 7
-    if placement.min_copies == 1 and placement.max_copies == 1:
-        return 3
-    return 5
+@dataclass(frozen=True)
+class Assessed:
+    """One model's needs, options and decision (None when nothing can host it)."""
+
+    needs: Needs
+    assessment: Assessment
+    decision: Decision | None
 
 
-class _Planner:
-    def __init__(self, catalog: Catalog, previous: Plan | None, limits: Limits) -> None:
+def _bands(sizes: list[float]) -> list[list[int]]:
+    """Indices of ascending ``sizes`` split where a size exceeds :data:`MME_BAND` x the
+    band's smallest."""
+    bands: list[list[int]] = []
+    for i, size in enumerate(sizes):
+        if bands and size <= MME_BAND * sizes[bands[-1][0]]:
+            bands[-1].append(i)
+        else:
+            bands.append([i])
+    return bands
+
+
+def _multi_model_cost(group: list[tuple[Option, float, int]]) -> float:
+    """Expected USD per hour of one multi-model endpoint of ``group`` (option, active hours,
+    number of such models), as :mod:`fm_platform.fleet.endpoints` sizes it and
+    :mod:`fm_platform.fleet.cost` prices it."""
+    first = group[0][0]
+    memory = sum(o.copy_gib * n for o, _, n in group)
+    low = max(1, math.ceil(memory / first.usable_gib - 1e-9))
+    busy = sum(o.load * n for o, _, n in group)
+    high = max(low, math.ceil(busy - 1e-9))
+    active = sum(o.load * n * h / 24 for o, h, n in group)
+    return (low + (active / busy if busy else 0.0) * (high - low)) * first.price
+
+
+_KEY_FIELDS = operator.attrgetter(
+    *(
+        f.name
+        for f in dataclasses.fields(ModelEntry)
+        if f.name not in ("name", "tenant", "group", "weights")
+    )
+)
+
+
+def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
+    """Everything but the name that decides a model's options and kind."""
+    tenant = catalog.tenant_weights.get(model.tenant) if model.tenant is not None else None
+    own = tuple(sorted(model.weights.items())) if model.weights else ()
+    extra = tuple(sorted(tenant.items())) if tenant else ()
+    return (*_KEY_FIELDS(model), model.tenant is not None, model.group is not None, extra, own)
+
+
+def _model_resources(p: Placement, kind: str) -> int:
+    k = KINDS[kind]
+    return k.model_resources_zero if p.min_copies == 0 else k.model_resources
+
+
+class Planner:
+    """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
+    keeping ``previous``'s assignments; models to place get their option from ``forced``
+    when it names them (a repacking's moves). After :meth:`run`: ``assessed`` (per model)
+    and ``moves`` (model -> why it left its endpoint)."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        previous: Plan | None = None,
+        *,
+        region: str | None = None,
+        limits: Limits = Limits(),
+        forced: dict[str, Option] | None = None,
+    ) -> None:
+        self.forced = forced or {}
         self.catalog = catalog
+        self.previous = previous
+        self.region = region or (previous.region if previous else DEFAULT_REGION)
         self.limits = limits
         self.models = {m.name: m for m in catalog.models}
         self.index = {m.name: i for i, m in enumerate(catalog.models)}
-        self.prices = hourly_prices()
-        self.plan = Plan(catalog=catalog.name)
-        if previous is not None:
-            self.plan.endpoints = {
-                n: EndpointPlan(**{**e.__dict__, "models": list(e.models)})
-                for n, e in previous.endpoints.items()
-            }
-            self.plan.placements = dict(previous.placements)
+        self.assessed: dict[str, Assessed] = {}
+        self.moves: dict[str, str] = {}
+        self.plan = Plan(catalog=catalog.name, region=self.region)
         self.usage: dict[str, list[int]] = defaultdict(lambda: [STACK_BASE, STACK_BASE_OUTPUTS])
+        self.stack_kinds: dict[str, set[str]] = defaultdict(set)
+        self.counters: dict[str, int] = defaultdict(int)
+        self.ranges: dict[str, tuple[int, int, int]] = {}
+        self.templates: dict[tuple[int, int, str], Placement] = {}
 
-    # -- checks -----------------------------------------------------------------------------
+    # -- per model --------------------------------------------------------------------------
 
-    def check(self, previous: Plan | None) -> None:
+    def assess_all(self) -> None:
+        cache: dict[tuple, Assessed] = {}
         problems = Problems("fleet plan")
         for model in self.catalog.models:
-            if not any(copy_shape(copy_memory_gib(model), s) for s in candidates(model)):
-                biggest, gib = largest_memory()
-                where = f"models[{self.index[model.name]}]"
-                field = "memory_gib" if model.memory_gib is not None else "params_b"
-                value = getattr(model, field)
-                need = copy_memory_gib(model)
-                scope = (
-                    f"instance family {model.instance_family}"
-                    if model.instance_family
-                    else f"any priced type (largest: {biggest}, {gib:.0f} GiB)"
-                )
-                problems.add(
-                    f"{where}.{field}",
-                    value,
-                    f"one copy needs {need:.1f} GiB of accelerator memory (weights + KV cache "
-                    f"and runtime overhead), more than one instance of {scope} has",
-                )
-        if previous is not None:
-            if previous.catalog != self.catalog.name:
-                problems.add(
-                    "plan.catalog",
-                    previous.catalog,
-                    f"the plan file is for catalog {previous.catalog!r}, not {self.catalog.name!r}",
-                )
-            for name, placement in previous.placements.items():
-                kept = self.models.get(name)
-                if kept is None:
+            key = _model_key(model, self.catalog)
+            known = cache.get(key)
+            if known is None:
+                try:
+                    needs = resolve(model, self.catalog)
+                    assessment = assess(dataclasses.replace(needs, name=""), self.region)
+                except ValueError as error:
+                    problems.add(f"models[{self.index[model.name]}]", model.name, str(error))
                     continue
-                now = kept.fingerprint()
-                for key, was in placement.fingerprint.items():
-                    if now.get(key) != was:
-                        problems.add(
-                            f"models[{self.index[name]}].{key}",
-                            now.get(key),
-                            f"changed since the plan file (was {was!r}), which placed "
-                            f"{name} on {placement.endpoint}; rename the model to deploy it "
-                            "anew, or re-plan with --repack",
-                        )
+                known = Assessed(needs, assessment, decide(model, self.catalog, assessment))
+                cache[key] = known
+            self.assessed[model.name] = known
+            if known.decision is None:
+                problems.add(f"models[{self.index[model.name]}]", model.name, self._why_none(known))
+        if self.previous is not None and self.previous.catalog != self.catalog.name:
+            problems.add(
+                "plan.catalog",
+                self.previous.catalog,
+                f"the plan file is for catalog {self.previous.catalog!r}, "
+                f"not {self.catalog.name!r}",
+            )
         problems.raise_if_any()
 
-    # -- placement --------------------------------------------------------------------------
-
-    def placement(self, model: ModelEntry, endpoint: str, shape: CopyShape) -> Placement:
-        return Placement(
-            name=model.name,
-            endpoint=endpoint,
-            accelerators=shape.accelerators,
-            memory_mib=shape.memory_mib,
-            cpu_cores=shape.cpu_cores,
-            min_copies=min_copies(model),
-            max_copies=max_copies(model),
-            fingerprint=model.fingerprint(),
+    def _why_none(self, known: Assessed) -> str:
+        if known.assessment.options:
+            kinds = ", ".join(sorted(known.assessment.options))
+            return (
+                f"only {kinds} could host it, and the catalog rules that out (isolation: "
+                "dedicated needs a single-model endpoint, a group an Inference Components one)"
+            )
+        reasons: dict[str, list[str]] = defaultdict(list)
+        for name, why in known.assessment.rejected.items():
+            reasons[why.split(";")[0] if "GiB" not in why else "memory"].append(name)
+        rejected = known.assessment.rejected
+        relevant = [t for t, why in rejected.items() if not why.startswith("not the preferred")]
+        largest = max(
+            relevant or rejected, key=lambda t: instance_spec(t).accelerator_memory_mib_total
+        )
+        return (
+            f"no instance type in {self.region} can host it ({len(known.assessment.rejected)} "
+            f"rejected); the largest, {largest}: {known.assessment.rejected[largest]}"
         )
 
-    def cheapest(self, models: list[ModelEntry], specs: list[InstanceSpec]) -> InstanceSpec:
-        """The type of ``specs`` every model fits with the lowest estimated cost."""
-        best: tuple[float, int, InstanceSpec] | None = None
-        for rank, spec in enumerate(specs):
-            shapes = [
-                shape for m in models if (shape := copy_shape(copy_memory_gib(m), spec)) is not None
-            ]
-            if len(shapes) < len(models):
-                continue
-            copies = [max(1, min_copies(m)) for m in models]
-            acc = sum(s.accelerators * c for s, c in zip(shapes, copies, strict=True))
-            mem = sum(s.memory_mib * c for s, c in zip(shapes, copies, strict=True))
-            count = max(
-                math.ceil(acc / spec.accelerator_count) if spec.accelerator_count else 0,
-                math.ceil(mem / spec.memory_mib),
-                1,
+    def placement(self, name: str, endpoint: str, option: Option, why: str = "") -> Placement:
+        known = self.assessed[name]
+        key = (id(known), id(option), why)
+        template = self.templates.get(key)
+        if template is None:
+            template = self._template(known, option, why)
+            self.templates[key] = template
+        placement = object.__new__(Placement)  # a shallow copy: dataclasses.replace is slow
+        placement.__dict__.update(template.__dict__, name=name, endpoint=endpoint)
+        return placement
+
+    def _template(self, known: Assessed, option: Option, why: str) -> Placement:
+        """A placement of ``option`` for models assessed as ``known`` (name and endpoint
+        are filled in per model; models alike share the lists and dicts, read only)."""
+        decision = known.decision
+        assert decision is not None
+        kind = option.kind
+        reason = decision.reason
+        if why:
+            reason = f"{reason}; {why}"
+        elif kind != decision.option.kind or option.instance_type != decision.option.instance_type:
+            reason = (
+                f"kept on its endpoint ({kind}, {option.instance_type}); now the best is "
+                f"{decision.option.kind} on {decision.option.instance_type} because {reason} "
+                "(--repack to review)"
             )
-            cost = (count * self.prices[spec.instance_type], rank)
-            if best is None or cost < best[:2]:
-                best = (*cost, spec)
-        assert best is not None, "check() reports models that fit no type"
-        return best[2]
+        perf = option.perf
+        return Placement(
+            name="",
+            endpoint="",
+            accelerators=option.shape.accelerators,
+            memory_mib=option.shape.memory_mib,
+            cpu_cores=option.shape.cpu_cores,
+            min_copies=min_copies(kind, decision.to_zero),
+            max_copies=option.max_copies,
+            peak_rpm=known.needs.peak_rpm,
+            active_hours=known.needs.active_hours,
+            rpm_per_copy=round(perf.rpm, 3),
+            throughput=perf.source,
+            throughput_detail=perf.detail,
+            concurrency=perf.concurrency,
+            latency_ms=round(perf.latency_ms, 1) if perf.latency_ms is not None else None,
+            defaults=list(known.needs.defaults),
+            reason=reason,
+            scale_to_zero=QUEUED_ZERO_REASON
+            if KINDS[kind].queued
+            else decision.scale_to_zero_reason
+            if kind == IC
+            else "",
+            scores=dict(zip(AXES, decision.scores.values(), strict=True)),
+        )
+
+    # -- stability --------------------------------------------------------------------------
+
+    def _group_key(self, model: ModelEntry, option: Option) -> str:
+        if option.kind == IC:
+            return f"group:{model.group}" if model.group else option.instance_type
+        if option.kind == MULTI:
+            return f"mme:{model.framework}:{option.instance_type}"
+        return "dedicated"  # an endpoint of its own (single-model, asynchronous)
+
+    def stay_option(self, model: ModelEntry, endpoint: EndpointPlan) -> tuple[Option | None, str]:
+        """The option that keeps ``model`` on ``endpoint``, or None and why it must move."""
+        known = self.assessed[model.name]
+        decision = known.decision
+        assert decision is not None
+        excluded = {
+            c.kind: c.why_not
+            for c in decision.candidates
+            if c.why_not
+            and c.why_not != "lower utility"
+            and not c.why_not.startswith("no instance type fits")
+        }
+        if endpoint.kind in excluded:
+            return None, f"{endpoint.kind} no longer allowed: {excluded[endpoint.kind]}"
+        options = [
+            o
+            for o in known.assessment.options.get(endpoint.kind, [])
+            if o.instance_type == endpoint.instance_type
+        ]
+        if not options:
+            if endpoint.instance_type not in hourly_prices(self.region):
+                return None, f"{endpoint.instance_type} has no price in {self.region}"
+            why = known.assessment.rejected.get(endpoint.instance_type, "its needs changed")
+            return None, f"{endpoint.instance_type} can no longer run it: {why}"
+        option = options[0]
+        if self._group_key(model, option) != endpoint.group:
+            return None, f"its group changed (endpoint group {endpoint.group})"
+        return option, ""
+
+    def keep_previous(self) -> list[str]:
+        """Keep the previous plan's assignments that still hold; returns the models to place."""
+        assert self.previous is not None
+        for e in self.previous.endpoints.values():
+            self.plan.endpoints[e.name] = EndpointPlan(
+                name=e.name,
+                kind=e.kind,
+                instance_type=e.instance_type,
+                stack=e.stack,
+                group=e.group,
+            )
+            stem = e.name.rsplit("-", 1)[0]
+            number = e.name.rsplit("-", 1)[-1]
+            if number.isdigit():
+                self.counters[stem] = max(self.counters[stem], int(number))
+        for name, old in self.previous.placements.items():
+            model = self.models.get(name)
+            endpoint = self.plan.endpoints.get(old.endpoint)
+            if model is None or endpoint is None:
+                continue
+            option, why = self.stay_option(model, endpoint)
+            if option is None:
+                self.moves[name] = why
+                continue
+            placement = self.placement(name, endpoint.name, option)
+            decision = self.assessed[name].decision
+            if decision is not None and old.reason.startswith(decision.reason):
+                placement.reason = old.reason  # the same decision, placed as explained then
+            self.plan.placements[name] = placement
+            endpoint.models.append(name)
+        for name in [n for n, e in self.plan.endpoints.items() if not e.models]:
+            del self.plan.endpoints[name]
+        for e in self.plan.endpoints.values():
+            self.charge(e.stack, e)
+        return [m.name for m in self.catalog.models if m.name not in self.plan.placements]
+
+    # -- new models -------------------------------------------------------------------------
 
     def new_endpoint(self, kind: str, group: str, instance_type: str, stem: str) -> EndpointPlan:
-        number = 1
-        while f"{stem}-{number:03d}" in self.plan.endpoints:
-            number += 1
-        name = stem if kind == SINGLE else f"{stem}-{number:03d}"
+        if not KINDS[kind].shared:
+            name = stem
+        else:
+            self.counters[stem] += 1
+            name = f"{stem}-{self.counters[stem]:03d}"
         endpoint = EndpointPlan(
             name=name, kind=kind, instance_type=instance_type, stack="", group=group
         )
         self.plan.endpoints[name] = endpoint
         return endpoint
 
-    def add(self, endpoint: EndpointPlan, model: ModelEntry, shape: CopyShape) -> None:
-        placement = self.placement(model, endpoint.name, shape)
-        self.plan.placements[model.name] = placement
-        endpoint.models.append(model.name)
-        if endpoint.stack:
-            self.usage[endpoint.stack][0] += _model_resources(placement)
+    def endpoint_resources(self, e: EndpointPlan, stack: str) -> tuple[int, int]:
+        """Resources and outputs ``e`` adds to ``stack``: its kind's per endpoint, its
+        models', the volume key of an EBS-backed type, and its kind's shared resources
+        when ``stack`` holds none of that kind yet."""
+        kind = KINDS[e.kind]
+        models = sum(_model_resources(self.plan.placements[m], e.kind) for m in e.models)
+        resources = kind.endpoint_resources + models
+        if not instance_spec(e.instance_type).local_nvme:
+            resources += VOLUME_KEY_RESOURCES
+        outputs = kind.endpoint_outputs
+        if e.kind not in self.stack_kinds[stack]:
+            resources += kind.stack_resources
+            outputs += kind.stack_outputs
+        return resources, outputs
 
-    def endpoint_cost(self, endpoint: EndpointPlan) -> tuple[int, int]:
-        resources = _ENDPOINT_RESOURCES[endpoint.kind]
-        if endpoint.kind == IC:
-            resources += sum(_model_resources(self.plan.placements[m]) for m in endpoint.models)
-        return resources, 2 if endpoint.kind == IC else 1
+    def charge(self, stack: str, e: EndpointPlan) -> None:
+        """Add ``e`` to ``stack``'s budget."""
+        resources, outputs = self.endpoint_resources(e, stack)
+        self.usage[stack][0] += resources
+        self.usage[stack][1] += outputs
+        self.stack_kinds[stack].add(e.kind)
+
+    def full(self, e: EndpointPlan) -> bool:
+        """An endpoint of a kind that limits its models holds the most it may."""
+        limited = KINDS[e.kind].limit_models
+        return limited and len(e.models) >= self.limits.max_models_per_endpoint
+
+    def room(self, e: EndpointPlan, p: Placement) -> bool:
+        if self.full(e):
+            return False
+        if e.stack and self.usage[e.stack][0] + _model_resources(p, e.kind) > (
+            self.limits.stack_resources
+        ):
+            return False
+        if e.kind == MULTI:
+            low, high = self.memory_range(e)
+            return max(high, p.memory_mib) <= MME_BAND * min(low, p.memory_mib)
+        return True
+
+    def memory_range(self, e: EndpointPlan) -> tuple[int, int]:
+        """The smallest and largest model memory (MiB) on a multi-model endpoint."""
+        known = self.ranges.get(e.name)
+        if known is None or known[2] != len(e.models):
+            sizes = [self.plan.placements[m].memory_mib for m in e.models]
+            known = (min(sizes), max(sizes), len(e.models))
+            self.ranges[e.name] = known
+        return known[0], known[1]
+
+    def multi_model_types(self, names: list[str]) -> dict[str, Option]:
+        """One instance type per framework for new multi-model models: the type all of
+        them can use whose endpoint (every model's memory at minimum, their traffic at
+        maximum) costs least; their options on it, by model."""
+        by_framework: dict[str, list[str]] = defaultdict(list)
+        for name in names:
+            decision = self.assessed[name].decision
+            if decision is not None and decision.option.kind == MULTI:
+                by_framework[self.models[name].framework].append(name)
+        chosen: dict[str, Option] = {}
+        for members in by_framework.values():
+            # models with the same options and hours are one class, counted
+            classes: dict[tuple[int, float], list[str]] = defaultdict(list)
+            for n in members:
+                known = self.assessed[n]
+                classes[(id(known.assessment), known.needs.active_hours)].append(n)
+            options = {
+                key: {o.instance_type: o for o in self.assessed[ns[0]].assessment.options[MULTI]}
+                for key, ns in classes.items()
+            }
+            common = set.intersection(*(set(o) for o in options.values()))
+            best: tuple[float, str] | None = None
+            for t in sorted(common):
+                ranked = sorted(classes, key=lambda k: options[k][t].copy_gib)  # noqa: B023
+                total = 0.0
+                for band in _bands([options[k][t].copy_gib for k in ranked]):
+                    total += _multi_model_cost(
+                        [
+                            (options[ranked[i]][t], ranked[i][1], len(classes[ranked[i]]))
+                            for i in band
+                        ]
+                    )
+                cost = (total, t)
+                best = cost if best is None or cost < best else best
+            if best is not None:
+                for key, ns in classes.items():
+                    chosen.update((n, options[key][best[1]]) for n in ns)
+        return chosen
+
+    def consolidate(self, names: list[str]) -> dict[str, tuple[Option, str]]:
+        """Inference Components types that would not fill two instances at peak waste the
+        unused part of their instances: move such models, one at a time, to another of
+        their options where the fleet's expected cost (instances rounded up per type) drops
+        most, while any move lowers it; a batch model's options include its asynchronous
+        endpoint (its instances alone, none while idle). Returns the moved models' options
+        and why."""
+        members: dict[str, dict[str, Option]] = defaultdict(dict)
+        for name in names:
+            decision = self.assessed[name].decision
+            if decision is not None and decision.option.kind == IC and not self.models[name].group:
+                members[decision.option.instance_type][name] = decision.option
+
+        def cost(t: str, group: dict[str, Option]) -> float:
+            if not group:
+                return 0.0
+            spec = instance_spec(t)
+            low = high = weighted = 0.0
+            for name, o in group.items():
+                minimum = 0 if self.assessed[name].decision.to_zero else 1  # type: ignore[union-attr]
+                low += minimum * o.shape.accelerators
+                high += o.max_copies * o.shape.accelerators
+                weighted += (
+                    (o.max_copies - minimum)
+                    * o.shape.accelerators
+                    * (self.assessed[name].needs.active_hours / 24)
+                )
+            count = spec.accelerator_count
+            w = weighted / (high - low) if high > low else 0.0
+            lo, hi = math.ceil(low / count - 1e-9), math.ceil(high / count - 1e-9)
+            return next(iter(group.values())).price * (lo + w * (hi - lo))
+
+        def alternatives(name: str, t: str) -> dict[str, Option]:
+            found: dict[str, Option] = {}
+            for alt in self.assessed[name].assessment.options[IC][:8]:
+                if alt.instance_type != t:
+                    found.setdefault(alt.instance_type, alt)
+            return found
+
+        # A batch model's asynchronous option and its expected cost, where the decision
+        # allowed that kind.
+        queues = {
+            name: (c.option, c.expected_hourly)
+            for t, group in members.items()
+            for name in group
+            for c in self.assessed[name].decision.candidates  # type: ignore[union-attr]
+            if c.kind == ASYNC and c.option is not None and c.why_not in (None, "lower utility")
+        }
+        moved: dict[str, tuple[Option, str]] = {}
+        for _ in range(4 * len(names)):
+            best: tuple[float, str, str, dict[str, Option]] | None = None
+            for t, group in members.items():
+                demand = sum(o.max_copies * o.shape.accelerators for o in group.values())
+                if not group or demand >= 2 * instance_spec(t).accelerator_count:
+                    continue
+                before_t = cost(t, group)
+                for n in (n for n in group if n in queues):
+                    option, hourly = queues[n]
+                    rest = {m: o for m, o in group.items() if m != n}
+                    delta = cost(t, rest) + hourly - before_t
+                    if delta < -1e-6 and (best is None or (delta, 1) < (best[0], len(best[3]))):
+                        best = (delta, t, ASYNC, {n: option})
+                alts = {name: alternatives(name, t) for name in group}
+                # one model, or every model that can, to each other type
+                for target_type in {tt for a in alts.values() for tt in a}:
+                    target = members.get(target_type, {})
+                    movers = [{n: alts[n][target_type]} for n in group if target_type in alts[n]]
+                    everyone = {n: alts[n][target_type] for n in group if target_type in alts[n]}
+                    for move in [*movers, everyone]:
+                        rest = {n: o for n, o in group.items() if n not in move}
+                        delta = (
+                            cost(t, rest)
+                            + cost(target_type, {**target, **move})
+                            - before_t
+                            - cost(target_type, target)
+                        )
+                        better = best is None or (delta, len(move)) < (best[0], len(best[3]))
+                        if delta < -1e-6 and better:
+                            best = (delta, t, target_type, move)
+            if best is None:
+                break
+            delta, t, target_type, move = best
+            for name, alt in move.items():
+                del members[t][name]
+                if target_type == ASYNC:
+                    moved[name] = (
+                        alt,
+                        f"on an asynchronous endpoint ({alt.instance_type}) rather than {t}: "
+                        f"its own instances, none while idle, save ${-delta * 730:,.0f} a month "
+                        "of unfilled instances",
+                    )
+                    continue
+                members[target_type][name] = alt
+                moved[name] = (
+                    alt,
+                    f"on {target_type} rather than {t}: with the fleet's other models there it "
+                    f"saves ${-delta * 730:,.0f} a month of unfilled instances",
+                )
+        return moved
+
+    def place_new(self, names: list[str]) -> None:
+        open_by_group: dict[str, list[EndpointPlan]] = defaultdict(list)
+        for e in self.plan.endpoints.values():
+            open_by_group[e.group].append(e)
+        first_open: dict[str, int] = defaultdict(int)
+        chosen = {
+            name: (
+                option,
+                f"type {option.instance_type} chosen for the framework's models together",
+            )
+            for name, option in self.multi_model_types(names).items()
+        }
+        chosen.update(self.consolidate(names))
+        chosen.update((n, (o, "moved by --repack")) for n, o in self.forced.items() if n in names)
+
+        def option_of(name: str) -> Option:
+            if name in chosen:
+                return chosen[name][0]
+            decision = self.assessed[name].decision
+            assert decision is not None
+            return decision.option
+
+        def order(name: str) -> tuple:
+            o = option_of(name)
+            return (o.kind, o.instance_type, -o.copy_gib, name)
+
+        for name in sorted(names, key=order):
+            model = self.models[name]
+            option = option_of(name)
+            group = self._group_key(model, option)
+            p = self.placement(name, "", option, chosen.get(name, (None, ""))[1])
+            endpoint = None
+            if KINDS[option.kind].shared:
+                endpoints = open_by_group[group]
+                while first_open[group] < len(endpoints) and self.full(
+                    endpoints[first_open[group]]
+                ):
+                    first_open[group] += 1
+                endpoint = next(
+                    (e for e in endpoints[first_open[group] :] if self.room(e, p)), None
+                )
+            if endpoint is None:
+                prefix = KINDS[option.kind].prefix
+                if not KINDS[option.kind].shared:
+                    stem = f"{prefix}-{name}"
+                elif option.kind == IC:
+                    stem = f"{prefix}-{model.group or family(option.instance_type)}"
+                else:
+                    stem = f"{prefix}-{model.framework}"
+                endpoint = self.new_endpoint(option.kind, group, option.instance_type, stem)
+                open_by_group[group].append(endpoint)
+            p.endpoint = endpoint.name
+            self.plan.placements[name] = p
+            endpoint.models.append(name)
+            if endpoint.kind == MULTI:
+                known = self.ranges.get(endpoint.name, (p.memory_mib, p.memory_mib, 0))
+                if known[2] == len(endpoint.models) - 1:
+                    low, high = min(known[0], p.memory_mib), max(known[1], p.memory_mib)
+                    self.ranges[endpoint.name] = (low, high, len(endpoint.models))
+            if endpoint.stack:
+                self.usage[endpoint.stack][0] += _model_resources(p, endpoint.kind)
+
+    # -- endpoints and stacks ---------------------------------------------------------------
 
     def stack_fits(self, stack: str, resources: int, outputs: int) -> bool:
         used = self.usage[stack]
@@ -211,201 +603,54 @@ class _Planner:
             and used[1] + outputs <= self.limits.stack_outputs
         )
 
-    def account_existing(self) -> None:
-        for endpoint in self.plan.endpoints.values():
-            cost = self.endpoint_cost(endpoint)
-            self.usage[endpoint.stack][0] += cost[0]
-            self.usage[endpoint.stack][1] += cost[1]
-
     def assign_stacks(self) -> None:
         stacks = [s for s in self.plan.stacks if s]
+        number = len(stacks)
         for endpoint in self.plan.endpoints.values():
             if endpoint.stack:
                 continue
-            cost = self.endpoint_cost(endpoint)
-            stack = next((s for s in stacks if self.stack_fits(s, *cost)), None)
+            stack = next(
+                (
+                    s
+                    for s in stacks[-3:]
+                    if self.stack_fits(s, *self.endpoint_resources(endpoint, s))
+                ),
+                None,
+            )
             if stack is None:
-                number = len(stacks) + 1
+                number += 1
                 while f"{self.catalog.name}-{number:02d}" in stacks:
                     number += 1
                 stack = f"{self.catalog.name}-{number:02d}"
                 stacks.append(stack)
             endpoint.stack = stack
-            self.usage[stack][0] += cost[0]
-            self.usage[stack][1] += cost[1]
+            self.charge(stack, endpoint)
 
     def run(self) -> Plan:
-        plan = self.plan
-        for name in [n for n in plan.placements if n not in self.models]:
-            placement = plan.placements.pop(name)
-            endpoint = plan.endpoints[placement.endpoint]
-            endpoint.models.remove(name)
-            if not endpoint.models:
-                del plan.endpoints[endpoint.name]
-        self.account_existing()
-        new = [m for m in self.catalog.models if m.name not in plan.placements]
-        dedicated = [m for m in new if m.dedicated]
-        small = [
-            m
-            for m in new
-            if not m.dedicated
-            and m.cold_start_tolerant
-            and m.group is None
-            and m.instance_family is None
-            and copy_memory_gib(m) <= MME_MAX_GIB
-        ]
-        small_names = {m.name for m in small}
-        shared = [m for m in new if not m.dedicated and m.name not in small_names]
-        for model in dedicated:
-            spec = self.cheapest([model], candidates(model))
-            endpoint = self.new_endpoint(
-                SINGLE, "dedicated", spec.instance_type, f"sme-{model.name}"
+        self.assess_all()
+        if self.previous is not None:
+            new = self.keep_previous()
+        else:
+            new = [m.name for m in self.catalog.models]
+        self.place_new(new)
+        for e in self.plan.endpoints.values():
+            SIZERS[e.kind](
+                e, [self.plan.placements[m] for m in e.models], instance_spec(e.instance_type)
             )
-            self.add(endpoint, model, _fitting_shape(model, spec))
-        shared.extend(self.place_multi_model(small))
-        self.place_shared(shared)
-        for endpoint in plan.endpoints.values():
-            self.size(endpoint)
         self.assign_stacks()
-        return plan
-
-    def place_multi_model(self, models: list[ModelEntry]) -> list[ModelEntry]:
-        """Place small models on multi-model endpoints; returns those left for sharing."""
-        left: list[ModelEntry] = []
-        by_framework: dict[str, list[ModelEntry]] = defaultdict(list)
-        for model in models:
-            by_framework[model.framework].append(model)
-        for framework in sorted(by_framework):
-            group = f"mme:{framework}"
-            members = sorted(by_framework[framework], key=lambda m: (copy_memory_gib(m), m.name))
-            runs: list[list[ModelEntry]] = []
-            for model in members:
-                gib = copy_memory_gib(model)
-                joined = self.join_multi_model(group, model, gib)
-                if joined:
-                    continue
-                if runs and gib <= MME_BAND * copy_memory_gib(runs[-1][0]):
-                    runs[-1].append(model)
-                else:
-                    runs.append([model])
-            for run in runs:
-                if len(run) == 1:
-                    left.extend(run)
-                    continue
-                spec = self.cheapest(run, candidates(run[0], accelerated=False))
-                endpoint = self.new_endpoint(MULTI, group, spec.instance_type, f"mme-{framework}")
-                for model in run:
-                    self.add(endpoint, model, _fitting_shape(model, spec))
-        return left
-
-    def join_multi_model(self, group: str, model: ModelEntry, gib: float) -> bool:
-        for endpoint in self.plan.endpoints.values():
-            if endpoint.group != group:
-                continue
-            sizes = [self.plan.placements[m].memory_mib / 1024 for m in endpoint.models]
-            low, high = min(sizes + [gib]), max(sizes + [gib])
-            shape = copy_shape(gib, instance_spec(endpoint.instance_type))
-            if shape is not None and high <= MME_BAND * low:
-                self.add(endpoint, model, shape)
-                return True
-        return False
-
-    def place_shared(self, models: list[ModelEntry]) -> None:
-        groups: dict[str, list[ModelEntry]] = defaultdict(list)
-        for model in models:
-            groups[_group_key(model)].append(model)
-        for key in sorted(groups):
-            members = sorted(groups[key], key=lambda m: (-copy_memory_gib(m), m.name))
-            existing = [e for e in self.plan.endpoints.values() if e.group == key]
-            rest = [m for m in members if not self.join_shared(existing, m)]
-            if not rest:
-                continue
-            spec = self.cheapest(rest, candidates(rest[0]))
-            stem = f"ic-{rest[0].group}" if rest[0].group else f"ic-{family(spec.instance_type)}"
-            endpoint = None
-            for model in rest:
-                if endpoint is None or len(endpoint.models) >= self.limits.max_models_per_endpoint:
-                    endpoint = self.new_endpoint(IC, key, spec.instance_type, stem)
-                self.add(endpoint, model, _fitting_shape(model, spec))
-
-    def join_shared(self, existing: list[EndpointPlan], model: ModelEntry) -> bool:
-        gib = copy_memory_gib(model)
-        for endpoint in existing:
-            if len(endpoint.models) >= self.limits.max_models_per_endpoint:
-                continue
-            shape = copy_shape(gib, instance_spec(endpoint.instance_type))
-            extra = 6 if min_copies(model) == 0 else 4
-            if shape is None or (endpoint.stack and not self.stack_fits(endpoint.stack, extra, 0)):
-                continue
-            self.add(endpoint, model, shape)
-            return True
-        return False
-
-    def size(self, endpoint: EndpointPlan) -> None:
-        """Instance counts at minimum and maximum scale."""
-        spec = instance_spec(endpoint.instance_type)
-        placements = [self.plan.placements[m] for m in endpoint.models]
-        if endpoint.kind == SINGLE:
-            endpoint.min_instances = 1
-            endpoint.max_instances = max(1, placements[0].max_copies)
-            return
-        if endpoint.kind == MULTI:
-            endpoint.min_instances = 1
-            endpoint.max_instances = max(2, math.ceil(sum(p.max_copies for p in placements) / 10))
-            return
-
-        def need(attr: str) -> int:
-            return instances_needed(
-                (
-                    (CopyShape(p.accelerators, p.memory_mib, p.cpu_cores), getattr(p, attr))
-                    for p in placements
-                ),
-                spec,
-            )
-
-        endpoint.min_instances = need("min_copies")
-        endpoint.max_instances = max(1, need("max_copies"))
+        price_plan(self.plan)
+        return self.plan
 
 
-def _group_key(model: ModelEntry) -> str:
-    if model.group is not None:
-        return f"group:{model.group}"
-    gib = copy_memory_gib(model)
-    size = next(label for limit, label in SIZE_CLASSES if gib <= limit)
-    return f"{model.instance_family or 'gpu'}:{size}"
+def plan_fleet(
+    catalog: Catalog,
+    previous: Plan | None = None,
+    *,
+    region: str | None = None,
+    limits: Limits = Limits(),
+) -> Plan:
+    """Plan ``catalog`` keeping ``previous``'s assignments (module docstring).
 
-
-def plan_fleet(catalog: Catalog, previous: Plan | None = None, limits: Limits = Limits()) -> Plan:
-    """Plan ``catalog``, keeping every assignment of ``previous`` (see the module docstring).
-
-    Raises one ``ValueError`` listing every model that fits no instance type and every
-    model whose placement-deciding fields changed since ``previous``.
+    Raises one ``ValueError`` listing every model nothing can host, with why.
     """
-    planner = _Planner(catalog, previous, limits)
-    planner.check(previous)
-    return planner.run()
-
-
-def repack_moves(current: Plan, repacked: Plan) -> list[tuple[str, str, str]]:
-    """(model, endpoint now, endpoint after repacking) for every model that would move."""
-    return [
-        (name, placement.endpoint, repacked.placements[name].endpoint)
-        for name, placement in current.placements.items()
-        if name in repacked.placements
-        and _signature(current, placement.endpoint)
-        != _signature(repacked, repacked.placements[name].endpoint)
-    ]
-
-
-def _signature(plan: Plan, endpoint: str) -> tuple[str, str, str]:
-    e = plan.endpoints[endpoint]
-    return (e.name, e.instance_type, e.stack)
-
-
-def _fitting_shape(model: ModelEntry, spec: InstanceSpec) -> CopyShape:
-    """The copy shape of ``model`` on ``spec``, a type :meth:`_Planner.cheapest` chose
-    because every model of the group fits it."""
-    shape = copy_shape(copy_memory_gib(model), spec)
-    if shape is None:
-        raise AssertionError(f"{model.name} does not fit {spec.instance_type}")
-    return shape
+    return Planner(catalog, previous, region=region, limits=limits).run()

@@ -1,30 +1,86 @@
-"""The plan as a terminal table, one row per endpoint, and a cost summary."""
+"""The plan for a terminal: one row per model (with the reason for its option), one row
+per endpoint (cost at minimum, expected and maximum scale) and a summary; and the
+explanation of one model's decision."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
-from fm_platform.fleet.catalog import Catalog
-from fm_platform.fleet.cost import dedicated_cost, lower_bound, plan_cost
+from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Plan
-from fm_platform.hardware.prices import hourly_prices, price_region
+from fm_platform.fleet.planner import Planner
+from fm_platform.hardware.prices import price_source
 
-HEADERS = ("stack", "endpoint", "kind", "instance type", "models", "inst min-max", "$/h min-max")
+MODEL_HEADERS = (
+    "model",
+    "endpoint",
+    "tp",
+    "copies",
+    "rpm/copy",
+    "throughput",
+    "defaults",
+    "$/month",
+    "reason",
+)
+#: Short names of defaulted inputs in the model table.
+SHORT = {
+    "prompt_tokens": "prompt",
+    "output_tokens": "output",
+    "context_tokens": "context",
+    "concurrency": "concurrency",
+    "peak_rpm": "peak_rpm",
+    "kv_cache": "kv_cache",
+    "task": "task",
+}
+ENDPOINT_HEADERS = (
+    "stack",
+    "endpoint",
+    "kind",
+    "instance type",
+    "models",
+    "inst min-max",
+    "$/h min / expected / max",
+    "$/month expected",
+)
 
 
-def _table(rows: Sequence[tuple[str, ...]]) -> str:
+def table(rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
     )
 
 
-def plan_table(plan: Plan, catalog: Catalog) -> str:
-    """Endpoints by stack, then the cost at min and max scale against dedicated endpoints."""
-    prices = hourly_prices()
-    rows = [HEADERS]
-    for e in sorted(plan.endpoints.values(), key=lambda e: e.stack):
-        price = prices[e.instance_type]
+def model_table(plan: Plan) -> str:
+    """One row per model, by endpoint: shape, copies, throughput and where it comes from,
+    the inputs that were defaults, expected cost and the reason for its option."""
+    rows = [MODEL_HEADERS]
+    for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
+        for name in e.models:
+            p = plan.placements[name]
+            rows.append(
+                (
+                    name,
+                    e.name,
+                    str(p.accelerators),
+                    f"{p.min_copies}-{p.max_copies}",
+                    f"{p.rpm_per_copy:,.1f}",
+                    p.throughput,
+                    ",".join(SHORT.get(d, d) for d in p.defaults) or "-",
+                    f"{p.expected_hourly * HOURS_PER_MONTH:,.0f}",
+                    p.reason,
+                )
+            )
+    return table(rows)
+
+
+def endpoint_table(plan: Plan) -> str:
+    """One row per endpoint, by stack."""
+    rows = [ENDPOINT_HEADERS]
+    for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
         rows.append(
             (
                 e.stack,
@@ -33,18 +89,123 @@ def plan_table(plan: Plan, catalog: Catalog) -> str:
                 e.instance_type,
                 str(len(e.models)),
                 f"{e.min_instances}-{e.max_instances}",
-                f"{e.min_instances * price:.2f}-{e.max_instances * price:.2f}",
+                f"{e.min_hourly:,.2f} / {e.expected_hourly:,.2f} / {e.max_hourly:,.2f}",
+                f"{e.expected_hourly * HOURS_PER_MONTH:,.0f}",
             )
         )
-    cost, dedicated = plan_cost(plan), dedicated_cost(catalog)
-    ratio = cost.min_hourly / dedicated.min_hourly if dedicated.min_hourly else 0.0
-    summary = [
-        f"{len(catalog.models)} models on {len(plan.endpoints)} endpoints in "
-        f"{len(plan.stacks)} stacks; instances at min scale {cost.min_instances} "
-        f"(lower bound {lower_bound(plan)}), at max {cost.max_instances}",
-        f"on-demand cost ({price_region()}): ${cost.min_hourly:,.2f}/h at min scale, "
-        f"${cost.max_hourly:,.2f}/h at max; one dedicated endpoint per model: "
-        f"${dedicated.min_hourly:,.2f}/h ({dedicated.min_instances} instances) to "
-        f"${dedicated.max_hourly:,.2f}/h; ratio at min scale {ratio:.2f}",
+    return table(rows)
+
+
+def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
+    """Counts, cost at minimum / expected / maximum scale, the bound and the inputs."""
+    cost = plan_cost(plan)
+    source = price_source()
+    placements = plan.placements.values()
+    throughput = Counter(p.throughput for p in placements)
+    defaulted = [p.name for p in placements if p.defaults]
+    lines = [
+        f"{len(plan.placements)} models on {len(plan.endpoints)} endpoints in "
+        f"{len(plan.stacks)} stacks; prices for {plan.region} ({source['id']}, "
+        f"retrieved {source['retrieved']})",
+        f"instances: {cost.min_instances} at minimum scale, {cost.expected_instances:,.1f} "
+        f"expected, {cost.max_instances} at maximum",
+        f"cost: ${cost.min_hourly:,.2f}/h at minimum, ${cost.expected_hourly:,.2f}/h expected "
+        f"(${cost.expected_monthly:,.0f} a month), ${cost.max_hourly:,.2f}/h at maximum",
     ]
-    return _table(rows) + "\n\n" + "\n".join(summary)
+    if bound is not None:
+        lines.append(
+            f"lower bound on the expected cost (LP relaxation, HiGHS): ${bound:,.2f}/h; "
+            f"the plan is {cost.expected_hourly / bound:.3f}x that"
+        )
+    elif bound_note:
+        lines.append(bound_note)
+    lines.append(
+        "throughput per copy: "
+        + ", ".join(f"{count} {source}" for source, count in sorted(throughput.items()))
+    )
+    if defaulted:
+        lines.append(
+            f"{len(defaulted)} models sized with defaults (column defaults; README lists them)"
+        )
+    return lines
+
+
+def explain(planner: Planner, name: str) -> str:
+    """Why ``name`` got its option: its needs (defaults marked), scores and weights, every
+    kind considered with its cheapest option, cost and why it lost, the cheapest options
+    of its kind, the types rejected and its placement."""
+    known = planner.assessed[name]
+    needs, decision = known.needs, known.decision
+    p = planner.plan.placements[name]
+    marked = set(needs.defaults)
+
+    def value(field: str, text: str) -> str:
+        return f"{field}={text}" + (" (default)" if field in marked else "")
+
+    lines = [
+        f"{name}: {p.endpoint} ({planner.plan.endpoints[p.endpoint].kind}, "
+        f"{planner.plan.endpoints[p.endpoint].instance_type})",
+        "needs: "
+        + ", ".join(
+            [
+                f"task={needs.task}",
+                f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
+                value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
+                value("context_tokens", str(needs.context_tokens)),
+                value("concurrency", str(needs.concurrency)),
+                value("prompt_tokens", str(needs.prompt_tokens)),
+                value("output_tokens", str(needs.output_tokens)),
+                f"p50 objective {needs.latency_objective_ms:,.0f} ms",
+                value("peak_rpm", f"{needs.peak_rpm:g}"),
+                f"active {needs.active_hours:g} h/day",
+            ]
+        ),
+    ]
+    if decision is not None:
+        lines.append(
+            "scores (x weight): "
+            + ", ".join(
+                f"{axis} {score:.2f} x {decision.weights[axis]:g}"
+                for axis, score in p.scores.items()
+            )
+        )
+        lines.append(f"decision: {p.reason}")
+        lines.append(f"scale to zero: {p.scale_to_zero or decision.scale_to_zero_reason}")
+        lines.append("candidates:")
+        for c in decision.candidates:
+            if c.option is None:
+                lines.append(f"  {c.kind}: {c.why_not}")
+                continue
+            o = c.option
+            lines.append(
+                f"  {c.kind}: {o.instance_type} x{o.shape.accelerators or 'cpu'}, "
+                f"{o.perf.rpm:,.1f} rpm/copy ({o.perf.source}: {o.perf.detail}), "
+                f"{o.max_copies} copies at peak, ${c.expected_hourly * HOURS_PER_MONTH:,.0f} a "
+                f"month, utility {c.utility:.3f}" + (f"; lost: {c.why_not}" if c.why_not else "")
+            )
+        kind = planner.plan.endpoints[p.endpoint].kind
+        lines.append(f"cheapest {kind} options:")
+        for o in known.assessment.options.get(kind, [])[:6]:
+            monthly = o.expected_hourly(p.min_copies, needs.active_hours) * HOURS_PER_MONTH
+            lines.append(
+                f"  {o.instance_type} x{o.shape.accelerators}: {o.perf.rpm:,.1f} rpm/copy "
+                f"({o.perf.source}), latency {o.perf.latency_ms or 0:,.0f} ms at concurrency "
+                f"{o.perf.concurrency}, ${monthly:,.0f} a month"
+            )
+    reasons: dict[str, list[str]] = {}
+    for t, why in known.assessment.rejected.items():
+        reasons.setdefault(why, []).append(t)
+    lines.append(f"rejected types ({len(known.assessment.rejected)}):")
+    for why, types in sorted(reasons.items(), key=lambda i: -len(i[1])):
+        shown = ", ".join(types[:4]) + (f" and {len(types) - 4} more" if len(types) > 4 else "")
+        lines.append(f"  {shown}: {why}")
+    if name in planner.moves:
+        lines.append(f"moved since the plan file: {planner.moves[name]}")
+    endpoint = planner.plan.endpoints[p.endpoint]
+    metric = KINDS[endpoint.kind].scaling_metric
+    target = endpoint.scaling_target if endpoint.scaling_target is not None else p.rpm_per_copy
+    lines.append(
+        f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
+        f"scaling target {target:,.1f} {metric}"
+    )
+    return "\n".join(lines)

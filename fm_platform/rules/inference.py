@@ -3,9 +3,18 @@ on outputs."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from fm_platform.rules.problems import Problems
+
+# S3 general purpose bucket names (Amazon S3 User Guide, "Bucket naming rules"): 3-63
+# characters of lowercase letters, digits, dots and hyphens, beginning and ending with a
+# letter or digit, not an IP address.
+_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_IP_ADDRESS = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
+# arn:<partition>:kms:<region>:<account>:key/<key id> (AWS KMS Developer Guide, "Key ARN").
+_KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 
 #: CloudFormation's quotas per stack ("CloudFormation quotas" in the user guide).
 MAX_RESOURCES_PER_STACK = 500
@@ -62,4 +71,25 @@ def check_resource_count(problems: Problems, count: int, advice: str) -> None:
             "resources",
             count,
             f"CloudFormation allows at most {MAX_RESOURCES_PER_STACK} per stack; {advice}",
+        )
+
+
+def check_bucket_name(problems: Problems, field: str, name: str | None) -> None:
+    """An S3 bucket name: 3-63 lowercase letters, digits, dots and hyphens."""
+    if name is None:
+        return
+    if not _BUCKET_NAME.match(name) or ".." in name or _IP_ADDRESS.match(name):
+        problems.add(
+            field,
+            name,
+            "must be an S3 bucket name: 3-63 lowercase letters, digits, dots and hyphens, "
+            "beginning and ending with a letter or digit (not an s3:// URI)",
+        )
+
+
+def check_kms_key_arn(problems: Problems, field: str, arn: str | None) -> None:
+    """A KMS key ARN, ``arn:aws:kms:<region>:<account>:key/<key id>``."""
+    if arn is not None and not _KMS_KEY_ARN.match(arn):
+        problems.add(
+            field, arn, "must be a KMS key ARN such as arn:aws:kms:us-east-1:111122223333:key/..."
         )

@@ -1,5 +1,6 @@
 """Rules of HyperPod instance groups: names, types, counts, Slurm roles and partitions,
-deep health checks, and the addresses the groups take in their subnet."""
+deep health checks, minimum counts, capacity types, image pins, and the addresses the
+groups take in their subnet."""
 
 from __future__ import annotations
 
@@ -11,6 +12,22 @@ from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import member_shape_name
 
 CONTROLLER, LOGIN, WORKER = "controller", "login", "worker"
+
+#: The ``SlurmConfig.NodeType`` of each role in managed Slurm mode (botocore enum
+#: ``ClusterSlurmNodeType``).
+SLURM_NODE_TYPES = {CONTROLLER: "Controller", LOGIN: "Login", WORKER: "Compute"}
+
+ON_DEMAND, SPOT = "on_demand", "spot"
+#: The capacity types a group may ask for, and the ``ClusterCapacityRequirements`` member
+#: each one sets.
+CAPACITY_MEMBERS = {ON_DEMAND: "OnDemand", SPOT: "Spot"}
+#: Why ``spot`` is refused: AWS documents Spot capacity only for EKS-orchestrated clusters.
+SPOT_UNSUPPORTED = (
+    "HyperPod documents Spot capacity only for clusters orchestrated by Amazon EKS, with "
+    'continuous provisioning or Karpenter autoscaling (SageMaker developer guide, "Spot '
+    'instances in Amazon SageMaker HyperPod"); nothing documents it for Slurm clusters, so '
+    "use on_demand (or leave capacity unset)"
+)
 
 #: Accelerators HyperPod's deep health checks test (NVIDIA GPU and Trainium instances; the
 #: HyperPod developer guide, "Deep health checks", lists no check for other families).
@@ -64,7 +81,7 @@ def check_instance_group(
     ebs_volume_gib: int | None,
     deep_health_checks: Sequence[str] | None,
     training_plan_arn: str | None,
-    partition_name: str | None,
+    partition: str | None,
 ) -> None:
     """One group's settings (``role``: controller, login or worker)."""
     problems.check_shape(f"{field}.name", name, "ClusterInstanceGroupName")
@@ -105,15 +122,54 @@ def check_instance_group(
                 f"deep health checks run only on NVIDIA GPU and Trainium instances, "
                 f"not on {instance_type}; leave them unset or use ()",
             )
-    if partition_name is not None and role is not None:
+    if partition is not None and role is not None:
         if role != WORKER:
             problems.add(
-                f"{field}.partition_name",
-                partition_name,
+                f"{field}.partition",
+                partition,
                 f"only WORKER groups have a Slurm partition; this group is {role.upper()}",
             )
         else:
-            problems.check_shape(f"{field}.partition_name", partition_name, "ClusterPartitionName")
+            problems.check_shape(f"{field}.partition", partition, "ClusterPartitionName")
+
+
+def check_min_count(
+    problems: Problems, field: str, min_count: int | None, instance_count: int | None
+) -> None:
+    """``MinInstanceCount``: botocore's range, and at most the group's ``instance_count``
+    (the CloudFormation schema: "MinInstanceCount must be less than or equal to
+    InstanceCount")."""
+    problems.check_shape(field, min_count, member_shape_name(_SPEC, "MinInstanceCount"))
+    if min_count is not None and instance_count is not None and min_count > instance_count:
+        problems.add(
+            field,
+            min_count,
+            f"must be at most the group's instance_count ({instance_count})",
+        )
+
+
+def check_capacity(problems: Problems, field: str, capacity: str | None) -> None:
+    """``on_demand``; ``spot`` is refused with the reason (:data:`SPOT_UNSUPPORTED`)."""
+    if capacity == SPOT:
+        problems.add(field, capacity, SPOT_UNSUPPORTED)
+    else:
+        problems.check_choice(field, capacity, CAPACITY_MEMBERS)
+
+
+def check_image_id(problems: Problems, field: str, image_id: str | None) -> None:
+    """An AMI ID (``ami-`` and 8-17 hex digits) botocore's ``ImageId`` accepts. ``default``,
+    which the API also takes, is refused: the CloudFormation schema gives ``ImageId`` the
+    format ``AWS::EC2::Image.Id``, which only AMI IDs meet (cfn-lint and aws-cdk-lib's
+    template validation report it); leaving the image unset gives the latest one."""
+    if image_id == "default":
+        problems.add(
+            field,
+            image_id,
+            "leave image_id unset for HyperPod's latest image: CloudFormation's schema takes "
+            "only AMI IDs here (format AWS::EC2::Image.Id)",
+        )
+        return
+    problems.check_shape(field, image_id, member_shape_name(_SPEC, "ImageId"))
 
 
 def check_group_roles(

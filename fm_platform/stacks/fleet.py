@@ -6,6 +6,10 @@ itself refuses more than 500 resources). Stack assignment lives in the plan, so 
 removing models never moves an endpoint between stacks. Stacks are independent, so
 ``cdk deploy --all --concurrency N`` deploys them in parallel.
 
+Kinds: Inference Components, single-model, multi-model and asynchronous endpoints (the
+last scaling from zero on the plan's backlog per instance, each instance taking the
+concurrency the plan's throughput assumes).
+
 Alarms: a model's p50 latency objective is the catalog's ``latency_p50_ms`` (per model on
 Inference Components endpoints, per endpoint for dedicated models); multi-model endpoints
 are watched for errors and instances (their latency includes loading models on demand).
@@ -17,29 +21,55 @@ with an :class:`InferenceStack` of your own).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from constructs import Construct
 
 from fm_platform.config.inference import (
+    AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
     InferenceComponentModelConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
 )
+from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
-from fm_platform.fleet.catalog import Catalog
+from fm_platform.fleet.catalog import Catalog, ModelEntry
+from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.plan import EndpointPlan, Plan
-from fm_platform.fleet.planner import IC, MULTI, SINGLE
+from fm_platform.fleet.sizing import resolve
+from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
 
-#: Invocations per instance per minute a multi-model endpoint scales on.
-MME_TARGET_INVOCATIONS = 200.0
+
+def _instance_target(endpoint: EndpointPlan) -> float:
+    """The plan's scaling target of an instance-scaled endpoint: invocations per instance
+    per minute (single-model, multi-model), queued and in-process requests per instance
+    (asynchronous)."""
+    if endpoint.scaling_target is None:
+        raise ValueError(
+            f"plan endpoint {endpoint.name} has no scaling target (a version 1 plan file?); "
+            "re-plan with fmp plan"
+        )
+    return endpoint.scaling_target
+
+
+def _objective_ms(entry: ModelEntry) -> int | None:
+    """The catalog's ``latency_p50_ms`` as the whole milliseconds an alarm compares with
+    (rounded up, so the alarm never fires below the objective)."""
+    return None if entry.latency_p50_ms is None else math.ceil(entry.latency_p50_ms)
+
+
+def _weights_gib(entry: ModelEntry, catalog: Catalog) -> float:
+    """The model's weights (parameters x bytes per parameter), which its startup timeouts
+    and storage volume follow."""
+    return round(resolve(entry, catalog).weights_gib, 2)
 
 
 def _environment(framework: str, accelerators: int) -> dict[str, str]:
@@ -65,16 +95,19 @@ def _ic_endpoint(
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
                 cpu_cores=p.cpu_cores,
-                container=ModelContainer(environment=_environment(entry.framework, p.accelerators)),
+                container=ModelContainer(
+                    environment=_environment(entry.framework, p.accelerators),
+                    model_size_gib=_weights_gib(entry, catalog),
+                ),
                 initial_copies=1,
                 scaling=None
                 if fixed
                 else ComponentScaling(
                     min_copies=p.min_copies,
                     max_copies=max(1, p.max_copies),
-                    target_value=entry.rpm_per_copy,
+                    target_value=p.rpm_per_copy,
                 ),
-                alarms=ModelAlarmOptions(latency_objective_ms=entry.latency_p50_ms),
+                alarms=ModelAlarmOptions(latency_objective_ms=_objective_ms(entry)),
             )
         )
     initial = max(1, endpoint.min_instances)
@@ -96,7 +129,7 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
         InstanceScaling(
             min_instances=1,
             max_instances=endpoint.max_instances,
-            target_invocations_per_instance=entry.rpm_per_copy,
+            target_invocations_per_instance=_instance_target(endpoint),
         )
         if endpoint.max_instances > 1
         else None
@@ -104,22 +137,51 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
     return SingleModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
-        container=ModelContainer(environment=_environment(entry.framework, p.accelerators)),
+        container=ModelContainer(
+            environment=_environment(entry.framework, p.accelerators),
+            model_size_gib=_weights_gib(entry, catalog),
+        ),
         scaling=scaling,
         network_isolation=True,
-        alarms=EndpointAlarmOptions(latency_objective_ms=entry.latency_p50_ms),
+        alarms=EndpointAlarmOptions(latency_objective_ms=_objective_ms(entry)),
     )
 
 
-def _multi(endpoint: EndpointPlan) -> MultiModelEndpointConfig:
+def _multi(catalog: Catalog, endpoint: EndpointPlan) -> MultiModelEndpointConfig:
+    entries = {m.name: m for m in catalog.models}
     return MultiModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
+        model_size_gib=max(_weights_gib(entries[name], catalog) for name in endpoint.models),
         scaling=InstanceScaling(
             min_instances=endpoint.min_instances,
             max_instances=max(endpoint.min_instances, endpoint.max_instances),
-            target_invocations_per_instance=MME_TARGET_INVOCATIONS,
+            target_invocations_per_instance=_instance_target(endpoint),
         ),
+    )
+
+
+def _async(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> AsyncEndpointConfig:
+    """An asynchronous endpoint scaling from zero to the plan's peak instances on the plan's
+    backlog per instance, each instance taking the concurrency its throughput is planned
+    at."""
+    name = endpoint.models[0]
+    p = plan.placements[name]
+    entry = next(m for m in catalog.models if m.name == name)
+    return AsyncEndpointConfig(
+        name=endpoint.name,
+        model_name=name,
+        instance_type=endpoint.instance_type,
+        container=ModelContainer(
+            environment=_environment(entry.framework, p.accelerators),
+            model_size_gib=_weights_gib(entry, catalog),
+        ),
+        scaling=AsyncScaling(
+            min_instances=0,
+            max_instances=max(1, endpoint.max_instances),
+            target_backlog_per_instance=_instance_target(endpoint),
+        ),
+        max_concurrent_invocations_per_instance=p.concurrency,
     )
 
 
@@ -131,37 +193,51 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
         single_model_endpoints=tuple(
             _single(plan, catalog, e) for e in endpoints if e.kind == SINGLE
         ),
-        multi_model_endpoints=tuple(_multi(e) for e in endpoints if e.kind == MULTI),
+        multi_model_endpoints=tuple(_multi(catalog, e) for e in endpoints if e.kind == MULTI),
+        async_endpoints=tuple(_async(plan, catalog, e) for e in endpoints if e.kind == ASYNC),
     )
 
 
 def fleet_stacks(
     scope: Construct, plan: Plan, catalog: Catalog, **stack_kwargs: Any
 ) -> dict[str, InferenceStack]:
-    """One :class:`InferenceStack` per plan stack, by stack name."""
-    return {
-        stack: InferenceStack(
+    """One :class:`InferenceStack` per plan stack, by stack name, all reading their models
+    from one :class:`ModelArtifactsStack` named ``<catalog>-artifacts`` (deploy it and
+    upload the models first)."""
+    artifacts = ModelArtifactsStack(
+        scope,
+        f"{plan.catalog}-artifacts",
+        description=f"fm_platform fleet {plan.catalog}: model artifacts bucket (deploy it and "
+        "upload the models before the endpoint stacks)",
+        **stack_kwargs,
+    )
+    stacks = {}
+    for stack in plan.stacks:
+        stacks[stack] = InferenceStack(
             scope,
             stack,
             config=stack_config(plan, catalog, stack),
+            artifacts=artifacts.artifacts,
             description=f"fm_platform fleet {plan.catalog}: stack {stack} of "
             f"{len(plan.stacks)} (planned from a model catalog)",
             **stack_kwargs,
         )
-        for stack in plan.stacks
-    }
+    return stacks
 
 
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:
     """Plan the catalog at ``catalog_path`` (keeping ``<catalog>.plan.json`` when it exists,
-    and writing it) and add its stacks to ``scope``."""
+    with its region's prices, and writing it) and add its stacks to ``scope``."""
     from fm_platform.fleet.catalog import load_catalog
+    from fm_platform.fleet.options import family_types
     from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import plan_fleet
-    from fm_platform.fleet.sizing import families
+    from fm_platform.hardware.prices import DEFAULT_REGION
 
     plan_file = default_plan_file(catalog_path)
-    catalog = load_catalog(catalog_path, families())
-    plan = plan_fleet(catalog, read_plan(plan_file))
+    previous = read_plan(plan_file)
+    region = previous.region if previous else DEFAULT_REGION
+    catalog = load_catalog(catalog_path, family_types(region))
+    plan = plan_fleet(catalog, previous, region=region)
     plan.write(plan_file)
     return fleet_stacks(scope, plan, catalog)

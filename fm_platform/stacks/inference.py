@@ -1,11 +1,18 @@
 """The inference stack: endpoints and models described by one
 :class:`~fm_platform.config.InferenceConfig` (by default the hosting guidance's examples).
 
-Artifacts: the stack creates a model-artifacts bucket (``ModelArtifacts``, output
-``ModelArtifactsBucket``). Each model reads ``s3://<bucket>/models/<model-name>/``
-(uncompressed files, e.g. a Hugging Face snapshot); a multi-model endpoint reads the
-``.tar.gz`` models under ``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying,
-or set ``model_data_url`` / ``models_s3_prefix`` to your own locations.
+Artifacts: the models read them from a bucket in a stack of its own
+(:class:`~fm_platform.stacks.artifacts.ModelArtifactsStack`, deployed first) or from an
+existing bucket the configuration names. Each model reads
+``s3://<bucket>/models/<model-name>/`` (uncompressed files, e.g. a Hugging Face snapshot);
+a multi-model endpoint reads the ``.tar.gz`` models under
+``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying the endpoints, or set
+``model_data_url`` / ``models_s3_prefix`` to your own locations.
+
+Asynchronous endpoints share one bucket (``AsyncInference``), each under its own prefix,
+by default ``async/<name>/``: callers upload request bodies to ``inputs/``, results land in
+``outputs/`` and failures in ``failures/`` (outputs ``AsyncInput<Name>``,
+``AsyncOutput<Name>``, ``AsyncFailure<Name>``).
 
 Images: AWS Deep Learning Containers from account 763104351884 in the stack's region (the
 account serving most commercial regions; set ``image`` elsewhere): LMI
@@ -18,15 +25,23 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from aws_cdk import Annotations, CfnOutput, Fn, Stack
+from aws_cdk import Annotations, CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fm_platform.config.inference import (
+    AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
+)
+from fm_platform.constructs.inference.async_endpoint import (
+    AsyncEndpoint,
+    AsyncEndpointOptions,
+    AsyncEndpointProps,
 )
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
@@ -53,11 +68,9 @@ from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.constructs.options import options_values
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.images import deep_learning_container_image
+from fm_platform.stacks.artifacts import ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
 from fm_platform.stacks.observability import InferenceObservability
-
-#: Key prefix of model artifacts in the stack's bucket: ``models/<model-name>/``.
-ARTIFACTS_PREFIX = "models"
 
 
 def _output_id(prefix: str, name: str) -> str:
@@ -67,25 +80,39 @@ def _output_id(prefix: str, name: str) -> str:
 class InferenceStack(Stack):
     """Endpoints and models from an :class:`InferenceConfig`.
 
-    Construct IDs derive from names, never positions: ``ModelArtifacts`` (the artifacts
-    bucket), ``IcEndpoint-<name>`` (with ``Endpoint`` and ``Model-<model_name>`` inside),
-    ``SingleModelEndpoint-<name>``, ``MultiModelEndpoint-<name>``.
+    Construct IDs derive from names, never positions: ``IcEndpoint-<name>`` (with
+    ``Endpoint`` and ``Model-<model_name>`` inside), ``SingleModelEndpoint-<name>``,
+    ``MultiModelEndpoint-<name>``, ``AsyncEndpoint-<name>`` and, with asynchronous
+    endpoints, ``AsyncInference`` (their bucket).
+
+    ``artifacts``: the bucket the models read (a :class:`ModelArtifacts`); by default the
+    configuration's ``artifacts_bucket_name`` when set (an existing bucket), else a
+    :class:`ModelArtifactsStack` created next to this stack in the same scope, named
+    ``<construct_id>Artifacts``. A bucket of another stack is read through that stack's
+    exports (strong references, set here whatever the app's flags), so this stack depends
+    on it and the bucket cannot go while endpoints read it: deploy the artifacts stack,
+    upload the artifacts, then deploy this stack.
 
     ``vpc``: when given, every endpoint runs in its private subnets, each with a dedicated
     security group; by default they use SageMaker's network. Every endpoint's models run
     without network access unless its spec sets ``network_isolation=False``.
 
-    Attributes: ``config``, ``artifacts`` (the :class:`SecureBucket`), ``ic_endpoints``,
-    ``ic_models`` (by model name), ``single_model_endpoints``, ``multi_model_endpoints``
-    (dicts by name).
+    Attributes: ``config``, ``artifacts`` (the :class:`ModelArtifacts`), ``artifacts_stack``
+    (None unless created here), ``ic_endpoints``, ``ic_models`` (by model name),
+    ``single_model_endpoints``, ``multi_model_endpoints``, ``async_endpoints`` (dicts by
+    name), ``async_storage`` (the asynchronous endpoints' :class:`SecureBucket`; None
+    without them).
 
     Outputs: ``EndpointNames`` (comma-separated, read by the ``fmp`` CLI),
     ``Endpoint<Name>`` per endpoint, ``Components<Name>`` per IC endpoint (the exact
     component names to pass as ``--inference-component-name``, comma-separated),
-    ``ModelArtifactsBucket``, ``InvokeExample`` (a CLI command for the first IC model,
-    with its component name) and, with notifications, ``NotificationTopicArn``. That is at
-    most 4 + endpoints + IC endpoints outputs, whatever the number of models
-    (CloudFormation allows 200).
+    and ``InvokeExample`` (a CLI command for the first IC model, with its component name).
+    Per asynchronous endpoint ``AsyncInput<Name>`` (where to upload request bodies),
+    ``AsyncOutput<Name>`` and ``AsyncFailure<Name>`` (where results and failures land), and
+    ``AsyncEndpoints`` lists their names; with notifications, ``NotificationTopicArn``. That
+    is 3 + endpoints + IC endpoints + 3 x asynchronous endpoints (+ 1 with any) outputs,
+    whatever the number of models (CloudFormation allows 200). The bucket's name is an
+    output of the artifacts stack (``ModelArtifactsBucket``).
 
     Observability (``Observability``, see :class:`InferenceObservability`): a notification
     topic, an alarm per model and per endpoint, dashboards; ``notifications=None`` creates
@@ -101,27 +128,39 @@ class InferenceStack(Stack):
         vpc: ec2.IVpc | None = None,
         notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
         dashboards: bool = True,
+        artifacts: ModelArtifacts | None = None,
         **stack_kwargs: Any,
     ) -> None:
         """Build the stack's endpoints and models from ``config``; it is validated first.
         ``notifications`` and ``dashboards``: see :class:`InferenceObservability`."""
         super().__init__(scope, construct_id, **stack_kwargs)
+        CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
         config.validate()
         self.config = config
         self.vpc = vpc
-        self.artifacts = SecureBucket(
-            self, "ModelArtifacts", SecureBucketProps(purpose="SageMaker model artifacts")
-        )
+        self.artifacts_stack: ModelArtifactsStack | None = None
+        if artifacts is None and config.artifacts_bucket_name is not None:
+            artifacts = ModelArtifacts.existing(
+                self, config.artifacts_bucket_name, config.artifacts_key_arn
+            )
+        if artifacts is None:
+            self.artifacts_stack = _artifacts_stack(scope, construct_id, stack_kwargs)
+            artifacts = self.artifacts_stack.artifacts
+        self.artifacts = _imported_into(self, artifacts)
         self.ic_endpoints: dict[str, InferenceComponentEndpoint] = {}
         self.ic_models: dict[str, InferenceComponentModel] = {}
         self.single_model_endpoints: dict[str, SingleModelEndpoint] = {}
         self.multi_model_endpoints: dict[str, MultiModelEndpoint] = {}
+        self.async_endpoints: dict[str, AsyncEndpoint] = {}
+        self.async_storage: SecureBucket | None = None
         for ic_item in config.ic_endpoints:
             self._ic_endpoint(ic_item)
         for single_item in config.single_model_endpoints:
             self._single_model_endpoint(single_item)
         for multi_item in config.multi_model_endpoints:
             self._multi_model_endpoint(multi_item)
+        for async_item in config.async_endpoints:
+            self._async_endpoint(async_item)
         self._add_outputs()
         self.observability = InferenceObservability(
             self, "Observability", notifications=notifications, dashboards=dashboards
@@ -142,10 +181,7 @@ class InferenceStack(Stack):
         """``container`` with its artifacts by default in this stack's bucket."""
         if container.model_data_url is not None:
             return container
-        return replace(container, model_data_url=self._artifacts_url(model_name))
-
-    def _artifacts_url(self, name: str) -> str:
-        return f"s3://{self.artifacts.bucket.bucket_name}/{ARTIFACTS_PREFIX}/{name}/"
+        return replace(container, model_data_url=self.artifacts.url(model_name))
 
     # -- endpoints --------------------------------------------------------------------------
 
@@ -167,7 +203,7 @@ class InferenceStack(Stack):
                 group,
                 f"Model-{model.model_name}",
                 InferenceComponentModelProps(
-                    **options, endpoint=endpoint, artifact_key=self.artifacts.encryption_key
+                    **options, endpoint=endpoint, artifact_key=self.artifacts.key
                 ),
             )
             if keeps_copies:
@@ -184,23 +220,42 @@ class InferenceStack(Stack):
         endpoint = SingleModelEndpoint(
             self,
             f"SingleModelEndpoint-{item.name}",
-            SingleModelEndpointProps(
-                **options, vpc=self.vpc, artifact_key=self.artifacts.encryption_key
-            ),
+            SingleModelEndpointProps(**options, vpc=self.vpc, artifact_key=self.artifacts.key),
         )
         self.single_model_endpoints[item.name] = endpoint
 
     def _multi_model_endpoint(self, item: MultiModelEndpointConfig) -> None:
         options = options_values(MultiModelEndpointOptions, item)
-        options["models_s3_prefix"] = item.models_s3_prefix or self._artifacts_url(item.name)
+        options["models_s3_prefix"] = item.models_s3_prefix or self.artifacts.url(item.name)
         endpoint = MultiModelEndpoint(
             self,
             f"MultiModelEndpoint-{item.name}",
-            MultiModelEndpointProps(
-                **options, vpc=self.vpc, artifact_key=self.artifacts.encryption_key
-            ),
+            MultiModelEndpointProps(**options, vpc=self.vpc, artifact_key=self.artifacts.key),
         )
         self.multi_model_endpoints[item.name] = endpoint
+
+    def _async_endpoint(self, item: AsyncEndpointConfig) -> None:
+        if self.async_storage is None:
+            self.async_storage = SecureBucket(
+                self,
+                "AsyncInference",
+                SecureBucketProps(purpose="SageMaker asynchronous inference requests and results"),
+            )
+        options = options_values(AsyncEndpointOptions, item)
+        options["container"] = self._container(item.container, item.name)
+        options["s3_prefix"] = item.prefix
+        endpoint = AsyncEndpoint(
+            self,
+            f"AsyncEndpoint-{item.name}",
+            AsyncEndpointProps(
+                **options,
+                vpc=self.vpc,
+                artifact_key=self.artifacts.key,
+                results_bucket=self.async_storage.bucket,
+                results_key=self.async_storage.encryption_key,
+            ),
+        )
+        self.async_endpoints[item.name] = endpoint
 
     # -- outputs ----------------------------------------------------------------------------
 
@@ -209,6 +264,7 @@ class InferenceStack(Stack):
             **{n: e.endpoint_name for n, e in self.ic_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.single_model_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.multi_model_endpoints.items()},
+            **{n: e.endpoint_name for n, e in self.async_endpoints.items()},
         }
         CfnOutput(
             self,
@@ -231,12 +287,7 @@ class InferenceStack(Stack):
                 description=f"Inference component names on {item.name}, comma-separated: "
                 "pass one as --inference-component-name",
             )
-        CfnOutput(
-            self,
-            "ModelArtifactsBucket",
-            value=self.artifacts.bucket.bucket_name,
-            description=f"Upload model artifacts to s3://<bucket>/{ARTIFACTS_PREFIX}/<model-name>/",
-        )
+        self._add_async_outputs()
         example = self._invoke_example()
         if example is not None:
             CfnOutput(
@@ -245,6 +296,29 @@ class InferenceStack(Stack):
                 value=example,
                 description="Invoke a model (write the request body to request.json first)",
             )
+
+    def _add_async_outputs(self) -> None:
+        if not self.async_endpoints:
+            return
+        CfnOutput(
+            self,
+            "AsyncEndpoints",
+            value=Fn.join(",", [e.endpoint_name for e in self.async_endpoints.values()]),
+            description="The asynchronous endpoints' names, comma-separated: invoke them with "
+            "fmp endpoint invoke-async",
+        )
+        for name, endpoint in self.async_endpoints.items():
+            locations = {
+                "AsyncInput": (
+                    endpoint.input_location,
+                    f"Upload request bodies for {name} under this S3 prefix, then "
+                    "fmp endpoint invoke-async ENDPOINT --input s3://...",
+                ),
+                "AsyncOutput": (endpoint.output_location, f"Results of {name}"),
+                "AsyncFailure": (endpoint.failure_location, f"Failed requests of {name}"),
+            }
+            for prefix, (value, description) in locations.items():
+                CfnOutput(self, _output_id(prefix, name), value=value, description=description)
 
     def _invoke_example(self) -> str | None:
         for item in self.config.ic_endpoints:
@@ -263,3 +337,40 @@ class InferenceStack(Stack):
                 "--content-type application/json --body fileb://request.json response.json"
             )
         return None
+
+
+def _artifacts_stack(
+    scope: Construct, construct_id: str, stack_kwargs: dict[str, Any]
+) -> ModelArtifactsStack:
+    """The artifacts stack created for an InferenceStack given none: same environment and
+    synthesizer, its own name and description."""
+    kwargs = {k: v for k, v in stack_kwargs.items() if k not in ("description", "stack_name")}
+    if stack_kwargs.get("stack_name"):
+        kwargs["stack_name"] = f"{stack_kwargs['stack_name']}Artifacts"
+    return ModelArtifactsStack(
+        scope,
+        f"{construct_id}Artifacts",
+        description="fm_platform: model artifacts bucket (deploy it and upload the models "
+        "before the endpoints)",
+        **kwargs,
+    )
+
+
+def _imported_into(stack: Stack, artifacts: ModelArtifacts) -> ModelArtifacts:
+    """``artifacts`` as ``stack`` refers to them: a bucket (and key) of another stack is
+    imported through that stack's exports up front, so that every ARN built from it (grants,
+    their cdk-nag acknowledgements) already reads as the import the template holds."""
+    producer = Stack.of(artifacts.bucket)
+    if producer is stack:
+        return artifacts
+    # An import written out is not a reference CDK tracks: depend on the producer here.
+    stack.add_stack_dependency(producer, "the models read their artifacts from its bucket")
+    bucket = s3.Bucket.from_bucket_name(
+        stack, "ArtifactsBucketImport", producer.export_value(artifacts.bucket.bucket_name)
+    )
+    key = artifacts.key
+    if key is not None:
+        key = kms.Key.from_key_arn(
+            stack, "ArtifactsKeyImport", Stack.of(key).export_value(key.key_arn)
+        )
+    return ModelArtifacts(bucket=bucket, key=key)

@@ -19,6 +19,7 @@ from fm_platform.constructs.training.hyperpod import (
     HyperPodClusterProps,
 )
 from fm_platform.constructs.training.instance_groups import (
+    node_setup,
     provisioning_parameters,
     validate_instance_groups,
 )
@@ -43,8 +44,10 @@ class TrainingStack(Stack):
 
     Composition (construct IDs are stable): ``LifecycleScripts`` (:class:`LifecycleScripts`:
     the upload of the scripts into the data stack's bucket, run in its private subnet, with
-    provisioning parameters from the instance groups and the file system's DNS and mount
-    names) -> ``Cluster`` (:class:`HyperPodCluster`).
+    the provisioning parameters from the instance groups and the file system's DNS and
+    mount names in lifecycle Slurm mode, the node setup (where HyperPod mounts the file
+    systems) in managed mode) -> ``Cluster`` (:class:`HyperPodCluster`, given the data
+    stack's home file system and accounting database when it has them).
 
     Observability (``Observability``, see :class:`TrainingObservability`): the cluster's
     events and the lifecycle-script error alarm sent to the data stack's topic, and the
@@ -52,8 +55,9 @@ class TrainingStack(Stack):
 
     Attributes: ``config``, ``data``, ``network`` and ``file_system`` (the data stack's),
     ``provisioning_parameters`` (the provisioning_parameters.json document, with FSx
-    tokens), ``lifecycle``, ``cluster``, ``observability``. Outputs (read by the ``fmp``
-    CLI): ClusterName, ClusterArn, ControllerGroupName, FsxDnsName, FsxMountName, FsxMountPath,
+    tokens; None in managed mode), ``node_setup`` (the fmp_node_setup.json document; None
+    in lifecycle mode), ``lifecycle``, ``cluster``, ``observability``. Outputs (read by the
+    ``fmp`` CLI): ClusterName, ClusterArn, ControllerGroupName, FsxMountPath,
     LifecycleScriptsS3Uri, SsmLoginCommand.
     """
 
@@ -72,24 +76,40 @@ class TrainingStack(Stack):
         with ``notifications``); the instance groups are validated first."""
         super().__init__(scope, construct_id, **stack_kwargs)
         # Set here, not left to the app's @aws-cdk/core:defaultCrossStackReferences: the
-        # cluster reads the data stack's values with Fn::GetStackOutput, so no export locks
-        # the data stack while the cluster is destroyed, recreated or changed.
-        CrossStackReferences.of(self).consume(ReferenceStrength.WEAK)
-        # The groups shape everything below (provisioning parameters, the cluster): check
-        # them before building anything.
+        # cluster reads the data stack's values through exports (Fn::ImportValue). An
+        # export cannot change or go while imported, which is exactly the data-stack change
+        # (a replaced subnet or security group) that would orphan a running cluster, whose
+        # VpcConfig is create-only; and imports are resolved when a change set is made, so
+        # it never plans on values known only after apply, as Fn::GetStackOutput's weak
+        # references do (and the CDK CLI skips a stack whose template text is unchanged, so
+        # a weak reference's new value would not even reach the cluster without --force).
+        CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
+        # The groups and the Slurm mode shape everything below (the data stack's database
+        # and home file system, the scripts' parameters, the cluster): check them before
+        # building anything.
         problems = Problems("TrainingConfig")
         validate_instance_groups(problems, config.instance_groups)
+        config.check_slurm_features(problems)
         problems.raise_if_any()
         self.config = config
         self.data = data or _data_stack(scope, construct_id, config, notifications, stack_kwargs)
         self.network = self.data.network
         self.file_system = self.data.file_system
-        self.provisioning_parameters = provisioning_parameters(
-            config.instance_groups,
-            fsx_dns_name=self.file_system.dns_name,
-            fsx_mount_name=self.file_system.mount_name,
-            fsx_mount_path=self.file_system.mount_path,
-        )
+        home = self.data.home_file_system
+        self.provisioning_parameters: dict[str, Any] | None = None
+        self.node_setup: dict[str, Any] | None = None
+        if config.managed:
+            self.node_setup = node_setup(
+                fsx_mount_path=self.file_system.mount_path,
+                home_mount_path=home.mount_path if home is not None else None,
+            )
+        else:
+            self.provisioning_parameters = provisioning_parameters(
+                config.instance_groups,
+                fsx_dns_name=self.file_system.dns_name,
+                fsx_mount_name=self.file_system.mount_name,
+                fsx_mount_path=self.file_system.mount_path,
+            )
         storage = self.data.lifecycle
         self.lifecycle = LifecycleScripts(
             self,
@@ -97,6 +117,7 @@ class TrainingStack(Stack):
             LifecycleScriptsProps(
                 **options_values(LifecycleScriptsOptions, config),
                 provisioning_parameters=self.provisioning_parameters,
+                node_setup=self.node_setup,
                 bucket=storage.bucket,
                 upload_log_group=storage.upload_log_group,
                 vpc=self.network.vpc,
@@ -113,6 +134,8 @@ class TrainingStack(Stack):
                 security_group=self.network.security_group,
                 lifecycle=self.lifecycle,
                 file_system=self.file_system,
+                home_file_system=home,
+                accounting_database=self.data.accounting,
             ),
         )
         self._add_outputs()
@@ -131,8 +154,6 @@ class TrainingStack(Stack):
                 cluster.controller_group_name,
                 "Instance group of the Slurm controller (head node)",
             ),
-            "FsxDnsName": (self.file_system.dns_name, "FSx for Lustre DNS name"),
-            "FsxMountName": (self.file_system.mount_name, "FSx for Lustre mount name"),
             "FsxMountPath": (self.file_system.mount_path, "Where nodes mount FSx for Lustre"),
             "LifecycleScriptsS3Uri": (self.lifecycle.s3_uri, "Lifecycle scripts S3 prefix"),
             "SsmLoginCommand": (

@@ -1,9 +1,10 @@
 """The training cluster's stateful half: what must outlive the cluster (the FSx for Lustre
-file system, the lifecycle-script bucket, keys and logs) and the network they live in."""
+file system, the lifecycle-script bucket, keys and logs, and when configured the home file
+system and the Slurm accounting database) and the network they live in."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import CfnOutput, CfnResource, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -12,10 +13,19 @@ from constructs import Construct
 from fm_platform.config.training import TrainingConfig
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.constructs.options import options_values
+from fm_platform.constructs.training.accounting import (
+    SlurmAccountingDatabase,
+    SlurmAccountingDatabaseProps,
+)
 from fm_platform.constructs.training.filesystem import (
     SharedFileSystem,
     SharedFileSystemOptions,
     SharedFileSystemProps,
+)
+from fm_platform.constructs.training.home_filesystem import (
+    HomeFileSystem,
+    HomeFileSystemOptions,
+    HomeFileSystemProps,
 )
 from fm_platform.constructs.training.lifecycle import LifecycleStorage
 from fm_platform.constructs.training.network import (
@@ -34,12 +44,16 @@ class TrainingDataStack(Stack):
     Composition (construct IDs are stable): ``Network`` (:class:`ClusterNetwork`),
     ``FileSystem`` (:class:`SharedFileSystem`), ``LifecycleScripts``
     (:class:`LifecycleStorage`: the scripts bucket, the upload function's log group and
-    security group).
+    security group), with ``home_file_system`` configured ``HomeFileSystem``
+    (:class:`HomeFileSystem`), with ``slurm_accounting`` ``Accounting``
+    (:class:`SlurmAccountingDatabase`, in the network's database subnets).
 
-    Deleting this stack retains the file system, buckets (with their policies), keys and log
-    groups, and with them what the file system needs to exist: the VPC, the private subnet,
-    the cluster security group and its rules. Everything else (NAT gateway, public subnet,
-    routes, endpoint, flow log) is deleted.
+    Deleting this stack retains the file systems, buckets (with their policies), keys, log
+    groups and the accounting database with its secret, and with them what they need to
+    exist: the VPC, the private subnet (and the database subnets), the cluster security
+    group and its rules, the database's security group and subnet group. Everything else
+    (NAT gateway, public subnet, routes, endpoint, flow log, the rotation schedule) is
+    deleted.
 
     With ``notifications`` (by default: a topic without subscribers), the training
     deployment's notification topic (``Notifications``, kept here as it outlives the
@@ -47,8 +61,11 @@ class TrainingDataStack(Stack):
     ``config.fsx_free_capacity_percent`` says); see :mod:`fm_platform.stacks.observability`.
 
     Attributes: ``config``, ``network``, ``file_system``, ``lifecycle`` (the storage),
-    ``notifications`` and ``file_system_alarm`` (None when not made).
-    Outputs: FileSystemId, LifecycleBucketName, VpcId, and NotificationTopicArn with a topic.
+    ``home_file_system`` and ``accounting`` (None unless configured), ``notifications`` and
+    ``file_system_alarm`` (None when not made).
+    Outputs: FileSystemId, FsxDnsName, FsxMountName, LifecycleBucketName, VpcId;
+    HomeFileSystemId with a home file system; AccountingDatabaseEndpoint and
+    AccountingDatabaseSecretArn with accounting; NotificationTopicArn with a topic.
     """
 
     def __init__(
@@ -79,16 +96,67 @@ class TrainingDataStack(Stack):
             ),
         )
         self.lifecycle = LifecycleStorage(self, "LifecycleScripts", vpc=self.network.vpc)
+        self.home_file_system: HomeFileSystem | None = None
+        if config.home_file_system is not None:
+            self.home_file_system = HomeFileSystem(
+                self,
+                "HomeFileSystem",
+                HomeFileSystemProps(
+                    **options_values(HomeFileSystemOptions, config.home_file_system),
+                    subnet=self.network.subnet,
+                    security_group=self.network.security_group,
+                ),
+            )
+        self.accounting: SlurmAccountingDatabase | None = None
+        if config.slurm_accounting:
+            self.accounting = _accounting_database(self, self.network)
         _retain_the_file_systems_network(self.network)
         self.notifications = notification_topic(self, notifications, "training alarms and events")
         self.file_system_alarm = file_system_alarm(self, self.notifications)
         outputs = {
             "FileSystemId": (self.file_system.file_system_id, "FSx for Lustre file system ID"),
+            "FsxDnsName": (self.file_system.dns_name, "FSx for Lustre DNS name"),
+            "FsxMountName": (self.file_system.mount_name, "FSx for Lustre mount name"),
             "LifecycleBucketName": (self.lifecycle.bucket.bucket_name, "Lifecycle scripts bucket"),
             "VpcId": (self.network.vpc.vpc_id, "VPC of the cluster and its file system"),
         }
+        if self.home_file_system is not None:
+            outputs["HomeFileSystemId"] = (
+                self.home_file_system.file_system_id,
+                "FSx for OpenZFS home file system ID",
+            )
+        if self.accounting is not None:
+            outputs["AccountingDatabaseEndpoint"] = (
+                self.accounting.endpoint,
+                "Slurm accounting database (Aurora MySQL) endpoint",
+            )
+            outputs["AccountingDatabaseSecretArn"] = (
+                self.accounting.secret_arn,
+                "Secrets Manager secret with the accounting database's user name and password",
+            )
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)
+
+
+def _accounting_database(scope: Construct, network: ClusterNetwork) -> SlurmAccountingDatabase:
+    """The accounting database in the network's database subnets, its writer in the
+    cluster's AZ, its security group retained with it (the database keeps its interfaces
+    there)."""
+    private = cast(ec2.CfnSubnet, network.subnet.node.default_child)
+    database = SlurmAccountingDatabase(
+        scope,
+        "Accounting",
+        SlurmAccountingDatabaseProps(
+            vpc=network.vpc,
+            subnets=network.database_subnets(),
+            availability_zone=private.attr_availability_zone,
+            cluster_security_group=network.security_group,
+        ),
+    )
+    group = database.security_group.node.default_child
+    if isinstance(group, CfnResource):
+        group.apply_removal_policy(RemovalPolicy.RETAIN)
+    return database
 
 
 def _retain_the_file_systems_network(network: ClusterNetwork) -> None:

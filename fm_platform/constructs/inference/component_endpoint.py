@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import jsii
-from aws_cdk import Annotations, Stack
+from aws_cdk import Annotations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -29,9 +29,11 @@ from fm_platform.constructs.inference.execution_role import (
     HostingRole,
     HostingRoleProps,
     depend_on_role_policies,
+    role_arn,
 )
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.constructs.options import checked
+from fm_platform.constructs.scopes import inherit_stack, stack_of
 from fm_platform.constructs.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand, CopyTotals, min_copies_shortfall, shortfalls
 from fm_platform.rules.hosting import (
@@ -242,6 +244,7 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
     ) -> None:
         """Create the endpoint and its config under ``scope``; ``props`` is validated first."""
         super().__init__(scope, construct_id)
+        inherit_stack(self, scope)
         props.validate()
         self.instance_type = props.instance_type
         self.variant_name = props.variant_name
@@ -268,7 +271,7 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "Config",
-            execution_role_arn=self.execution_role.role_arn,
+            execution_role_arn=role_arn(self.execution_role),
             enable_network_isolation=props.network_isolation or None,
             vpc_config=self.vpc_config.endpoint_config_property() if self.vpc_config else None,
             production_variants=[
@@ -358,6 +361,7 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
     ) -> None:
         """Describe the endpoint; its attributes are validated first."""
         super().__init__(scope, construct_id)
+        inherit_stack(self, scope)
         problems = Problems("imported InferenceComponentEndpoint")
         check_hosting_instance_type(problems, "instance_type", known(instance_type))
         problems.check_shape("endpoint_name", known(endpoint_name), "EndpointName")
@@ -385,7 +389,7 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
 
 def _endpoint_arn(scope: Construct, name: str) -> str:
     # Endpoint ARNs use the lower-cased name.
-    return Stack.of(scope).format_arn(
+    return stack_of(scope).format_arn(
         service="sagemaker",
         resource="endpoint",
         resource_name=name if is_unresolved(name) else name.lower(),
@@ -423,7 +427,7 @@ class EndpointReference:
 
     def endpoint_for(self, scope: Construct) -> InferenceComponentEndpointBase:
         """The endpoint these attributes describe, imported once per stack of ``scope``."""
-        stack = Stack.of(scope)
+        stack = stack_of(scope)
         imported = self._imported.get(stack.node.path)
         if imported is None:
             imported = ImportedInferenceComponentEndpoint(

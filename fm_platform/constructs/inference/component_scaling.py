@@ -115,7 +115,11 @@ class ComponentAutoScaling(Construct):
         super().__init__(scope, construct_id)
         inherit_stack(self, scope)
         # Plain constructs holding "Resource" children keep the logical IDs of the
-        # aws-cdk-lib L2s used before (a renamed scalable target would be deregistered).
+        # aws-cdk-lib L2s used before. CloudFormation identifies a scalable target by its
+        # resource ID, dimension and namespace: one under a new logical ID cannot be
+        # created while the old one exists (the update fails with AlreadyExists), and
+        # deleting the old one would deregister it with its policies. A logical ID costs
+        # one call into the CDK runtime either way (a holder, or an override).
         target_scope = Construct(self, "Target")
         self.target = appscaling.CfnScalableTarget(
             target_scope,

@@ -29,9 +29,16 @@ from fm_platform.constructs.inference.execution_role import (
     role_arn,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.startup_timeouts import (
+    instance_weights_gib,
+    timeouts,
+    volume_size_gb,
+)
 from fm_platform.images import warn_if_image_from_another_region
+from fm_platform.rules.components import check_startup_timeouts
 from fm_platform.rules.hosting import check_vpc_options
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.sagemaker_model import member_shape_name
 
 #: Invocation metrics, and per-instance utilisation metrics of endpoints (SageMaker
 #: Developer Guide, "Amazon SageMaker AI metrics in Amazon CloudWatch").
@@ -372,14 +379,37 @@ class VariantEndpointOptions:
         role, outside the container. Set False only for containers that must reach the
         network themselves, e.g. to download weights from a model hub at startup.
     endpoint_name: the endpoint's name; by default CloudFormation generates one.
+    model_data_download_timeout_s: seconds to download the production variant's artifacts
+        (60-3600); by default 60 + 15 per GiB of the weights (the container's
+        ``model_size_gib``; without it, as many as the instance's accelerators, else its
+        host memory, hold: an upper bound), within 60-3600.
+    container_startup_health_check_timeout_s: seconds for the production variant's
+        container to pass its health check (60-3600); by default 300 + 10 per GiB of the
+        weights, estimated the same way, within 60-3600.
+    volume_size_gb: the storage volume of each instance (1-512 GB; types without a local
+        disk only); by default SageMaker's, or, for weights over its 30 GB default, the
+        weights (twice for a ``model.tar.gz``) plus 10 GB.
     """
 
     network_isolation: bool = True
     endpoint_name: str | None = None
+    model_data_download_timeout_s: int | None = None
+    container_startup_health_check_timeout_s: int | None = None
+    volume_size_gb: int | None = None
 
     def check_endpoint(self, problems: Problems) -> None:
         """Add the problems of these shared fields to ``problems``."""
         problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
+        check_startup_timeouts(
+            problems,
+            self.model_data_download_timeout_s,
+            self.container_startup_health_check_timeout_s,
+        )
+        problems.check_shape(
+            "volume_size_gb",
+            self.volume_size_gb,
+            member_shape_name("ProductionVariant", "VolumeSizeInGB"),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -468,3 +498,35 @@ class VariantEndpoint(RealtimeEndpoint):
             vpc_config=self.network.vpc_config if self.network else None,
             tags=tags,
         )
+
+    def _startup(
+        self,
+        instance_type: str,
+        container: ModelContainer,
+        options: VariantEndpointOptions | None = None,
+        *,
+        archives: bool | None = None,
+    ) -> tuple[int | None, int | None, int | None]:
+        """The startup timeouts and volume of a variant on ``instance_type`` running
+        ``container`` (``options``: the production variant's explicit settings; ``archives``:
+        whether the models are ``.tar.gz`` archives, by default read from the container's
+        artifacts URL): download and health-check seconds, and volume GB."""
+        weights = container.model_size_gib
+        if weights is None:
+            weights = instance_weights_gib(instance_type)
+        download_s, health_check_s = timeouts(
+            weights,
+            download_s=options.model_data_download_timeout_s if options else None,
+            health_check_s=options.container_startup_health_check_timeout_s if options else None,
+        )
+        volume = volume_size_gb(
+            instance_type,
+            container.model_size_gib,
+            compressed=(
+                archives
+                if archives is not None
+                else container.model_data_url is not None and not container.is_uncompressed
+            ),
+            given=options.volume_size_gb if options else None,
+        )
+        return download_s, health_check_s, volume

@@ -1,5 +1,12 @@
 """The SageMaker hosting execution role: a least-privilege :class:`HostingRole` and the
-grants each model adds to it (image pull, artifact read, VPC access)."""
+grants each model adds to it (image pull, artifact read, VPC access).
+
+A role's grants and acknowledgements are collected per role: a grant that continues a
+statement, and an acknowledgement, costs no call into the CDK runtime when it is made; what
+a role collected is added in one call per statement and one for its acknowledgements, by
+an aspect of the role that runs before aws-cdk-lib's own (among them the role's splitting
+of an oversized policy into managed policies).
+"""
 
 from __future__ import annotations
 
@@ -8,19 +15,16 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Annotations, ArnFormat, CfnResource, Stack, Validations
+import jsii
+from aws_cdk import Annotations, Aspects, CfnResource, IAspect
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import (
-    acknowledge,
-    acknowledge_wildcard_resource,
-    acknowledgments,
-    nag_rendered,
-)
+from fm_platform.compliance import Acknowledgements, nag_rendered
 from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.scopes import arn_in, inherit_stack, partition_of, stack_of
 from fm_platform.constructs.tokens import is_unresolved
 
 # s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
@@ -60,8 +64,10 @@ class HostingRole(Construct):
     Always granted: ``ecr:GetAuthorizationToken``, writing logs under
     ``/aws/sagemaker/Endpoints/`` and ``/aws/sagemaker/InferenceComponents/``,
     ``cloudwatch:PutMetricData`` into ``/aws/sagemaker/*``
-    namespaces. Each model adds its image and artifacts with the ``grant_*`` methods.
-    Attribute: ``role`` (construct ID ``Role``).
+    namespaces. Each model adds its image and artifacts with the ``grant_*`` methods; what
+    continues a statement of the role, and the role's cdk-nag acknowledgements, reach it when
+    the app is synthesized (see the module docstring). Attribute: ``role`` (construct ID
+    ``Role``).
     """
 
     def __init__(
@@ -70,16 +76,18 @@ class HostingRole(Construct):
         """Create the role under ``scope`` with ``props`` (by default no image, artifact or VPC
         grants)."""
         super().__init__(scope, construct_id)
+        inherit_stack(self, scope)
         props = props or HostingRoleProps()
-        stack = Stack.of(self)
+        stack = stack_of(self)
         self.role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
             description="SageMaker hosting execution role (fm_platform)",
         )
-        acknowledge(
-            self.role,
+        inherit_stack(self.role, self)
+        grants = _grants_of(self.role)
+        grants.acknowledgements.acknowledge(
             "Each model placed on the endpoint adds its own image and artifact grants to this "
             "role's policy; the policy belongs to this role alone, CDK merges its statements "
             "and moves any overflow into managed policies.",
@@ -99,12 +107,7 @@ class HostingRole(Construct):
         # Containers log to /aws/sagemaker/Endpoints/<endpoint>, and containers of inference
         # components to /aws/sagemaker/InferenceComponents/<component>.
         log_groups = [
-            stack.format_arn(
-                service="logs",
-                resource="log-group",
-                resource_name=f"/aws/sagemaker/{kind}/*",
-                arn_format=ArnFormat.COLON_RESOURCE_NAME,
-            )
+            arn_in(stack, "logs", "log-group", f"/aws/sagemaker/{kind}/*", separator=":")
             for kind in SAGEMAKER_LOG_GROUP_KINDS
         ]
         log_resources = [arn for group in log_groups for arn in (group, f"{group}:log-stream:*")]
@@ -119,8 +122,7 @@ class HostingRole(Construct):
                 resources=log_resources,
             )
         )
-        acknowledge_wildcard_resource(
-            self.role,
+        grants.acknowledgements.acknowledge_wildcard_resource(
             "ecr:GetAuthorizationToken and cloudwatch:PutMetricData support no resource-level "
             "permissions (PutMetricData is limited to /aws/sagemaker/* namespaces by a "
             "condition); SageMaker names the log groups after endpoints and components whose "
@@ -169,8 +171,7 @@ class HostingRole(Construct):
                 resources=["*"],
             )
         )
-        acknowledge_wildcard_resource(
-            self.role,
+        _grants_of(self.role).acknowledgements.acknowledge_rendered(
             "SageMaker creates the endpoint's network interfaces in subnets and security "
             "groups chosen per endpoint; the EC2 Describe* actions support no resource-level "
             "permissions.",
@@ -186,7 +187,8 @@ def grant_image_pull(role: iam.IRole, uri: str, image: ContainerImage | None = N
     Scoped to the image's repository when it is known (an ECR URI naming its account and
     repository literally, whose region may be a token; an ECR repository; a Deep Learning
     Container); otherwise to every repository of this account and region, with the
-    wildcard acknowledged.
+    wildcard acknowledged. A repository that continues the role's pull statement, and the
+    acknowledgement, reach the role when the app is synthesized.
     """
     _grants_of(role).pull(uri, image or ContainerImage.from_uri(uri))
 
@@ -200,7 +202,9 @@ def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | 
     explicit grant (e.g. ``bucket.grant_read(role)``) instead. Every object and prefix a
     role reads sits in one ``s3:GetObject`` statement, and every prefix of a bucket in one
     ``s3:ListBucket`` statement (a new one once a statement holds
-    :data:`STATEMENT_BUDGET` characters of ARNs or prefixes).
+    :data:`STATEMENT_BUDGET` characters of ARNs or prefixes). An object or prefix that
+    continues a statement, and the acknowledgement of a prefix's wildcard, reach the role
+    when the app is synthesized, before aws-cdk-lib splits an oversized policy.
     """
     grants = _grants_of(role)
     if key is not None:
@@ -232,15 +236,29 @@ def grant_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | 
 #: so that an oversized policy can still be split into managed policies.
 STATEMENT_BUDGET = 1500
 
+#: Priority of the aspect that adds what a role collected: before every aspect aws-cdk-lib
+#: adds to a role, whatever the app's flags. aws-cdk-lib's ``AspectPriority`` is MUTATING
+#: 200, DEFAULT 500, READONLY 1000; a role splits an oversized policy into managed policies
+#: in an aspect of priority MUTATING (flag ``@aws-cdk/core:aspectPrioritiesMutating``) or
+#: DEFAULT (without it). With or without ``@aws-cdk/core:aspectStabilization`` aspects run
+#: in order of priority on each construct.
+COLLECTED_GRANTS_PRIORITY = 100
+
 
 class _Statement:
-    """A policy statement of a role that later grants extend instead of adding their own;
-    ``values`` are its resources or condition values, ``size`` their characters."""
+    """A policy statement of a role that later grants extend instead of adding their own:
+    ``values`` are its resources (``condition`` None) or the values of its ``condition``
+    (operator, key), ``size`` their characters; the statement holds the first ``added``
+    of them, the others wait for :meth:`add_collected`."""
 
-    def __init__(self, statement: iam.PolicyStatement, value: str) -> None:
+    def __init__(
+        self, statement: iam.PolicyStatement, value: str, condition: tuple[str, str] | None
+    ) -> None:
         self.statement = statement
         self.values = [value]
         self.size = len(value)
+        self.condition = condition
+        self.added = 1
 
     def has_room_for(self, value: str) -> bool:
         return self.size + len(value) <= STATEMENT_BUDGET
@@ -249,22 +267,38 @@ class _Statement:
         self.values.append(value)
         self.size += len(value)
 
+    def add_collected(self) -> None:
+        """Add the values collected since the last call to the statement, in one call."""
+        if self.added == len(self.values):
+            return
+        if self.condition is None:
+            self.statement.add_resources(*self.values[self.added :])
+        else:
+            operator, key = self.condition
+            self.statement.add_condition(operator, {key: list(self.values)})
+        self.added = len(self.values)
+
 
 class _RoleGrants:
     """What this module has granted one role: each image, key, object and prefix once,
-    objects and prefixes collected in shared statements, so that a grant costs one call
-    into the CDK runtime instead of a statement of its own."""
+    objects and prefixes collected in shared statements, and the acknowledgements of the
+    wildcards granted. A statement is added to the role when it is started, so that the
+    policy keeps its order; what continues it, and every acknowledgement, waits for
+    :meth:`add_collected`, which an aspect of the role calls (see
+    :data:`COLLECTED_GRANTS_PRIORITY`)."""
 
     def __init__(self, role: iam.IRole) -> None:
         self.role = role
-        self.stack = Stack.of(role)
-        self.partition = self.stack.partition
+        self.stack = stack_of(role)
+        self.partition = partition_of(self.stack)
         self.granted: set[tuple[str, str]] = set()
         self.keys: list[kms.IKey] = []
         self.bucket_arns: dict[str, str] = {}
         self.rendered_bucket_arns: dict[str, str] = {}
         self.statements: dict[tuple[str, str], _Statement] = {}
-        self.validations: Validations | None = None
+        self.continued: list[_Statement] = []
+        self.acknowledgements = Acknowledgements(role)
+        Aspects.of(role).add(_AddCollectedGrants(self), priority=COLLECTED_GRANTS_PRIORITY)
 
     def _first_time(self, kind: str, value: str) -> bool:
         if (kind, value) in self.granted:
@@ -280,8 +314,7 @@ class _RoleGrants:
             repository = self.stack.format_arn(
                 service="ecr", resource="repository", resource_name="*"
             )
-            acknowledge_wildcard_resource(
-                self.role,
+            self.acknowledgements.acknowledge_wildcard_resource(
                 f"the image URI {image!r} names its account or repository only at deploy "
                 "time (e.g. a CDK image asset), so its repository cannot be named: pulls are "
                 "limited to this account's and region's repositories.",
@@ -313,41 +346,68 @@ class _RoleGrants:
             return False
         current = self.statements.get(("list", bucket))
         if current is not None and current.has_room_for(prefix):
-            current.add(prefix)
-            current.statement.add_condition("StringLike", {"s3:prefix": list(current.values)})
+            self._continue(current, prefix)
             return True
         statement = iam.PolicyStatement(
             actions=["s3:ListBucket"],
             resources=[self.bucket_arn(bucket)],
             conditions={"StringLike": {"s3:prefix": prefix}},
         )
-        self.role.add_to_principal_policy(statement)
-        self.statements["list", bucket] = _Statement(statement, prefix)
+        self._add_statement(statement)
+        self.statements["list", bucket] = _Statement(statement, prefix, ("StringLike", "s3:prefix"))
         return True
 
     def acknowledge_wildcard(self, reason: str, bucket: str, key_pattern: str) -> None:
-        """Acknowledge the ``AwsSolutions-IAM5`` finding of the objects ``key_pattern`` in
-        ``bucket`` (the bucket ARN is rendered once per bucket)."""
+        """Collect the acknowledgement of the ``AwsSolutions-IAM5`` finding of the objects
+        ``key_pattern`` in ``bucket`` (the bucket ARN is rendered once per bucket)."""
         rendered = self.rendered_bucket_arns.get(bucket)
         if rendered is None:
             rendered = nag_rendered(self.role, self.bucket_arn(bucket))
             self.rendered_bucket_arns[bucket] = rendered
-        if self.validations is None:
-            self.validations = Validations.of(self.role)
         finding = rendered + nag_rendered(self.role, f"/{key_pattern}")
-        self.validations.acknowledge(
-            *acknowledgments(reason, f"AwsSolutions-IAM5[Resource::{finding}]")
-        )
+        self.acknowledgements.acknowledge_rendered(reason, finding)
+
+    def add_collected(self) -> None:
+        """Add what was collected since the last call: one call per continued statement,
+        one for the acknowledgements."""
+        for statement in self.continued:
+            statement.add_collected()
+        self.continued = []
+        self.acknowledgements.add_collected()
 
     def _add_resource(self, kind: str, actions: Sequence[str], arn: str) -> None:
         current = self.statements.get((kind, ""))
         if current is not None and current.has_room_for(arn):
-            current.add(arn)
-            current.statement.add_resources(arn)
+            self._continue(current, arn)
             return
         statement = iam.PolicyStatement(actions=list(actions), resources=[arn])
-        self.role.add_to_principal_policy(statement)
-        self.statements[kind, ""] = _Statement(statement, arn)
+        self._add_statement(statement)
+        self.statements[kind, ""] = _Statement(statement, arn, None)
+
+    def _continue(self, statement: _Statement, value: str) -> None:
+        if statement.added == len(statement.values):
+            self.continued.append(statement)
+        statement.add(value)
+
+    def _add_statement(self, statement: iam.PolicyStatement) -> None:
+        # Role.add_to_policy returns a boolean; add_to_principal_policy (all an imported
+        # role has) a struct that costs two more calls.
+        if isinstance(self.role, iam.Role):
+            self.role.add_to_policy(statement)
+        else:
+            self.role.add_to_principal_policy(statement)
+
+
+@jsii.implements(IAspect)
+class _AddCollectedGrants:
+    """The aspect of a role that adds what its :class:`_RoleGrants` collected (when it
+    visits the role, before the role's own aspects; a no-op on the role's children)."""
+
+    def __init__(self, grants: _RoleGrants) -> None:
+        self._grants = grants
+
+    def visit(self, node: IConstruct) -> None:
+        self._grants.add_collected()
 
 
 _GRANTS: weakref.WeakKeyDictionary[iam.IRole, _RoleGrants] = weakref.WeakKeyDictionary()
@@ -368,10 +428,11 @@ def role_policies(role: iam.IRole) -> list[IConstruct]:
     known = _POLICIES.get(role)
     if known:
         return known
+    node = role.node
     found: list[IConstruct] = [
         child
         for name in ("DefaultPolicy", "Policy")
-        if (child := role.node.try_find_child(name)) is not None
+        if (child := node.try_find_child(name)) is not None
     ]
     if found:
         _POLICIES[role] = found

@@ -130,10 +130,12 @@ class InferenceComponentModelOptions:
         resources), so an update sets the running copies to it and autoscaling moves them
         on from there; by default ``scaling.min_copies`` (at least 1), else 1.
     model_data_download_timeout_s: seconds to download the artifacts (60-3600); by default
-        60 + 15 per GiB of ``min_memory_mib`` (a 32 GiB copy: 540), within 60-3600.
+        60 + 15 per GiB of the weights (``container.model_size_gib``; a 13 GiB 7B model:
+        255), within 60-3600; without a weights size, per GiB of ``min_memory_mib``, which
+        holds the weights (an upper bound).
     container_startup_health_check_timeout_s: seconds for the container to pass its health
-        check (60-3600); by default 300 + 10 per GiB of ``min_memory_mib`` (a 32 GiB copy:
-        620), within 60-3600.
+        check (60-3600); by default 300 + 10 per GiB of the weights (a 13 GiB model: 430),
+        within 60-3600; without a weights size, per GiB of ``min_memory_mib``.
     rolling_update: how updates replace copies; by default SageMaker's update behaviour.
     scaling: autoscaling of the copy count; by default none: the count stays at
         ``initial_copies``.
@@ -189,6 +191,8 @@ class InferenceComponentModelOptions:
         endpoint's, which each copy must fit."""
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
+        if self.container is not None:
+            self.container.check(problems)
         check_copy_resources(
             problems,
             instance_type=instance_type,
@@ -297,8 +301,11 @@ class InferenceComponentModel(Construct):
             network_isolation=self.endpoint.network_isolation,
             vpc_config=self.endpoint.vpc_config,
         )
+        weights = props.container.model_size_gib
+        if weights is None and not is_unresolved(props.min_memory_mib):
+            weights = props.min_memory_mib / 1024  # the copy's memory holds its weights
         startup = startup_parameters(
-            props.min_memory_mib,
+            weights,
             download_s=props.model_data_download_timeout_s,
             health_check_s=props.container_startup_health_check_timeout_s,
         )

@@ -10,6 +10,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from fm_platform.constructs.inference.container_image import ContainerImage
+from fm_platform.rules.problems import Problems
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,11 +24,21 @@ class ModelContainer:
         holding uncompressed artifacts; by default no artifacts are attached and the
         container brings or fetches its model.
     environment: environment variables of the container; by default none.
+    model_size_gib: the size of the model's weights in GiB (parameters x bytes per
+        parameter: a 7B model in bf16 is about 13 GiB); the startup timeouts and, on types
+        without a local disk, the storage volume follow from it. By default unknown: the
+        hosting construct estimates from what the copy reserves or the instance holds.
     """
 
     image: str | ContainerImage | None = None
     model_data_url: str | None = None
     environment: Mapping[str, str] = field(default_factory=dict)
+    model_size_gib: float | None = None
+
+    def check(self, problems: Problems, field: str = "container") -> None:
+        """Record every problem of this container in ``problems``, under ``field``."""
+        if self.model_size_gib is not None and self.model_size_gib <= 0:
+            problems.add(f"{field}.model_size_gib", self.model_size_gib, "must be greater than 0")
 
     def container_image(self) -> ContainerImage:
         """The image as a :class:`ContainerImage`, the default one when none is set."""

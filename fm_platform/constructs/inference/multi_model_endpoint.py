@@ -66,9 +66,12 @@ class MultiModelEndpointOptions(VariantEndpointOptions):
     environment: environment variables of the container; by default none.
     initial_instance_count: instances at creation; by default 1.
     scaling: instance-level autoscaling; by default the instance count stays fixed.
+    model_size_gib: the size of the largest model under the prefix, in GiB; the startup
+        timeouts and the storage volume follow from it; by default unknown (see
+        :class:`VariantEndpointOptions`).
 
     Also the fields of :class:`VariantEndpointOptions` (``network_isolation``,
-    ``endpoint_name``).
+    ``endpoint_name``, startup timeouts, ``volume_size_gb``).
     """
 
     models_s3_prefix: str
@@ -77,6 +80,7 @@ class MultiModelEndpointOptions(VariantEndpointOptions):
     environment: Mapping[str, str] = field(default_factory=dict)
     initial_instance_count: int = 1
     scaling: InstanceScaling | None = None
+    model_size_gib: float | None = None
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
@@ -84,6 +88,8 @@ class MultiModelEndpointOptions(VariantEndpointOptions):
         check_hosting_instance_type(problems, "instance_type", self.instance_type)
         check_multi_model_hardware(problems, "instance_type", self.instance_type)
         problems.check_range("initial_instance_count", self.initial_instance_count, 1, None)
+        if self.model_size_gib is not None and self.model_size_gib <= 0:
+            problems.add("model_size_gib", self.model_size_gib, "must be greater than 0")
         if self.scaling is not None:
             self.scaling.check(problems)
         self.check_endpoint(problems)
@@ -130,7 +136,9 @@ class MultiModelEndpoint(VariantEndpoint):
         props.validate()
         self.variant_name = VARIANT_NAME
         container = ModelContainer(
-            image=props.container_image(), model_data_url=props.models_s3_prefix
+            image=props.container_image(),
+            model_data_url=props.models_s3_prefix,
+            model_size_gib=props.model_size_gib,
         )
         self._prepare_models(props, [container])
         self.model = self._add_model(
@@ -142,6 +150,10 @@ class MultiModelEndpoint(VariantEndpoint):
                 environment=dict(props.environment) or None,
             ),
         )
+        # Each model is a .tar.gz, extracted beside its archive.
+        download_s, health_check_s, volume = self._startup(
+            props.instance_type, container, props, archives=True
+        )
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
@@ -152,6 +164,9 @@ class MultiModelEndpoint(VariantEndpoint):
                     instance_type=props.instance_type,
                     initial_instance_count=props.initial_instance_count,
                     initial_variant_weight=1.0,
+                    model_data_download_timeout_in_seconds=download_s,
+                    container_startup_health_check_timeout_in_seconds=health_check_s,
+                    volume_size_in_gb=volume,
                 )
             ],
         )

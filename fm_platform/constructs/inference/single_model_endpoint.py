@@ -58,6 +58,8 @@ class VariantSpec:
 
     def check(self, problems: Problems, field: str) -> None:
         """Add the problems of this variant, fields under ``field``."""
+        if self.container is not None:
+            self.container.check(problems, f"{field}.container")
         check_variant(
             problems,
             field,
@@ -251,9 +253,12 @@ class SingleModelEndpoint(VariantEndpoint):
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
-            production_variants=[self._variant_property(v) for v in production],
+            production_variants=[
+                self._variant_property(v, props if i == 0 else None)
+                for i, v in enumerate(production)
+            ],
             shadow_production_variants=(
-                [self._variant_property(props.shadow_variant)] if props.shadow_variant else None
+                [self._variant_property(variants[-1])] if props.shadow_variant else None
             ),
             data_capture_config=data_capture,
         )
@@ -274,14 +279,20 @@ class SingleModelEndpoint(VariantEndpoint):
                 )
 
     def _variant_property(
-        self, variant: VariantSpec
+        self, variant: VariantSpec, options: SingleModelEndpointOptions | None = None
     ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+        download_s, health_check_s, volume = self._startup(
+            variant.instance_type, variant.container, options
+        )
         return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
             variant_name=variant.variant_name,
             model_name=self.models[variant.variant_name].attr_model_name,
             instance_type=variant.instance_type,
             initial_instance_count=variant.initial_instance_count,
             initial_variant_weight=variant.initial_weight,
+            model_data_download_timeout_in_seconds=download_s,
+            container_startup_health_check_timeout_in_seconds=health_check_s,
+            volume_size_in_gb=volume,
         )
 
     def _data_capture(

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from aws_cdk import Annotations, Stack
+from aws_cdk import Annotations, CfnResource, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
+from fm_platform.compliance import (
+    acknowledge,
+    acknowledge_wildcard_resource,
+    suppress_scanner_findings,
+)
 
 #: The AWS managed policy HyperPod documents for cluster instances: CloudWatch logs and
 #: metrics under /aws/sagemaker/Clusters, SSM Session Manager channels, and S3 read on
@@ -85,6 +89,7 @@ def cluster_execution_role(
     ):
         role.add_to_principal_policy(statement)
     _acknowledge_findings(role, _interfaces_arn(scope))
+    _acknowledge_for_scanners(role)
     return role
 
 
@@ -170,6 +175,35 @@ def _has_instance_role_policy(role: iam.Role) -> bool:
     wanted = stack.resolve(instance_role_managed_policy().managed_policy_arn)
     attached = stack.resolve(cast(iam.CfnRole, role.node.default_child).managed_policy_arns) or []
     return wanted in attached
+
+
+#: Why the statements left on "*" cannot be narrowed, for IaC scanners that read the
+#: template: AWS's HyperPod developer guide ("IAM role for SageMaker HyperPod") grants the
+#: cluster's instance role these EC2 network-interface actions on "*", and the EC2 service
+#: authorization reference gives DeleteNetworkInterfacePermission no resource type and
+#: DetachNetworkInterface the HyperPod-owned instance as a resource, which this stack cannot
+#: name; the other interface actions are already bound to this account's interfaces and
+#: CreateNetworkInterface to the cluster subnet and security group.
+_SCANNER_REASON = (
+    "HyperPod attaches and releases its instances' network interfaces in the cluster subnet; "
+    "AWS's HyperPod guide grants these EC2 actions on '*': DeleteNetworkInterfacePermission "
+    "has no resource type and DetachNetworkInterface also authorises the HyperPod-owned "
+    "instance, whose ARN this stack cannot know. Every other interface action is bound to "
+    "this account's interfaces, and CreateNetworkInterface to the cluster subnet and group."
+)
+
+
+def _acknowledge_for_scanners(role: ClusterExecutionRole) -> None:
+    """Write the reason into the managed policy's template metadata, where checkov
+    (CKV_AWS_109 permissions management and CKV_AWS_111 write access without constraints)
+    and cfn_nag (W13, a managed policy with a '*' resource) read acknowledgements."""
+    policy = role.policy.node.default_child
+    if isinstance(policy, CfnResource):
+        suppress_scanner_findings(
+            policy,
+            checkov={"CKV_AWS_109": _SCANNER_REASON, "CKV_AWS_111": _SCANNER_REASON},
+            cfn_nag={"W13": _SCANNER_REASON},
+        )
 
 
 def _acknowledge_findings(role: ClusterExecutionRole, interfaces: str) -> None:

@@ -1,12 +1,21 @@
-"""A SageMaker HyperPod cluster orchestrated by Slurm (classic mode: the lifecycle scripts
-read ``provisioning_parameters.json`` and start the Slurm daemons)."""
+"""A SageMaker HyperPod cluster orchestrated by Slurm, in one of two Slurm modes.
+
+Lifecycle mode (the default, HyperPod's legacy configuration): the lifecycle scripts read
+``provisioning_parameters.json``, mount FSx for Lustre and start the Slurm daemons.
+Managed mode (the API-driven configuration AWS recommends for new clusters: SageMaker
+developer guide, "SageMaker HyperPod references" -> "SageMaker HyperPod Slurm
+configuration"): each group's ``SlurmConfig`` and the cluster's ``Orchestrator.Slurm`` tell
+HyperPod the Slurm topology, HyperPod mounts the file systems of ``InstanceStorageConfigs``,
+and the scripts run after that (``OnInitComplete``) for what HyperPod does not do.
+"""
 
 from __future__ import annotations
 
+import enum
 import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 from aws_cdk import CfnTag, Fn
 from aws_cdk import aws_ec2 as ec2
@@ -17,6 +26,13 @@ from constructs import Construct, IConstruct
 from fm_platform.compliance import acknowledge_wildcard_resource
 from fm_platform.constructs.options import checked
 from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.constructs.training.cluster_properties import (
+    GroupContext,
+    LustreMount,
+    OpenZfsMount,
+    group_property,
+    orchestrator,
+)
 from fm_platform.constructs.training.cluster_role import (
     ClusterExecutionRole,
     cluster_execution_role,
@@ -29,10 +45,45 @@ from fm_platform.constructs.training.instance_groups import (
     provisioning_parameters,
     validate_instance_groups,
 )
+from fm_platform.constructs.training.node_health_alarm import (
+    NodeHealthAlarm,
+    node_health_alarm_name,
+)
 from fm_platform.constructs.unknown_types import warn_unknown_accelerated_type
+from fm_platform.rules.cluster import (
+    CONTINUOUS,
+    DEFAULT_SLURM_CONFIG_STRATEGY,
+    LIFECYCLE,
+    MANAGED,
+    STANDARD,
+    check_managed_mount_path,
+    check_needs_continuous,
+    check_needs_managed,
+    check_node_provisioning,
+    check_slurm_config_strategy,
+    continuous_provisioning,
+)
 from fm_platform.rules.instance_groups import required_addresses
 from fm_platform.rules.network import SUBNET_ADDRESS_MARGIN, check_subnet_capacity
 from fm_platform.rules.problems import Problems
+
+
+class SlurmMode(enum.Enum):
+    """Who configures Slurm: HyperPod from the API (``MANAGED``, recommended by AWS for new
+    clusters) or the lifecycle scripts from ``provisioning_parameters.json``
+    (``LIFECYCLE``, HyperPod's legacy configuration)."""
+
+    MANAGED = MANAGED
+    LIFECYCLE = LIFECYCLE
+
+
+class NodeProvisioning(enum.Enum):
+    """How HyperPod provisions nodes: all of a group at once, or the operation fails
+    (``STANDARD``), or as many as it can get while it keeps provisioning the rest
+    (``CONTINUOUS``, ``NodeProvisioningMode: Continuous``)."""
+
+    STANDARD = STANDARD
+    CONTINUOUS = CONTINUOUS
 
 
 class LifecycleSource(Protocol):
@@ -52,10 +103,57 @@ class LifecycleSource(Protocol):
 
 
 class FileSystemSource(Protocol):
-    """What the cluster needs from its shared file system (``SharedFileSystem`` fits)."""
+    """What the cluster needs from its shared file system (``SharedFileSystem`` fits). In
+    managed Slurm mode it also needs ``dns_name``, ``mount_name`` and ``mount_path`` (see
+    :class:`LustreFileSystemSource`)."""
 
     @property
     def file_system(self) -> IConstruct: ...
+
+
+class LustreFileSystemSource(FileSystemSource, Protocol):
+    """An FSx for Lustre file system HyperPod mounts itself in managed Slurm mode
+    (``SharedFileSystem`` fits)."""
+
+    @property
+    def dns_name(self) -> str: ...
+
+    @property
+    def mount_name(self) -> str: ...
+
+    @property
+    def mount_path(self) -> str: ...
+
+
+class HomeFileSystemSource(Protocol):
+    """An FSx for OpenZFS file system HyperPod mounts on every node in managed Slurm mode
+    (``HomeFileSystem`` fits)."""
+
+    @property
+    def file_system(self) -> IConstruct: ...
+
+    @property
+    def dns_name(self) -> str: ...
+
+    @property
+    def mount_path(self) -> str: ...
+
+
+class AccountingDatabaseSource(Protocol):
+    """A MySQL-compatible database for Slurm accounting (``SlurmAccountingDatabase``
+    fits): where it listens and the Secrets Manager secret with its user name and
+    password."""
+
+    @property
+    def endpoint(self) -> str: ...
+
+    @property
+    def port(self) -> int: ...
+
+    @property
+    def secret_arn(self) -> str: ...
+
+    def secret_read_statements(self) -> Sequence[iam.PolicyStatement]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,18 +166,64 @@ class HyperPodClusterOptions:
         needing replacement can proceed; a fixed name blocks replacement.
     node_recovery: ``Automatic`` (the default: HyperPod replaces faulty nodes) or ``None``.
     tags: tags on the cluster; by default none.
+    slurm_mode: ``SlurmMode.LIFECYCLE`` (the default, so that existing clusters deploy
+        unchanged) or ``SlurmMode.MANAGED`` (AWS's recommendation for new clusters).
+        Switching a deployed cluster to managed is AWS's documented migration ("Migrating
+        to API-driven Slurm configuration"; the scripts' provisioning_parameters.json is
+        removed by the same deployment); there is no way back.
+    slurm_config_strategy: managed mode's ``SlurmConfigStrategy``: ``Merge`` (HyperPod adds
+        its partitions to slurm.conf and keeps manual edits), ``Managed`` (manual edits
+        make the next update fail) or ``Overwrite`` (manual edits are overwritten). By
+        default ``Merge`` is written with standard provisioning and nothing with continuous
+        provisioning (which rejects the field and behaves as Merge).
+    node_provisioning: ``NodeProvisioning.CONTINUOUS`` (managed mode only) or ``STANDARD``.
+        By default continuous when something needs it (an accounting database, a group's
+        ``min_count``), else standard (the property is left out).
     """
 
     instance_groups: Sequence[InstanceGroup]
     cluster_name: str | None = None
     node_recovery: str = "Automatic"
     tags: Mapping[str, str] | None = None
+    slurm_mode: SlurmMode = SlurmMode.LIFECYCLE
+    slurm_config_strategy: str | None = None
+    node_provisioning: NodeProvisioning | None = None
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
+        groups = [g for g in self.instance_groups or () if g is not None]
         validate_instance_groups(problems, self.instance_groups or ())
         problems.check_shape("cluster_name", self.cluster_name, "ClusterName")
         problems.check_shape("node_recovery", self.node_recovery, "ClusterNodeRecovery")
+        mode = _value(self.slurm_mode)
+        provisioning = _value(self.node_provisioning)
+        check_node_provisioning(problems, "node_provisioning", provisioning, slurm_mode=mode)
+        for index, group in enumerate(self.instance_groups or ()):
+            if group is not None:
+                check_needs_continuous(
+                    problems,
+                    f"instance_groups[{index}].min_count",
+                    group.min_count,
+                    what="a minimum count",
+                    slurm_mode=mode,
+                    provisioning=provisioning,
+                )
+        check_slurm_config_strategy(
+            problems,
+            "slurm_config_strategy",
+            self.slurm_config_strategy,
+            slurm_mode=mode,
+            continuous=continuous_provisioning(
+                provisioning,
+                accounting=False,
+                min_counts=any(g.min_count is not None for g in groups),
+            ),
+        )
+
+    @property
+    def managed(self) -> bool:
+        """Whether HyperPod configures Slurm (managed mode)."""
+        return self.slurm_mode is SlurmMode.MANAGED
 
     @property
     def required_ipv4_addresses(self) -> int | None:
@@ -105,8 +249,16 @@ class HyperPodClusterProps(HyperPodClusterOptions):
         it can be changed; for one that cannot (imported with ``mutable=False``), a synth
         warning lists the policy and statements to attach yourself.
     file_system: the shared file system; when given the cluster is created after it and the
-        role may describe it (without that, HyperPod silently skips EFA setup for FSx). By
-        default no file system is wired.
+        role may describe it (without that, HyperPod silently skips EFA setup for FSx). In
+        managed mode HyperPod mounts it on every node (``FsxLustreConfig``; it must then
+        give ``dns_name``, ``mount_name`` and ``mount_path``). By default no file system
+        is wired.
+    home_file_system: managed mode only: an FSx for OpenZFS file system HyperPod mounts on
+        every node (``FsxOpenZfsConfig``), for the shared users' homes. By default none.
+    accounting_database: managed mode only: the MySQL-compatible database Slurm accounting
+        (slurmdbd) uses (``Orchestrator.Slurm.AccountingDatabase``; it needs continuous
+        provisioning). The role may read its secret. By default none: HyperPod keeps
+        accounting in a database on the controller node.
     """
 
     subnet: ec2.ISubnet
@@ -114,6 +266,17 @@ class HyperPodClusterProps(HyperPodClusterOptions):
     lifecycle: LifecycleSource
     execution_role: iam.IRole | None = None
     file_system: FileSystemSource | None = None
+    home_file_system: HomeFileSystemSource | None = None
+    accounting_database: AccountingDatabaseSource | None = None
+
+    @property
+    def continuous(self) -> bool:
+        """Whether the cluster provisions nodes continuously (see ``node_provisioning``)."""
+        return continuous_provisioning(
+            _value(self.node_provisioning),
+            accounting=self.accounting_database is not None,
+            min_counts=any(g.min_count is not None for g in self.instance_groups or () if g),
+        )
 
     def validate(self, into: Problems | None = None) -> None:
         """Raise one ``ValueError`` listing every problem with these props.
@@ -121,6 +284,49 @@ class HyperPodClusterProps(HyperPodClusterOptions):
         problems = Problems.within(into, "HyperPodClusterProps")
         props = checked(problems, self)
         props.check(problems)
+        mode = _value(props.slurm_mode)
+        check_needs_managed(
+            problems, "home_file_system", _given(props.home_file_system), slurm_mode=mode
+        )
+        check_needs_continuous(
+            problems,
+            "accounting_database",
+            _given(props.accounting_database),
+            what="an external accounting database",
+            slurm_mode=mode,
+            provisioning=_value(props.node_provisioning),
+        )
+        if props.accounting_database is not None:
+            check_slurm_config_strategy(
+                problems,
+                "slurm_config_strategy",
+                props.slurm_config_strategy,
+                slurm_mode=mode,
+                continuous=self.continuous,
+            )
+        if props.managed and props.file_system is not None:
+            missing = [
+                name
+                for name in ("dns_name", "mount_name", "mount_path")
+                if not hasattr(props.file_system, name)
+            ]
+            if missing:
+                problems.add(
+                    "file_system",
+                    type(props.file_system).__name__,
+                    "managed Slurm mode mounts the file system through InstanceStorageConfigs: "
+                    f"it must give dns_name, mount_name and mount_path (missing: "
+                    f"{', '.join(missing)}; SharedFileSystem has them)",
+                )
+            else:
+                lustre = cast(LustreFileSystemSource, props.file_system)
+                check_managed_mount_path(
+                    problems, "file_system.mount_path", _known(lustre.mount_path)
+                )
+        if props.managed and props.home_file_system is not None:
+            check_managed_mount_path(
+                problems, "home_file_system.mount_path", _known(props.home_file_system.mount_path)
+            )
         cidr = _known_cidr(self.subnet)
         check_subnet_capacity(
             problems,
@@ -130,6 +336,21 @@ class HyperPodClusterProps(HyperPodClusterOptions):
             props.required_ipv4_addresses,
         )
         problems.raise_if_any()
+
+
+def _value(option: enum.Enum | None) -> str | None:
+    """An enum option's value, None when unset (or of the wrong type, already reported)."""
+    return option.value if isinstance(option, enum.Enum) else None
+
+
+def _given(reference: object) -> str | None:
+    """``"given"`` for a reference that is set, for the rules' messages."""
+    return None if reference is None else "given"
+
+
+def _known(value: str) -> str | None:
+    """``value`` when known at synth time, else None."""
+    return None if is_unresolved(value) else value
 
 
 def required_ipv4_addresses(groups: Sequence[InstanceGroup]) -> int:
@@ -152,16 +373,28 @@ def _known_cidr(subnet: ec2.ISubnet) -> str | None:
 class HyperPodCluster(Construct):
     """A SageMaker HyperPod cluster with Slurm, one ``AWS::SageMaker::Cluster``.
 
-    Every group runs the lifecycle scripts' ``on_create`` entry point from their S3 prefix;
+    Lifecycle mode: every group runs the lifecycle scripts' entry point as ``OnCreate``;
     the scripts read ``provisioning_parameters.json`` (see :func:`provisioning_parameters`)
     to set each node up as controller, login or compute node. No per-group ``SlurmConfig``
     is set: HyperPod rejects it together with ``provisioning_parameters.json``.
 
+    Managed mode: every group has a ``SlurmConfig`` from its role (Controller, Login,
+    Compute with its partition), the cluster an ``Orchestrator.Slurm`` (the strategy, the
+    accounting database), HyperPod mounts the file system (and the home file system) on
+    every node, and the scripts run as ``OnInitComplete``, after HyperPod's own setup.
+
+    Both modes: continuous provisioning and each group's minimum count, capacity type,
+    image and scheduled AMI update, as their options say. A scheduled update rolls back on
+    the group's own alarms and on ``node_health_alarm`` (:class:`NodeHealthAlarm`), created
+    when a group has a scheduled update.
+
     Attributes: ``cluster`` (the CfnCluster), ``cluster_arn``, ``cluster_id`` (the last part
     of the ARN, used in SSM targets), ``cluster_name`` (the given name, else the ARN, which
     every SageMaker cluster API accepts in its place: CloudFormation returns no generated
-    name), ``execution_role``, ``instance_groups``, ``controller_group_name``. Construct IDs
-    ``Resource`` and ``ExecutionRole`` are stable.
+    name), ``execution_role``, ``instance_groups``, ``controller_group_name``,
+    ``slurm_mode``, ``continuous`` (whether nodes are provisioned continuously),
+    ``node_health_alarm`` (None without scheduled updates). Construct IDs ``Resource``,
+    ``ExecutionRole`` and ``NodeHealth`` are stable.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: HyperPodClusterProps) -> None:
@@ -177,34 +410,30 @@ class HyperPodCluster(Construct):
         self.controller_group_name: str = next(
             g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER
         )
+        self.slurm_mode: SlurmMode = props.slurm_mode
+        self.continuous: bool = props.continuous
         self.execution_role: iam.IRole = props.execution_role or cluster_execution_role(
             self, "ExecutionRole", subnet=props.subnet, security_group=props.security_group
         )
-        statements = list(props.lifecycle.read_statements())
-        if props.file_system is not None:
-            statements.append(_describe_file_systems_statement())
-        if props.execution_role is None:
-            for statement in statements:
-                self.execution_role.add_to_principal_policy(statement)
-            _acknowledge_lifecycle_read(self.execution_role, props.lifecycle)
-        else:
-            network = network_interface_statements(
-                self, subnet=props.subnet, security_group=props.security_group
-            )
-            extend_given_role(self, self.execution_role, [*network, *statements])
+        self._grant(props)
+        updates = any(g.scheduled_update is not None for g in self.instance_groups)
+        # The alarm is named before the cluster exists and created after it (its rule
+        # filters on the cluster's ARN).
+        alarm_name = node_health_alarm_name(self) if updates else None
+        context = self._group_context(props, [alarm_name] if alarm_name else [])
 
         self.cluster = sagemaker.CfnCluster(
             self,
             "Resource",
             cluster_name=props.cluster_name,
             node_recovery=props.node_recovery,
-            instance_groups=[
-                self._group_property(group, props.lifecycle) for group in self.instance_groups
-            ],
+            instance_groups=[group_property(group, context) for group in self.instance_groups],
             vpc_config=sagemaker.CfnCluster.VpcConfigProperty(
                 subnets=[props.subnet.subnet_id],
                 security_group_ids=[props.security_group.security_group_id],
             ),
+            orchestrator=self._orchestrator(props) if props.managed else None,
+            node_provisioning_mode="Continuous" if self.continuous else None,
             tags=[CfnTag(key=k, value=v) for k, v in sorted((props.tags or {}).items())] or None,
         )
         # Create the cluster only once its role's permissions exist (the role itself is
@@ -216,35 +445,77 @@ class HyperPodCluster(Construct):
         )
         if props.file_system is not None:
             self.cluster.node.add_dependency(props.file_system.file_system)
+        if props.home_file_system is not None:
+            self.cluster.node.add_dependency(props.home_file_system.file_system)
 
         self.cluster_arn: str = self.cluster.attr_cluster_arn
         self.cluster_id: str = Fn.select(1, Fn.split("/", self.cluster_arn))
         self.cluster_name: str = props.cluster_name or self.cluster_arn
+        self.node_health_alarm: NodeHealthAlarm | None = None
+        if alarm_name is not None:
+            self.node_health_alarm = NodeHealthAlarm(
+                self, "NodeHealth", cluster_arn=self.cluster_arn, alarm_name=alarm_name
+            )
 
-    def _group_property(
-        self, group: InstanceGroup, lifecycle: LifecycleSource
-    ) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
-        storage = None
-        if group.ebs_volume_gib is not None:
-            storage = [
-                sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
-                    ebs_volume_config=sagemaker.CfnCluster.ClusterEbsVolumeConfigProperty(
-                        volume_size_in_gb=group.ebs_volume_gib
-                    )
+    def _grant(self, props: HyperPodClusterProps) -> None:
+        """The lifecycle read, the file systems' description and the accounting secret."""
+        statements = list(props.lifecycle.read_statements())
+        if props.file_system is not None or props.home_file_system is not None:
+            statements.append(_describe_file_systems_statement())
+        if props.accounting_database is not None:
+            statements += props.accounting_database.secret_read_statements()
+        if props.execution_role is None:
+            for statement in statements:
+                self.execution_role.add_to_principal_policy(statement)
+            _acknowledge_lifecycle_read(self.execution_role, props.lifecycle)
+        else:
+            network = network_interface_statements(
+                self, subnet=props.subnet, security_group=props.security_group
+            )
+            extend_given_role(self, self.execution_role, [*network, *statements])
+
+    def _group_context(self, props: HyperPodClusterProps, rollback: list[str]) -> GroupContext:
+        lustre = None
+        if props.managed and props.file_system is not None:
+            # validate() made sure it has the attributes of a LustreFileSystemSource.
+            fs = cast(LustreFileSystemSource, props.file_system)
+            lustre = LustreMount(
+                dns_name=fs.dns_name, mount_name=fs.mount_name, mount_path=fs.mount_path
+            )
+        home = None
+        if props.managed and props.home_file_system is not None:
+            home = OpenZfsMount(
+                dns_name=props.home_file_system.dns_name,
+                mount_path=props.home_file_system.mount_path,
+            )
+        return GroupContext(
+            execution_role_arn=self.execution_role.role_arn,
+            source_s3_uri=props.lifecycle.s3_uri,
+            script=props.lifecycle.on_create_script,
+            managed=props.managed,
+            lustre=lustre,
+            home=home,
+            rollback_alarms=rollback,
+        )
+
+    def _orchestrator(
+        self, props: HyperPodClusterProps
+    ) -> sagemaker.CfnCluster.OrchestratorProperty:
+        strategy = props.slurm_config_strategy
+        if strategy is None and not self.continuous:
+            strategy = DEFAULT_SLURM_CONFIG_STRATEGY
+        database = props.accounting_database
+        return orchestrator(
+            strategy=strategy,
+            accounting=(
+                sagemaker.CfnCluster.ClusterAccountingDatabaseProperty(
+                    endpoint=database.endpoint,
+                    port=database.port,
+                    secret_arn=database.secret_arn,
                 )
-            ]
-        return sagemaker.CfnCluster.ClusterInstanceGroupProperty(
-            instance_group_name=group.name,
-            instance_type=group.instance_type,
-            instance_count=group.instance_count,
-            execution_role=self.execution_role.role_arn,
-            threads_per_core=group.threads_per_core,
-            life_cycle_config=sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
-                source_s3_uri=lifecycle.s3_uri, on_create=lifecycle.on_create_script
+                if database is not None
+                else None
             ),
-            instance_storage_configs=storage,
-            on_start_deep_health_checks=list(group.effective_deep_health_checks) or None,
-            training_plan_arn=group.training_plan_arn,
         )
 
 
@@ -274,13 +545,18 @@ def _acknowledge_lifecycle_read(role: iam.IRole, lifecycle: LifecycleSource) -> 
 
 
 __all__ = [
+    "AccountingDatabaseSource",
     "FileSystemSource",
+    "HomeFileSystemSource",
     "HyperPodCluster",
     "HyperPodClusterOptions",
     "HyperPodClusterProps",
     "InstanceGroup",
     "LifecycleSource",
+    "LustreFileSystemSource",
+    "NodeProvisioning",
     "NodeRole",
+    "SlurmMode",
     "SUBNET_ADDRESS_MARGIN",
     "provisioning_parameters",
     "required_ipv4_addresses",

@@ -1,4 +1,5 @@
-"""HyperPod lifecycle scripts: uploaded to S3 with their provisioning parameters."""
+"""HyperPod lifecycle scripts: uploaded to S3 with the file that tells them the cluster's
+Slurm mode (provisioning parameters or node setup) and, optionally, the shared users."""
 
 from __future__ import annotations
 
@@ -28,11 +29,15 @@ from fm_platform.constructs.options import checked
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.constructs.tokens import is_unresolved
 from fm_platform.rules.lifecycle import (
+    NODE_SETUP_FILE,
     ON_CREATE_SCRIPT,
     PARAMETERS_FILE,
+    USERS_FILE,
     check_assets_path,
+    check_node_setup,
     check_prefix,
     check_provisioning_parameters,
+    check_shared_users,
 )
 from fm_platform.rules.problems import Problems
 
@@ -74,23 +79,72 @@ def default_assets_path() -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SharedUser:
+    """An account the lifecycle scripts create on every node (a line of
+    ``shared_users.txt``): the same uid everywhere, a home on the shared file system and an
+    SSH key pair kept there, so the user can ssh from node to node.
+
+    name: a user name of lowercase letters, digits, ``_`` and ``-`` (at most 32).
+    uid: the user's (and group's) id, 1000-60000 (the node checks its own login.defs range
+        again).
+    home: the home directory; by default ``<home root>/<name>``: the home file system's
+        mount path in managed mode when there is one, else ``<FSx mount path>/home``.
+    """
+
+    name: str
+    uid: int
+    home: str | None = None
+
+    @property
+    def line(self) -> str:
+        """This user's line of ``shared_users.txt`` (``name,uid`` or ``name,uid,home``)."""
+        return ",".join([self.name, str(self.uid), *([self.home] if self.home else [])])
+
+
+@dataclass(frozen=True, kw_only=True)
 class LifecycleScriptsOptions:
     """Plain options of :class:`LifecycleScripts` (the configuration's ``training`` keys
     too).
 
     assets_path: folder uploaded as the scripts; by default the package's own
-        ``lifecycle_assets`` (on_create.sh and provision.py).
+        ``lifecycle_assets`` (on_create.sh, provision.py and its node_*.py modules).
     prefix: S3 key prefix the files go under, without leading or trailing slash; by default
         ``lifecycle-scripts``.
+    shared_users: accounts to create on every node (:class:`SharedUser`), written to
+        ``shared_users.txt`` beside the scripts (the assets folder must then hold no such
+        file). By default none (a ``shared_users.txt`` of your own assets folder is used as
+        it is).
     """
 
     assets_path: str | None = None
     prefix: str = "lifecycle-scripts"
+    shared_users: tuple[SharedUser, ...] | None = None
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
-        check_assets_path(problems, "assets_path", self.assets_path or default_assets_path())
+        check_assets_path(
+            problems,
+            "assets_path",
+            self.assets_path or default_assets_path(),
+            shared_users=self.shared_users is not None,
+        )
         check_prefix(problems, "prefix", self.prefix)
+        if self.shared_users is not None:
+            check_shared_users(
+                problems,
+                "shared_users",
+                [
+                    (u.name, u.uid, u.home) if u is not None else (None, None, None)
+                    for u in self.shared_users
+                ],
+            )
+
+    @property
+    def shared_users_text(self) -> str | None:
+        """The content of ``shared_users.txt``, None without ``shared_users``."""
+        if self.shared_users is None:
+            return None
+        return "".join(f"{user.line}\n" for user in self.shared_users)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,10 +152,15 @@ class LifecycleScriptsProps(LifecycleScriptsOptions):
     """Options for :class:`LifecycleScripts`: the fields of :class:`LifecycleScriptsOptions`,
     and
 
-    provisioning_parameters: the content of provisioning_parameters.json (``version``,
-        ``workload_manager``, ``controller_group``, optional ``login_group``,
-        ``worker_groups``, ``fsx_dns_name``, ``fsx_mountname``, ``fsx_mount_path``); values
-        may be CDK tokens.
+    provisioning_parameters: lifecycle Slurm mode: the content of
+        provisioning_parameters.json (``version``, ``workload_manager``,
+        ``controller_group``, optional ``login_group``, ``worker_groups``,
+        ``fsx_dns_name``, ``fsx_mountname``, ``fsx_mount_path``); values may be CDK tokens.
+    node_setup: managed Slurm mode: the content of fmp_node_setup.json (``version`` 1,
+        ``mode`` "managed", ``fsx_mount_path``, optional ``home_mount_path``, optional
+        ``fsx_dns_name`` with ``fsx_mountname``; see
+        :func:`~fm_platform.constructs.training.instance_groups.node_setup`). Give exactly
+        one of the two: the scripts pick their mode by the file beside them.
     bucket: bucket receiving the files; by default a SecureBucket (KMS, TLS-only, versioned,
         access-logged, retained) named ``sagemaker-lc-<8 hex>-<stack GUID>`` is created.
     upload_log_group: where the upload function logs; by default a KMS-encrypted log group
@@ -115,7 +174,8 @@ class LifecycleScriptsProps(LifecycleScriptsOptions):
     function, whose role and log group the first one creates.
     """
 
-    provisioning_parameters: Mapping[str, Any]
+    provisioning_parameters: Mapping[str, Any] | None = None
+    node_setup: Mapping[str, Any] | None = None
     bucket: s3.IBucket | None = None
     upload_log_group: logs.ILogGroup | None = None
     vpc: ec2.IVpc | None = None
@@ -136,19 +196,36 @@ class LifecycleScriptsProps(LifecycleScriptsOptions):
             )
         if props.security_group is not None and props.vpc is None:
             problems.add("security_group", "given", "applies only with vpc and subnet")
-        parameters = props.provisioning_parameters
-        workers = parameters.get("worker_groups") if isinstance(parameters, Mapping) else None
-        check_provisioning_parameters(
-            problems,
-            "provisioning_parameters",
-            {**parameters, "worker_groups": None} if is_unresolved(workers) else parameters,
-        )
+        parameters, setup = props.provisioning_parameters, props.node_setup
+        if (parameters is None) == (setup is None):
+            problems.add(
+                "provisioning_parameters/node_setup",
+                "both" if parameters is not None else "neither",
+                "give exactly one: provisioning_parameters in lifecycle Slurm mode, node_setup "
+                "in managed Slurm mode (the scripts refuse both and neither)",
+            )
+        if isinstance(parameters, Mapping):
+            workers = parameters.get("worker_groups")
+            check_provisioning_parameters(
+                problems,
+                "provisioning_parameters",
+                {**parameters, "worker_groups": None} if is_unresolved(workers) else parameters,
+            )
+        if isinstance(setup, Mapping):
+            check_node_setup(
+                problems,
+                "node_setup",
+                {key: None if is_unresolved(value) else value for key, value in setup.items()},
+            )
         problems.raise_if_any()
 
 
 class LifecycleScripts(Construct):
     """The lifecycle scripts HyperPod runs on each node, uploaded as plain files under
-    ``<prefix>/`` together with a ``provisioning_parameters.json`` rendered at deploy time.
+    ``<prefix>/`` together with ``provisioning_parameters.json`` (lifecycle Slurm mode) or
+    ``fmp_node_setup.json`` (managed Slurm mode), rendered at deploy time, and
+    ``shared_users.txt`` when ``shared_users`` is given. A deployment that changes the mode
+    removes the other file (the upload prunes the prefix).
 
     Attributes: ``bucket``, ``prefix``, ``s3_uri`` (``s3://<bucket>/<prefix>/``, read from
     the upload, so whatever uses it is created after the files exist), ``on_create_script``,
@@ -202,10 +279,7 @@ class LifecycleScripts(Construct):
             "Upload",
             destination_bucket=self.bucket,
             destination_key_prefix=f"{self.prefix}/",
-            sources=[
-                s3deploy.Source.bucket(self.files.bucket, self.files.s3_object_key),
-                s3deploy.Source.json_data(PARAMETERS_FILE, dict(props.provisioning_parameters)),
-            ],
+            sources=_sources(self.files, props),
             extract=True,
             prune=True,
             retain_on_delete=True,
@@ -361,6 +435,21 @@ class LifecycleScripts(Construct):
             reason += f" {_OUTSIDE_VPC}"
         acknowledge(handler, f"{reason} {_RUNTIME_PINNED}", *rules)
         suppress_scanner_findings(function, checkov=checkov, cfn_nag=cfn_nag)
+
+
+def _sources(files: s3_assets.Asset, props: LifecycleScriptsProps) -> list[s3deploy.ISource]:
+    """The staged scripts folder, the file naming the Slurm mode and the shared users."""
+    sources: list[s3deploy.ISource] = [s3deploy.Source.bucket(files.bucket, files.s3_object_key)]
+    if props.provisioning_parameters is not None:
+        sources.append(
+            s3deploy.Source.json_data(PARAMETERS_FILE, dict(props.provisioning_parameters))
+        )
+    if props.node_setup is not None:
+        sources.append(s3deploy.Source.json_data(NODE_SETUP_FILE, dict(props.node_setup)))
+    users = props.shared_users_text
+    if users is not None:
+        sources.append(s3deploy.Source.data(USERS_FILE, users))
+    return sources
 
 
 def lifecycle_bucket(scope: Construct) -> s3.IBucket:

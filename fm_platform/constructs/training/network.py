@@ -3,10 +3,11 @@ subnet with NAT egress, an S3 gateway endpoint and the cluster security group.""
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import cast
 
-from aws_cdk import ArnFormat, CfnResource, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, CfnResource, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -28,6 +29,9 @@ from fm_platform.rules.network import (
 from fm_platform.rules.problems import Problems
 
 _BYO_FIELDS = ("vpc", "subnet", "security_group")
+#: Size of each of the two subnets a database subnet group adds (a /27 holds 27 usable
+#: addresses: a serverless writer and its replacements during maintenance).
+DATABASE_SUBNET_MASK = 27
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,8 +118,9 @@ class ClusterNetwork(Construct):
     Attributes: ``vpc``, ``subnet`` (the private subnet), ``security_group``,
     ``availability_zone_id`` and ``flow_log`` (both None when you bring your own network),
     ``encryption_key`` and ``flow_log_group`` (None when you bring your own network).
-    Construct IDs ``Vpc``, ``ClusterSecurityGroup``, ``FlowLogKey``, ``FlowLogs`` and
-    ``FlowLogRole`` are stable.
+    Construct IDs ``Vpc``, ``ClusterSecurityGroup``, ``FlowLogKey``, ``FlowLogs``,
+    ``FlowLogRole`` and ``DatabaseSubnet0``/``1`` (see :meth:`database_subnets`) are
+    stable.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: ClusterNetworkProps) -> None:
@@ -123,6 +128,8 @@ class ClusterNetwork(Construct):
         validated first."""
         super().__init__(scope, construct_id)
         props.validate()
+        self._vpc_cidr: str | None = None
+        self._database_subnets: list[ec2.ISubnet] | None = None
         self.availability_zone_id: str | None = None
         self.flow_log: ec2.FlowLog | None = None
         self.flow_log_group: logs.LogGroup | None = None
@@ -134,6 +141,7 @@ class ClusterNetwork(Construct):
             self.security_group: ec2.ISecurityGroup = own_group
             return
         self.availability_zone_id = props.availability_zone_id
+        self._vpc_cidr = props.vpc_cidr
         require_region_of_az_id(self, props.availability_zone_id)
         vpc = self._create_vpc(props)
         self.vpc = vpc
@@ -141,6 +149,46 @@ class ClusterNetwork(Construct):
         self.security_group = self._create_security_group(vpc)
         self._create_flow_log(vpc, props)
         _settle_default_group_provider(Stack.of(self))
+
+    def database_subnets(self) -> list[ec2.ISubnet]:
+        """Subnets for a database subnet group, which must span two Availability Zones: the
+        private subnet (where the database runs, next to the cluster) and two isolated
+        /27 subnets (local routes only) in the Region's first two AZs (``Fn::GetAZs``), so
+        that one of them lies outside the cluster's AZ whichever it is. They take the first
+        free blocks of the VPC range, are created on the first call and retained (a
+        retained database keeps its subnet group). Only for a network this construct
+        created."""
+        if self._database_subnets is not None:
+            return self._database_subnets
+        if self._vpc_cidr is None:
+            raise ValueError(
+                "database_subnets: the network was brought (vpc, subnet, security_group); "
+                "give the database subnets in two Availability Zones yourself"
+            )
+        taken = [s.ipv4_cidr_block for s in (*self.vpc.private_subnets, *self.vpc.public_subnets)]
+        blocks = free_blocks(self._vpc_cidr, taken, DATABASE_SUBNET_MASK, 2)
+        if len(blocks) < 2:
+            problems = Problems("ClusterNetworkProps")
+            problems.add(
+                "vpc_cidr",
+                self._vpc_cidr,
+                f"no room left for two /{DATABASE_SUBNET_MASK} database subnets next to the "
+                "private and public subnets; use a larger VPC range or smaller subnets",
+            )
+            problems.raise_if_any()
+        subnets: list[ec2.ISubnet] = [self.subnet]
+        for index, block in enumerate(blocks):
+            subnet = ec2.Subnet(
+                self,
+                f"DatabaseSubnet{index}",
+                vpc_id=self.vpc.vpc_id,
+                cidr_block=block,
+                availability_zone=Fn.select(index, Fn.get_azs()),
+            )
+            cast(CfnResource, subnet.node.default_child).apply_removal_policy(RemovalPolicy.RETAIN)
+            subnets.append(subnet)
+        self._database_subnets = subnets
+        return subnets
 
     def _create_vpc(self, props: ClusterNetworkProps) -> ec2.Vpc:
         # The private subnet comes first: allocating the larger block first leaves no gap.
@@ -267,6 +315,22 @@ class ClusterNetwork(Construct):
             traffic_type=ec2.FlowLogTrafficType.ALL,
         )
         self.flow_log.node.add_dependency(policy)
+
+
+def free_blocks(vpc_cidr: str, taken: list[str], mask: int, count: int) -> list[str]:
+    """The first ``count`` blocks of size ``/mask`` in ``vpc_cidr`` that overlap none of
+    ``taken`` (fewer when the range is full)."""
+    network = ipaddress.IPv4Network(vpc_cidr)
+    if network.prefixlen > mask:
+        return []
+    used = [ipaddress.IPv4Network(cidr) for cidr in taken]
+    found: list[str] = []
+    for block in network.subnets(new_prefix=mask):
+        if not any(block.overlaps(other) for other in used):
+            found.append(str(block))
+            if len(found) == count:
+                break
+    return found
 
 
 def _settle_default_group_provider(stack: Stack) -> None:

@@ -1,0 +1,250 @@
+"""A MySQL-compatible database for Slurm accounting (slurmdbd): Aurora MySQL Serverless v2
+next to the cluster, its credentials generated into Secrets Manager and rotated.
+
+HyperPod connects slurmdbd to it through ``Orchestrator.Slurm.AccountingDatabase`` (managed
+Slurm mode with continuous provisioning; SageMaker developer guide, "Using an external
+accounting database with SageMaker HyperPod Slurm clusters": HyperPod does not create,
+host or manage the database; the cluster's AMI must be one released after August 30, 2026;
+a cluster cannot go back to the controller's own database afterwards).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from aws_cdk import CfnResource, Duration, RemovalPolicy
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_rds as rds
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from fm_platform.compliance import acknowledge
+from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.constructs.options import checked
+from fm_platform.rules.accounting import check_capacity_range
+from fm_platform.rules.problems import Problems
+
+#: The port HyperPod connects to by default (``ClusterAccountingDatabase.Port``) and the
+#: database listens on.
+MYSQL_PORT = 3306
+#: Aurora MySQL 3 (MySQL 8.0 compatible; Slurm's accounting storage supports MySQL and
+#: MariaDB).
+ENGINE_VERSION = rds.AuroraMysqlEngineVersion.VER_3_10_0
+USER_NAME = "slurm"
+#: Characters the generated password leaves out: RDS's own exclusions (" @ / \\) and what
+#: a Slurm configuration file or a shell would read specially (# starts a comment).
+EXCLUDED_PASSWORD_CHARACTERS = " %+~`#$&*()|[]{}:;<>?!'/@\"\\="
+BACKUP_RETENTION = Duration.days(7)
+ROTATION = Duration.days(30)
+LOG_EXPORTS = ("audit", "error", "general", "slowquery")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlurmAccountingDatabaseOptions:
+    """Plain options of :class:`SlurmAccountingDatabase`.
+
+    min_capacity_acu / max_capacity_acu: the Aurora Serverless v2 capacity range in Aurora
+        capacity units (0.5-256, steps of 0.5); by default 0.5 to 2. The minimum is billed
+        around the clock: slurmdbd keeps its connection open.
+    """
+
+    min_capacity_acu: float = 0.5
+    max_capacity_acu: float = 2.0
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        check_capacity_range(problems, "", self.min_capacity_acu, self.max_capacity_acu)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlurmAccountingDatabaseProps(SlurmAccountingDatabaseOptions):
+    """Options for :class:`SlurmAccountingDatabase`: the fields of
+    :class:`SlurmAccountingDatabaseOptions`, and
+
+    vpc: the cluster's VPC.
+    subnets: the database subnet group's subnets, in at least two Availability Zones (RDS
+        requires it; :meth:`ClusterNetwork.database_subnets` gives the cluster's private
+        subnet and two small ones).
+    availability_zone: where the writer runs (the cluster's AZ, to keep traffic in it).
+    cluster_security_group: the cluster's security group: the only one admitted on 3306,
+        with the rotation function's group.
+    encryption_key: KMS key of the storage and the secret; by default a customer-managed
+        key with rotation is created and retained.
+    """
+
+    vpc: ec2.IVpc
+    subnets: Sequence[ec2.ISubnet]
+    availability_zone: str
+    cluster_security_group: ec2.ISecurityGroup
+    encryption_key: kms.IKey | None = None
+
+    def validate(self, into: Problems | None = None) -> None:
+        """Raise one ``ValueError`` listing every problem with these props.
+        With ``into``, record them there instead (see :meth:`Problems.within`)."""
+        problems = Problems.within(into, "SlurmAccountingDatabaseProps")
+        props = checked(problems, self)
+        props.check(problems)
+        if props.subnets is not None and len(props.subnets) < 2:
+            problems.add(
+                "subnets",
+                len(props.subnets),
+                "give subnets in at least two Availability Zones: a DB subnet group needs them",
+            )
+        problems.raise_if_any()
+
+
+class SlurmAccountingDatabase(Construct):
+    """An Aurora MySQL Serverless v2 cluster (one writer, in the cluster's AZ) for Slurm
+    accounting.
+
+    Storage and secret encrypted with a customer-managed key; the master user's password
+    generated into Secrets Manager and rotated every 30 days by a Secrets Manager hosted
+    rotation function in the private subnet; IAM authentication on; deletion protection;
+    7 days of backups; the error, slow-query, general and audit logs exported to
+    CloudWatch Logs (the last two stay empty unless their parameters are turned on). Its
+    security group admits only the cluster's security group and the rotation function's,
+    on 3306. The database, its instance, subnet group, security group, secret and key are
+    retained on stack deletion.
+
+    Attributes: ``database`` (the DatabaseCluster), ``endpoint``, ``port``, ``secret``,
+    ``secret_arn``, ``security_group``, ``rotation_security_group``, ``encryption_key``.
+    Construct IDs ``Database``, ``Key``, ``SecurityGroup`` and ``RotationSecurityGroup``
+    are stable.
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, props: SlurmAccountingDatabaseProps
+    ) -> None:
+        """Create the database under ``scope``; ``props`` is validated first."""
+        super().__init__(scope, construct_id)
+        props.validate()
+        self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(
+            self, "Key", purpose="Slurm accounting database and its secret"
+        )
+        self.security_group = ec2.SecurityGroup(
+            self,
+            "SecurityGroup",
+            vpc=props.vpc,
+            description="Slurm accounting database: MySQL from the cluster only",
+            allow_all_outbound=False,
+        )
+        self.rotation_security_group = ec2.SecurityGroup(
+            self,
+            "RotationSecurityGroup",
+            vpc=props.vpc,
+            description="Slurm accounting database password rotation: MySQL and HTTPS out",
+            allow_all_outbound=False,
+        )
+        self.rotation_security_group.add_egress_rule(
+            ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "Secrets Manager API"
+        )
+        self.rotation_security_group.add_egress_rule(
+            self.security_group, ec2.Port.tcp(MYSQL_PORT), "The accounting database"
+        )
+        for peer, why in (
+            (props.cluster_security_group, "slurmdbd on the cluster's controller"),
+            (self.rotation_security_group, "Secrets Manager password rotation"),
+        ):
+            self.security_group.add_ingress_rule(peer, ec2.Port.tcp(MYSQL_PORT), why)
+        self.database = rds.DatabaseCluster(
+            self,
+            "Database",
+            engine=rds.DatabaseClusterEngine.aurora_mysql(version=ENGINE_VERSION),
+            writer=rds.ClusterInstance.serverless_v2(
+                "Writer", availability_zone=props.availability_zone
+            ),
+            serverless_v2_min_capacity=props.min_capacity_acu,
+            serverless_v2_max_capacity=props.max_capacity_acu,
+            vpc=props.vpc,
+            vpc_subnets=ec2.SubnetSelection(subnets=list(props.subnets)),
+            security_groups=[self.security_group],
+            port=MYSQL_PORT,
+            credentials=rds.Credentials.from_generated_secret(
+                USER_NAME,
+                encryption_key=self.encryption_key,
+                exclude_characters=EXCLUDED_PASSWORD_CHARACTERS,
+            ),
+            storage_encryption_key=self.encryption_key,
+            iam_authentication=True,
+            deletion_protection=True,
+            backup=rds.BackupProps(retention=BACKUP_RETENTION),
+            cloudwatch_logs_exports=list(LOG_EXPORTS),
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        # Generated credentials always come with a secret (``secret`` is its attachment to
+        # the database; the secret itself is the child ``Secret``).
+        self.secret = cast(secretsmanager.ISecret, self.database.secret)
+        generated = cast(secretsmanager.Secret, self.database.node.find_child("Secret"))
+        generated.apply_removal_policy(RemovalPolicy.RETAIN)
+        subnet_group = self.database.node.find_child("Subnets")
+        cast(rds.SubnetGroup, subnet_group).apply_removal_policy(RemovalPolicy.RETAIN)
+        self.secret.add_rotation_schedule(
+            "Rotation",
+            hosted_rotation=secretsmanager.HostedRotation.mysql_single_user(
+                vpc=props.vpc,
+                vpc_subnets=ec2.SubnetSelection(subnets=[props.subnets[0]]),
+                security_groups=[self.rotation_security_group],
+            ),
+            automatically_after=ROTATION,
+        )
+        # aws-cdk-lib makes the writer wait for the subnets' routes to the internet, which a
+        # database does not use; without those DependsOn the retained writer needs nothing
+        # that deleting the stack deletes (its references order it after its cluster).
+        writer = cast(CfnResource, self.database.node.find_child("Writer").node.default_child)
+        writer.add_deletion_override("DependsOn")
+        self.endpoint: str = self.database.cluster_endpoint.hostname
+        self.port: int = MYSQL_PORT
+        self.secret_arn: str = self.secret.secret_arn
+        self._acknowledge()
+
+    def secret_read_statements(self) -> list[iam.PolicyStatement]:
+        """What a reader of the credentials needs: the secret's value, decrypted with its
+        key through Secrets Manager."""
+        return [
+            iam.PolicyStatement(
+                actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+                resources=[self.secret_arn],
+            ),
+            iam.PolicyStatement(
+                actions=["kms:Decrypt"],
+                resources=[self.encryption_key.key_arn],
+                conditions={"StringLike": {"kms:ViaService": "secretsmanager.*.amazonaws.com"}},
+            ),
+        ]
+
+    def _acknowledge(self) -> None:
+        cluster = cast(CfnResource, self.database.node.default_child)
+        writer = cast(CfnResource, self.database.node.find_child("Writer").node.default_child)
+        acknowledge(
+            cluster,
+            "HyperPod's slurmdbd connects on the port its AccountingDatabase sets (3306 by "
+            "default); the port is reachable only from the cluster's security group and the "
+            "rotation function's.",
+            "AwsSolutions-RDS11",
+        )
+        acknowledge(
+            cluster,
+            "Backtrack rewinds the whole cluster in place; accounting records are recovered "
+            "by point-in-time restore from 7 days of continuous backups instead.",
+            "AwsSolutions-RDS14",
+        )
+        acknowledge(
+            writer,
+            "A small accounting database for slurmdbd: the RDS metrics CloudWatch receives "
+            "without enhanced monitoring cover it; enhanced monitoring would add an IAM role "
+            "with an AWS managed policy and OS metrics billed as CloudWatch Logs.",
+            "HIPAA.Security-RDSEnhancedMonitoringEnabled",
+            "NIST.800.53.R5-RDSEnhancedMonitoringEnabled",
+        )
+        acknowledge(
+            writer,
+            "Aurora keeps continuous backups of the cluster (7 days, point-in-time restore) "
+            "and the cluster is retained with its key when the stack is deleted; an AWS "
+            "Backup plan would duplicate them for accounting records.",
+            "HIPAA.Security-RDSInBackupPlan",
+            "NIST.800.53.R5-RDSInBackupPlan",
+        )

@@ -1,0 +1,315 @@
+"""Every way one model could be hosted: per kind, instance type and tensor-parallel degree,
+the copy's shape and throughput, and why the other types cannot run it.
+
+Hardware rules: bf16 weights need an NVIDIA GPU of compute capability 8.0 or newer
+(Ampere: T4 and V100 have no bf16 and vLLM refuses them) unless the catalog allows fp16
+(``allow_fp16``); fp8 needs 8.9 (Ada, Hopper) or newer; Inferentia and Trainium run only
+models compiled for Neuron (``neuron_compiled``); text generation never runs on CPU types;
+``instance_family`` keeps only that family. Candidate types are those with hardware figures
+and a price in the plan's region.
+
+Kinds: a kind that refuses the model (:meth:`fm_platform.fleet.kinds.Kind.refuses`: its
+latency class, its request body) gets no options; a kind's own instance-type rule (the
+asynchronous endpoint's: not inf1) rejects types for it; and a kind serves the model at the
+tighter of its latency objective and the kind's request limit (60 s real-time, 1 hour
+asynchronous), so a long request fits an asynchronous endpoint only.
+
+Copy shape on accelerated types: ``tp`` devices, host memory = the weights (at least
+2 GiB), CPU cores = half the type's vCPUs per device x ``tp`` (the host keeps room for
+SageMaker's agents). A whole-instance copy (single-model and multi-model endpoints) takes
+every device of its instance. Multi-model endpoints keep loaded models in host memory and
+get half of it for models (the rest: the model server and request buffers); a copy on a
+CPU type holds its weights in fp32 (4 bytes per parameter).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from functools import cache
+
+from fm_platform.fleet.hardware import (
+    BF16_MIN_CAPABILITY,
+    FP8_MIN_CAPABILITY,
+    device,
+    family,
+    vcpu_gflops,
+)
+from fm_platform.fleet.kinds import KINDS, MULTI, Kind
+from fm_platform.fleet.performance import (
+    COMPUTE_EFFICIENCY,
+    CPU_EFFICIENCY,
+    Performance,
+    best_estimate,
+    default,
+    encode_estimate,
+    from_records,
+    override,
+)
+from fm_platform.fleet.profiles import read_fmbench, shipped_records
+from fm_platform.fleet.sizing import DEVICE_MEMORY_SHARE, Needs, tp_degrees
+from fm_platform.hardware.instances import InstanceSpec, instance_spec
+from fm_platform.hardware.prices import hourly_prices
+
+#: Share of a multi-model instance's host memory that holds loaded models.
+MME_MEMORY_SHARE = 0.5
+#: CPU types run encoder models in fp32.
+CPU_BYTES_PER_PARAM = 4.0
+NEURON = ("inferentia", "trainium")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What one copy requests on its instance: devices, host memory (MiB), CPU cores."""
+
+    accelerators: int
+    memory_mib: int
+    cpu_cores: float
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to host a model: ``kind`` on ``instance_type`` with copies of ``shape``
+    performing ``perf``; ``max_copies`` serve the peak; ``price`` is the instance's USD per
+    hour, ``copy_hourly`` one copy's share of it, ``copy_gib`` its device (or, on CPU, host)
+    memory."""
+
+    kind: str
+    instance_type: str
+    shape: Shape
+    perf: Performance
+    max_copies: int
+    price: float
+    copy_hourly: float
+    copy_gib: float
+    usable_gib: float
+    load: float
+
+    def expected_hourly(self, min_copies: int, active_hours: float) -> float:
+        """USD per hour averaged over a day: the peak copies while active, the minimum
+        otherwise; a multi-model copy costs its share of an instance's model memory while
+        idle and the larger of that and its traffic share while active; a whole-instance
+        kind keeps an instance unless it queues requests (asynchronous)."""
+        a = active_hours / 24
+        if self.kind == MULTI:
+            memory = self.copy_gib / self.usable_gib
+            return self.price * ((1 - a) * memory + a * max(memory, self.load))
+        kind = KINDS[self.kind]
+        if kind.whole_instance and not kind.queued:
+            min_copies = max(1, min_copies)
+        return self.copy_hourly * (a * self.max_copies + (1 - a) * min_copies)
+
+
+@dataclass
+class Assessment:
+    """All options of one model by kind (cheapest first), the types rejected, with
+    reasons (``type -> reason``), and the kinds whose request limit tightened the model's
+    objective (``kind -> seconds``)."""
+
+    options: dict[str, list[Option]] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)
+    limited: dict[str, float] = field(default_factory=dict)
+
+
+def hardware_problem(needs: Needs, spec: InstanceSpec) -> str | None:
+    """Why ``needs`` cannot run on ``spec`` at all, or None."""
+    name = spec.instance_type
+    if needs.instance_family is not None and family(name) != needs.instance_family:
+        return f"not the preferred family {needs.instance_family}"
+    if spec.accelerator in NEURON:
+        if needs.neuron_compiled:
+            return None
+        return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
+    if not spec.is_accelerated:
+        if needs.generative:
+            return "text generation is not served on CPU types"
+        return None
+    dev = device(spec)
+    capability = dev.capability if dev else None
+    if capability is None:
+        return None
+    if needs.dtype == "bf16" and capability < BF16_MIN_CAPABILITY and not needs.allow_fp16:
+        return (
+            f"{dev.model} (compute capability {capability:g}) has no bf16; "  # type: ignore[union-attr]
+            "set allow_fp16 to run the model as fp16"
+        )
+    if needs.dtype == "fp8" and capability < FP8_MIN_CAPABILITY:
+        return f"{dev.model} (compute capability {capability:g}) has no fp8"  # type: ignore[union-attr]
+    return None
+
+
+def _device_gib(spec: InstanceSpec) -> float:
+    return spec.accelerator_memory_mib_total / max(1, spec.accelerator_count) / 1024
+
+
+def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance | None:
+    """The copy's throughput (module :mod:`fm_platform.fleet.performance`)."""
+    if needs.rpm_override is not None:
+        return override(needs) if fits(needs.concurrency) or fits(1) else None
+    if needs.benchmark is not None:
+        own = tuple(
+            r
+            for r in read_fmbench(*needs.benchmark)
+            if r.instance_type == spec.instance_type and r.tensor_parallel == tp
+        )
+        if own:
+            return from_records(needs, own, "benchmark", fits)
+    if needs.architecture is not None:
+        shipped = shipped_records(needs.architecture, spec.instance_type, tp)
+        if shipped:
+            return from_records(needs, shipped, "measured", fits)
+    if not spec.is_accelerated:
+        gflops = vcpu_gflops(spec)
+        if gflops is None or not fits(1):
+            return default(needs) if fits(1) else None
+        what = f"{spec.vcpus} vCPUs ({gflops:g} GFLOPS each x {CPU_EFFICIENCY})"
+        return encode_estimate(needs, spec.vcpus * gflops * 1e9 * CPU_EFFICIENCY, what)
+    dev = device(spec)
+    if dev is None:
+        return default(needs) if fits(needs.concurrency) else None
+    if not needs.generative:
+        if not fits(1):
+            return None
+        flops = tp * dev.tflops * 1e12 * COMPUTE_EFFICIENCY
+        return encode_estimate(needs, flops, f"{tp} x {dev.model} ({dev.tflops:g} TFLOPS)")
+    return best_estimate(needs, dev, tp, fits)
+
+
+@cache
+def _type_problem(kind: str, instance_type: str) -> str | None:
+    return KINDS[kind].type_problem(instance_type)
+
+
+def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list):
+    problem = _type_problem(kind.name, spec.instance_type)
+    if problem is not None:
+        reasons.append(problem)
+        return
+    host_mib = needs.host_mib()
+    if not spec.is_accelerated:
+        if not kind.cpu:
+            return
+        usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.name == MULTI else 0.5)
+        gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
+        perf = _performance(needs, spec, 0, lambda c: gib <= usable)
+        if perf is None:
+            reasons.append(f"a copy needs {gib:.1f} GiB, {usable:.1f} GiB of host memory usable")
+            return
+        if not perf.meets(needs.latency_objective_ms):
+            reasons.append(f"{perf.latency_ms:,.0f} ms misses the objective")
+            return
+        load = needs.peak_rpm / perf.rpm
+        yield Option(
+            kind.name,
+            spec.instance_type,
+            Shape(0, max(1, math.ceil(gib * 1024)), 1.0),
+            perf,
+            max(1, math.ceil(load)),
+            price,
+            price,
+            gib,
+            usable,
+            load,
+        )
+        return
+    if not kind.accelerated:
+        return
+    count = spec.accelerator_count
+    degrees = (count,) if kind.whole_instance else tp_degrees(count)
+    per_device = _device_gib(spec) * DEVICE_MEMORY_SHARE
+    for tp in degrees:
+        if not needs.tp_allowed(tp):
+            reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
+            continue
+        usable = per_device * tp
+
+        def fits(concurrency: int, tp: int = tp, usable: float = usable) -> bool:
+            return needs.copy_gib(tp, concurrency) <= usable
+
+        if not fits(1):
+            reasons.append(
+                f"one copy needs {needs.copy_gib(tp, 1):.1f} GiB, {tp} devices have "
+                f"{usable:.1f} GiB usable"
+            )
+            continue
+        if host_mib > spec.memory_mib * tp // count:
+            reasons.append(f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices")
+            continue
+        perf = _performance(needs, spec, tp, fits)
+        if perf is None:
+            objective = needs.latency_objective_ms
+            reasons.append(f"{tp} devices miss the p50 objective of {objective:,.0f} ms")
+            continue
+        cpu = max(1.0, spec.vcpus / count * tp / 2)
+        share = 1.0 if kind.whole_instance else tp / count
+        yield Option(
+            kind.name,
+            spec.instance_type,
+            Shape(tp, host_mib, cpu),
+            perf,
+            max(1, math.ceil(needs.peak_rpm / perf.rpm)),
+            price,
+            price * share,
+            needs.copy_gib(tp, perf.concurrency),
+            usable,
+            needs.peak_rpm / perf.rpm,
+        )
+
+
+@cache
+def _specs(region: str) -> tuple[tuple[InstanceSpec, float], ...]:
+    prices = hourly_prices(region)
+    return tuple((instance_spec(t), p) for t, p in sorted(prices.items(), key=lambda i: i[1]))
+
+
+def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
+    """The kinds that may host ``needs``, each with the needs it serves: the objective at
+    most the kind's request limit (module docstring)."""
+    kinds = []
+    for kind in KINDS.values():
+        if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
+            continue
+        if kind.name == MULTI and needs.generative:
+            continue
+        if kind.refuses(needs.batch, needs.payload_mb) is not None:
+            continue
+        limit_ms = kind.max_request_s * 1000
+        if needs.latency_objective_ms > limit_ms:
+            kinds.append((kind, dataclasses.replace(needs, latency_objective_ms=limit_ms)))
+        else:
+            kinds.append((kind, needs))
+    return kinds
+
+
+def assess(needs: Needs, region: str) -> Assessment:
+    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
+    minimum of one copy, none for a queued kind) and every type rejected outright, with
+    its reason."""
+    result = Assessment()
+    kinds = _kind_needs(needs)
+    result.limited = {
+        kind.name: kind.max_request_s for kind, served in kinds if served is not needs
+    }
+    for spec, price in _specs(region):
+        problem = hardware_problem(needs, spec)
+        if problem is not None:
+            result.rejected[spec.instance_type] = problem
+            continue
+        reasons: list[str] = []
+        found = False
+        for kind, kind_needs in kinds:
+            for option in _options_on(kind_needs, kind, spec, price, reasons):
+                result.options.setdefault(kind.name, []).append(option)
+                found = True
+        if not found:
+            result.rejected[spec.instance_type] = reasons[0] if reasons else "no kind uses it"
+    for kind_name, options in result.options.items():
+        low = 0 if KINDS[kind_name].queued else 1
+        options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))
+    return result
+
+
+def family_types(region: str) -> set[str]:
+    """The instance families with priced types in ``region`` (a catalog may prefer one)."""
+    return {family(spec.instance_type) for spec, _ in _specs(region)}

@@ -1,0 +1,167 @@
+"""Sustained requests per minute of one model copy at its latency objective.
+
+In order of preference:
+
+1. ``rpm_per_copy`` in the catalog (``catalog``): the team's own measurement.
+2. The model's benchmark results file (``benchmark``, see :mod:`fm_platform.fleet.profiles`)
+   on that instance type.
+3. A shipped profile of its architecture on that type and tensor-parallel degree
+   (``measured``).
+4. An estimate from the hardware (``estimated``):
+
+   - text generation decodes one token per step for every running sequence, and a step
+     reads all weights plus the sequences' KV cache, so it is memory-bandwidth-bound:
+     step = (weights + concurrency x (prompt + output / 2) x KV per token)
+     / (devices x bandwidth x 0.75) + 3 ms + 4 ms x log2(devices) (scheduling, kernel
+     launches and the all-reduces of tensor parallelism); a prompt's prefill is
+     compute-bound, 2 x active parameters x prompt tokens / (devices x 16-bit tensor
+     FLOPS x 0.4), and with continuous batching every running request's prefill stalls the
+     others: request latency = concurrency x prefill + (output tokens + 1) x step;
+     requests per minute = 60 x concurrency / request latency (Little's law). Against the
+     54 shipped measured points this gives a median of 0.98x the measured rate (0.45x to
+     2.2x; the TGI 2023 runs with tensor parallelism 8 are the over-estimates), a check the
+     tests repeat.
+   - embedding and classification are compute-bound: one request takes 2 x active
+     parameters x prompt tokens FLOPs at 40% of the devices' 16-bit tensor FLOPS (GPU) or
+     30% of the vCPUs' peak FP32 FLOPS (CPU, ``hardware.json``); requests per minute =
+     60 / that time.
+
+5. Nothing to estimate from (a device without figures): 60 requests per minute
+   (``default``), flagged in the plan.
+
+Measured figures are converted to the model's output length (requests per minute scale
+with output tokens per request; latency = first token + output tokens x per-token
+latency). The concurrency used is the largest (of the catalog's, halved down to 1, or of
+the measured points) whose request latency meets the objective.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fm_platform.fleet.hardware import Device
+from fm_platform.fleet.profiles import Record
+from fm_platform.fleet.sizing import Needs
+
+MEMORY_EFFICIENCY = 0.75
+STEP_OVERHEAD_MS = 3.0
+TP_OVERHEAD_MS = 4.0
+COMPUTE_EFFICIENCY = 0.4
+CPU_EFFICIENCY = 0.3
+DEFAULT_RPM = 60.0
+
+
+@dataclass(frozen=True)
+class Performance:
+    """One copy at ``concurrency`` concurrent requests: ``rpm`` sustained, per-token and
+    request latency (ms; None when unknown), where the figure comes from (``source``) and
+    how (``detail``)."""
+
+    rpm: float
+    concurrency: int
+    tpot_ms: float | None
+    latency_ms: float | None
+    source: str
+    detail: str
+
+    def meets(self, objective_ms: float) -> bool:
+        return self.latency_ms is None or self.latency_ms <= objective_ms
+
+
+def _halvings(concurrency: int) -> list[int]:
+    values = []
+    while concurrency >= 1:
+        values.append(concurrency)
+        concurrency //= 2
+    return values
+
+
+def decode_estimate(needs: Needs, dev: Device, tp: int, concurrency: int) -> Performance:
+    """The bandwidth-bound estimate of a text-generation copy (module docstring)."""
+    weights = needs.weights_gib * 2**30
+    kv_read = needs.kv_gib(tp, 1) / needs.context_tokens * 2**30 if needs.context_tokens else 0
+    tokens = needs.prompt_tokens + needs.output_tokens / 2
+    moved = weights + concurrency * tokens * kv_read
+    step_ms = moved / (tp * dev.bandwidth_gbps * 1e9 * MEMORY_EFFICIENCY) * 1000
+    step_ms += STEP_OVERHEAD_MS + TP_OVERHEAD_MS * math.log2(tp)
+    prefill = 2 * needs.active_params_b * 1e9 * needs.prompt_tokens
+    prefill_ms = prefill / (tp * dev.tflops * 1e12 * COMPUTE_EFFICIENCY) * 1000
+    latency = concurrency * prefill_ms + step_ms + needs.output_tokens * step_ms
+    return Performance(
+        rpm=60_000 * concurrency / latency,
+        concurrency=concurrency,
+        tpot_ms=step_ms,
+        latency_ms=latency,
+        source="estimated",
+        detail=f"decode bandwidth-bound on {tp} x {dev.model} ({dev.bandwidth_gbps:g} GB/s x "
+        f"{MEMORY_EFFICIENCY}) at concurrency {concurrency}",
+    )
+
+
+def encode_estimate(needs: Needs, flops: float, what: str) -> Performance:
+    """The compute-bound estimate of an embedding or classification copy that has
+    ``flops`` usable FLOPS."""
+    seconds = 2 * needs.active_params_b * 1e9 * needs.prompt_tokens / flops
+    return Performance(
+        rpm=60 / seconds,
+        concurrency=1,
+        tpot_ms=None,
+        latency_ms=seconds * 1000,
+        source="estimated",
+        detail=f"compute-bound on {what}",
+    )
+
+
+def best_estimate(needs: Needs, dev: Device, tp: int, fits) -> Performance | None:
+    """The decode estimate at the largest concurrency that ``fits(concurrency)`` in memory
+    and meets the objective; None when none does."""
+    for concurrency in _halvings(needs.concurrency):
+        if not fits(concurrency):
+            continue
+        perf = decode_estimate(needs, dev, tp, concurrency)
+        if perf.meets(needs.latency_objective_ms):
+            return perf
+    return None
+
+
+def from_records(
+    needs: Needs, records: tuple[Record, ...], source: str, fits
+) -> Performance | None:
+    """The best measured point (highest converted rpm) at a concurrency that ``fits`` and
+    meets the objective, converted to the model's output length; None when none does."""
+    best = None
+    for r in records:
+        if r.concurrency > needs.concurrency or not fits(r.concurrency):
+            continue
+        scale = r.output_tokens / needs.output_tokens if needs.output_tokens else 1.0
+        if r.tpot_ms is not None and needs.output_tokens:
+            latency = (r.ttft_ms or r.tpot_ms) + needs.output_tokens * r.tpot_ms
+        else:
+            latency = r.latency_p50_ms / scale if scale else r.latency_p50_ms
+        if latency > needs.latency_objective_ms:
+            continue
+        perf = Performance(
+            rpm=r.rpm * scale,
+            concurrency=r.concurrency,
+            tpot_ms=r.tpot_ms,
+            latency_ms=latency,
+            source=source,
+            detail=f"{r.source} ({r.rpm:g} rpm at {r.output_tokens:g} output tokens)",
+        )
+        if best is None or perf.rpm > best.rpm:
+            best = perf
+    return best
+
+
+def override(needs: Needs) -> Performance:
+    """The catalog's ``rpm_per_copy``."""
+    assert needs.rpm_override is not None
+    return Performance(needs.rpm_override, needs.concurrency, None, None, "catalog", "rpm_per_copy")
+
+
+def default(needs: Needs) -> Performance:
+    """Nothing to estimate from: :data:`DEFAULT_RPM`."""
+    return Performance(
+        DEFAULT_RPM, needs.concurrency, None, None, "default", "no figures for the device"
+    )

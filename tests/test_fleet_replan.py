@@ -1,0 +1,89 @@
+"""Plans that stay true: re-plans recompute, move what no longer fits and say what changed;
+repacking proposes only moves that save at least the threshold."""
+
+from __future__ import annotations
+
+import math
+
+from fm_platform.fleet.changes import plan_changes
+from fm_platform.fleet.cost import plan_cost
+from fm_platform.fleet.plan import plan_from_json
+from fm_platform.fleet.planner import Planner, plan_fleet
+from fm_platform.fleet.repack import repack
+from tests.fleet_support import catalog, catalog_data, example
+
+CHAT = {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 120}
+OTHER = {"name": "other", "architecture": "mistral-7b-v0.3", "peak_rpm": 60}
+
+
+def test_a_raised_peak_recomputes_copies_like_a_fresh_plan():
+    before = plan_from_json(plan_fleet(catalog([CHAT, OTHER])).to_json())
+    busier = catalog([{**CHAT, "peak_rpm": 3000}, OTHER])
+    replanned = Planner(busier, before)
+    after = replanned.run()
+    p = after.placements["chat"]
+    assert p.endpoint == before.placements["chat"].endpoint
+    assert p.max_copies == math.ceil(3000 / p.rpm_per_copy)
+    assert p.max_copies > 2 * before.placements["chat"].max_copies
+    endpoint = after.endpoints[after.placements["chat"].endpoint]
+    assert endpoint.max_instances > before.endpoints[endpoint.name].max_instances
+    changes = plan_changes(before, after, replanned.moves)
+    assert any(line.startswith("resized chat: 1-") for line in changes)
+    assert changes[-1].startswith("expected cost: $")
+
+
+def test_scale_to_zero_is_recomputed_from_the_catalog():
+    before = plan_from_json(plan_fleet(catalog([CHAT, OTHER])).to_json())
+    assert before.placements["chat"].min_copies == 1
+    idle = plan_fleet(catalog([{**CHAT, "active_hours": 2}, OTHER]), before)
+    assert idle.placements["chat"].min_copies == 0
+
+
+def test_a_model_that_no_longer_fits_its_endpoint_moves_and_says_why():
+    small = {"name": "m", "architecture": "llama-3.1-8b", "peak_rpm": 60, "instance_family": "g6e"}
+    before = plan_from_json(plan_fleet(catalog([small])).to_json())
+    assert before.endpoints[before.placements["m"].endpoint].instance_type == "ml.g6e.xlarge"
+    bigger = catalog([{**small, "architecture": "llama-3.1-70b"}])
+    planner = Planner(bigger, before)
+    after = planner.run()
+    assert after.endpoints[after.placements["m"].endpoint].instance_type != "ml.g6e.xlarge"
+    assert planner.moves["m"].startswith("ml.g6e.xlarge can no longer run it: one copy needs")
+    lines = plan_changes(before, after, planner.moves)
+    assert any(line.startswith("moved m: ") and "can no longer run it" in line for line in lines)
+
+
+def test_an_unchanged_replan_reports_nothing():
+    cat = catalog([CHAT, OTHER])
+    before = plan_from_json(plan_fleet(cat).to_json())
+    planner = Planner(cat, before)
+    assert plan_changes(before, planner.run(), planner.moves) == []
+
+
+def test_repacking_a_fresh_plan_proposes_nothing():
+    cat = example(60)
+    plan = plan_fleet(cat)
+    repacked, moves = repack(cat, plan, min_saving=0)
+    assert moves == [] and repacked.to_json() == plan.to_json()
+
+
+def test_repacking_after_churn_proposes_only_steps_that_save_the_threshold():
+    data = catalog_data(80)
+    half = catalog({**data, "models": data["models"][::2]}["models"])
+    full = catalog(data["models"])
+    churned = plan_fleet(full, plan_from_json(plan_fleet(half).to_json()))
+    repacked, moves = repack(full, churned, min_saving=50)
+    for move in moves:
+        assert move.step_saving >= 50 and move.before != move.after
+    saving = plan_cost(churned).expected_monthly - plan_cost(repacked).expected_monthly
+    assert saving >= 50 * bool(moves)
+    # a threshold above any saving proposes nothing
+    assert repack(full, churned, min_saving=10**9)[1] == []
+
+
+def test_a_model_on_a_type_the_new_region_does_not_price_moves_and_says_so():
+    g6e = {"name": "m", "architecture": "llama-3.1-8b", "peak_rpm": 60, "instance_family": "g6e"}
+    before = plan_from_json(plan_fleet(catalog([g6e])).to_json())
+    planner = Planner(catalog([{**g6e, "instance_family": None}]), before, region="eu-west-1")
+    after = planner.run()
+    assert planner.moves["m"] == "ml.g6e.xlarge has no price in eu-west-1"
+    assert after.region == "eu-west-1"

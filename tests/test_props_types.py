@@ -1,0 +1,86 @@
+"""Props given values of the wrong Python type fail with the field, the expected type and
+the value, every one at once, instead of a TypeError or AttributeError from deep inside."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+
+from fm_platform import (
+    ComponentScaling,
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+    InstanceGroup,
+    NodeRole,
+)
+from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
+from fm_platform.rules.problems import Problems
+
+
+def test_a_model_with_mistyped_fields_names_each_one():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    with pytest.raises(ValueError) as error:
+        InferenceComponentModel(
+            stack,
+            "Chat",
+            InferenceComponentModelProps(
+                model_name="chat",
+                endpoint=endpoint,
+                accelerators="2",  # type: ignore[arg-type]
+                min_memory_mib=16384,
+                scaling={"max_copies": 2},  # type: ignore[arg-type]
+            ),
+        )
+    lines = str(error.value).splitlines()
+    assert lines[0] == "invalid InferenceComponentModelProps 'chat':"
+    assert "  - accelerators='2': must be an integer" in lines
+    assert "  - scaling={'max_copies': 2}: must be a ComponentScaling or null" in lines
+
+
+def test_a_nested_option_of_the_wrong_type_is_named_by_its_path():
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    with pytest.raises(ValueError, match=r"scaling.max_copies='4': must be an integer"):
+        InferenceComponentModel(
+            stack,
+            "Chat",
+            InferenceComponentModelProps(
+                model_name="chat",
+                endpoint=endpoint,
+                accelerators=1,
+                min_memory_mib=16384,
+                scaling=ComponentScaling(max_copies="4"),  # type: ignore[arg-type]
+            ),
+        )
+
+
+def test_an_instance_group_role_given_as_a_string_is_named_with_its_choices():
+    groups = [
+        InstanceGroup(
+            name="controller",
+            role=NodeRole.CONTROLLER,
+            instance_type="ml.m5.xlarge",
+            instance_count=1,
+        ),
+        InstanceGroup(
+            name="gpu",
+            role="worker",
+            instance_type="ml.p5.48xlarge",
+            instance_count=2,  # type: ignore[arg-type]
+        ),
+    ]
+    problems = Problems("HyperPodClusterProps")
+    from fm_platform.constructs.options import checked
+
+    checked(problems, HyperPodClusterOptions(instance_groups=groups)).check(problems)
+    assert problems.messages == (
+        "instance_groups[1].role='worker': must be a NodeRole (NodeRole.CONTROLLER, "
+        "NodeRole.LOGIN, NodeRole.WORKER)",
+    )
