@@ -34,6 +34,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureOptions,
     SingleModelEndpointOptions,
 )
+from fm_platform.constructs.observability.async_alarm import AsyncEndpointAlarmOptions
 from fm_platform.constructs.observability.endpoint_alarm import (
     COMPONENT_ENDPOINT_ALARMS,
     EndpointAlarmOptions,
@@ -142,11 +143,14 @@ class AsyncEndpointConfig(AsyncEndpointOptions):
     name: a stable logical name; construct IDs derive from it.
     model_name: by default ``name``.
     s3_prefix: by default ``async/<name>`` in the stack's asynchronous-inference bucket.
+    alarms: the endpoint's alarm (:class:`AsyncEndpointAlarmOptions`); by default its
+        defaults.
     """
 
     name: str
     model_name: str | None = None  # type: ignore[assignment]
     s3_prefix: str | None = None  # type: ignore[assignment]
+    alarms: AsyncEndpointAlarmOptions = field(default_factory=AsyncEndpointAlarmOptions)
 
     def __post_init__(self) -> None:
         if self.model_name is None:
@@ -404,14 +408,14 @@ class InferenceConfig:
             item.check(view)
             _check_alarms(view.scoped("alarms."), item)
         for index, queued in enumerate(self.async_endpoints):
-            queued.check(
-                problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
-            )
+            view = problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
+            queued.check(view)
+            _check_alarms(view.scoped("alarms."), queued)
 
 
 def _check_alarms(problems: Problems, item: object) -> None:
     """The problems of ``item``'s ``alarms`` options, when it has some (a model given as
     plain :class:`InferenceComponentModelOptions` has none)."""
     alarms = getattr(item, "alarms", None)
-    if isinstance(alarms, ModelAlarmOptions | EndpointAlarmOptions):
+    if isinstance(alarms, ModelAlarmOptions | EndpointAlarmOptions | AsyncEndpointAlarmOptions):
         alarms.check(problems)

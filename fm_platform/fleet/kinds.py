@@ -214,10 +214,11 @@ KINDS: dict[str, Kind] = {
             limit_models=True,
             # Model, endpoint config, endpoint, execution role and its policy, two topics
             # and their policies, scalable target, backlog and wake-up policies, wake-up
-            # alarm; outputs: its name, input, output and failure locations. Per stack: the
-            # shared AsyncInference bucket (bucket, policy, access-log bucket and policy,
-            # key) and the AsyncEndpoints output (fm_platform/stacks/inference.py).
-            endpoint_resources=13,
+            # alarm, health alarm (errors, oldest request); outputs: its name, input, output
+            # and failure locations. Per stack: the shared AsyncInference bucket (bucket,
+            # policy, access-log bucket and policy, key) and the AsyncEndpoints output
+            # (fm_platform/stacks/inference.py).
+            endpoint_resources=14,
             endpoint_outputs=4,
             model_resources=0,
             model_resources_zero=0,

@@ -12,9 +12,14 @@ from typing import TYPE_CHECKING
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from fm_platform.config.inference import InferenceComponentModelConfig
+from fm_platform.config.inference import AsyncEndpointConfig, InferenceComponentModelConfig
 from fm_platform.constructs.inference.endpoint_base import RealtimeEndpoint
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
+from fm_platform.constructs.observability.async_alarm import (
+    AsyncEndpointAlarm,
+    AsyncEndpointAlarmOptions,
+    AsyncEndpointAlarmProps,
+)
 from fm_platform.constructs.observability.cluster_events import ClusterEvents
 from fm_platform.constructs.observability.dashboards import Dashboards
 from fm_platform.constructs.observability.endpoint_alarm import (
@@ -56,18 +61,21 @@ if TYPE_CHECKING:
     from fm_platform.stacks.training_data import TrainingDataStack
 
 IC_KIND, SINGLE_KIND, MULTI_KIND = "Inference Components", "Single-model", "Multi-model"
+ASYNC_KIND = "Asynchronous"
 
 
 class InferenceObservability(Construct):
     """A stack's topic (``Notifications`` in the stack, see :func:`notification_topic`), its
-    alarms (``Model-<model name>`` per model, ``Endpoint-<name>`` per endpoint, each as its
-    configuration's ``alarms`` say) and its dashboards (``Dashboards``).
+    alarms (``Model-<model name>`` per model, ``Endpoint-<name>`` per real-time endpoint,
+    ``AsyncEndpoint-<name>`` per asynchronous endpoint, each as its configuration's
+    ``alarms`` say) and its dashboards (``Dashboards``).
 
     Without ``notifications`` no topic and no alarm are created (an alarm nobody hears is
     noise); without ``dashboards`` no dashboard.
 
-    Attributes: ``topic`` (None without notifications), ``model_alarms`` and
-    ``endpoint_alarms`` (by name), ``dashboards`` (None without dashboards).
+    Attributes: ``topic`` (None without notifications), ``model_alarms``,
+    ``endpoint_alarms`` and ``async_alarms`` (by name), ``dashboards`` (None without
+    dashboards).
     """
 
     def __init__(
@@ -84,6 +92,7 @@ class InferenceObservability(Construct):
         self.topic = notification_topic(stack, notifications, "inference alarms")
         self.model_alarms: dict[str, ModelAlarm] = {}
         self.endpoint_alarms: dict[str, EndpointAlarm] = {}
+        self.async_alarms: dict[str, AsyncEndpointAlarm] = {}
         sections: list[Section] = []
         config = stack.config
         region = stack.region
@@ -143,6 +152,23 @@ class InferenceObservability(Construct):
                     region,
                 )
             )
+        for queued in config.async_endpoints:
+            async_endpoint = stack.async_endpoints[queued.name]
+            arn = self._async_alarm(queued)
+            scaling = queued.scaling
+            sections.append(
+                endpoint_section(
+                    DashboardEndpoint(
+                        label=queued.name,
+                        endpoint=async_endpoint,
+                        kind=ASYNC_KIND,
+                        max_instance_count=scaling.max_instances if scaling else None,
+                        alarm_arns=[arn] if arn else [],
+                        queued=True,
+                    ),
+                    region,
+                )
+            )
         self.dashboards: Dashboards | None = None
         if dashboards and sections:
             self.dashboards = Dashboards(
@@ -165,6 +191,25 @@ class InferenceObservability(Construct):
             ),
         )
         self.model_alarms[item.model_name] = alarm
+        return alarm.alarm_arn
+
+    def _async_alarm(self, item: AsyncEndpointConfig) -> str | None:
+        """The asynchronous endpoint's alarm (when notifications are on and its options
+        enable one), by ARN."""
+        options = item.alarms
+        if self.topic is None or not options.enabled:
+            return None
+        alarm = AsyncEndpointAlarm(
+            self,
+            f"AsyncEndpoint-{item.name}",
+            AsyncEndpointAlarmProps(
+                **options_values(AsyncEndpointAlarmOptions, options),
+                endpoint=self._stack.async_endpoints[item.name],
+                label=item.name,
+                topic_arn=self.topic.topic_arn,
+            ),
+        )
+        self.async_alarms[item.name] = alarm
         return alarm.alarm_arn
 
     def _endpoint_alarm(

@@ -1,8 +1,12 @@
 """A HyperPod cluster's health and state events, routed to a notification topic.
 
 Event source and detail types (SageMaker Developer Guide, "Events that Amazon SageMaker AI
-sends to Amazon EventBridge", and "SageMaker HyperPod cluster events reference",
-EventBridge integration): source ``aws.sagemaker``; ``SageMaker HyperPod Cluster Node
+sends to Amazon EventBridge",
+https://docs.aws.amazon.com/sagemaker/latest/dg/automating-sagemaker-with-eventbridge.html,
+sections "SageMaker HyperPod cluster node health" and "SageMaker HyperPod cluster state
+change"; and "SageMaker HyperPod cluster events reference",
+https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-cluster-events-reference.html):
+source ``aws.sagemaker``; ``SageMaker HyperPod Cluster Node
 Health Event`` when HyperPod detects an unhealthy node or an unhealthy node turns healthy
 again (``detail.HealthSummary``: ``HealthStatus``, ``HealthStatusReason``,
 ``RepairAction``, ``Recommendation``), and ``SageMaker HyperPod Cluster State Change`` for

@@ -70,6 +70,17 @@ class EndpointAlarmOptions:
         check_percent(problems, "error_rate_percent", self.error_rate_percent)
         check_latency_objective(problems, "latency_objective_ms", self.latency_objective_ms)
         check_alarm_minutes(problems, "minutes", self.minutes)
+        watches = (
+            self.error_rate_percent is not None
+            or self.latency_objective_ms is not None
+            or self.instances_at_max
+        )
+        if self.enabled and not watches:
+            problems.add(
+                "error_rate_percent, latency_objective_ms, instances_at_max",
+                None,
+                "nothing to watch: set at least one (or enabled: false)",
+            )
 
 
 #: The default for an Inference Components endpoint: its instances (errors and latency are

@@ -1,7 +1,8 @@
 """What an inference stack's dashboard shows, per endpoint and per model.
 
 Per endpoint: instances (with the scaling maximum drawn), invocations, model latency p50
-and p90, 4xx and 5xx errors. Per model on an Inference Components endpoint, one line each
+and p90, 4xx and 5xx errors (an asynchronous endpoint: its queue's backlog and oldest
+request instead of invocations). Per model on an Inference Components endpoint, one line each
 in the endpoint's widgets: invocations, latency, errors, copies, invocations per copy,
 accelerator and accelerator-memory utilisation, host memory utilisation, requests that
 found no copy.
@@ -86,12 +87,22 @@ VARIANT_WIDGETS: tuple[tuple[str, tuple[tuple[str, str, str, str], ...]], ...] =
 )
 
 
+#: An asynchronous endpoint's queue (dimension ``EndpointName``; "Alarms and logs for
+#: tracking metrics from asynchronous endpoints", SageMaker Developer Guide). Its
+#: ``Invocations`` are not published, so the queue replaces them.
+QUEUE_METRICS = (
+    ("ApproximateBacklogSize", "Average", "backlog"),
+    ("ApproximateAgeOfOldestRequest", "Maximum", "oldest request age (s)"),
+)
+
+
 @dataclass(frozen=True)
 class DashboardEndpoint:
     """An endpoint as the dashboard shows it: ``label`` (its name in the stack), the
     endpoint, its ``kind`` (for the heading), the models placed on it (Inference Components
-    endpoints), its instance maximum when it scales (drawn on the instances graph) and the
-    ARNs of its alarms and its models' alarms."""
+    endpoints), its instance maximum when it scales (drawn on the instances graph), the
+    ARNs of its alarms and its models' alarms, and whether it is asynchronous
+    (``queued``: its queue is drawn instead of its invocations)."""
 
     label: str
     endpoint: RealtimeEndpoint
@@ -99,6 +110,7 @@ class DashboardEndpoint:
     models: Sequence[InferenceComponentModel] = ()
     max_instance_count: int | None = None
     alarm_arns: Sequence[str] = ()
+    queued: bool = False
 
 
 def _graph(title: str, metrics: list[list[Any]], region: str, **extra: Any) -> Widget:
@@ -193,6 +205,23 @@ def endpoint_section(
     widgets = [heading, instances_widget(item, region)]
     if item.models:
         widgets += model_widgets(item.models, region, limits)
+    elif item.queued:
+        entry = _variant_metrics(item.endpoint)
+        queue = [
+            metric_entry(
+                SAGEMAKER,
+                name,
+                [("EndpointName", item.endpoint.endpoint_name)],
+                stat=stat,
+                label=label,
+            )
+            for name, stat, label in QUEUE_METRICS
+        ]
+        widgets += [
+            _graph(title, [entry(*spec) for spec in series], region)
+            for title, series in VARIANT_WIDGETS[1:]
+        ]
+        widgets.append(_graph("Queue: backlog and oldest request (seconds)", queue, region))
     else:
         entry = _variant_metrics(item.endpoint)
         widgets += [

@@ -87,6 +87,18 @@ class ModelAlarmOptions:
         check_percent(problems, "error_rate_percent", self.error_rate_percent)
         check_latency_objective(problems, "latency_objective_ms", self.latency_objective_ms)
         check_alarm_minutes(problems, "minutes", self.minutes)
+        watches = (
+            self.error_rate_percent is not None
+            or self.no_capacity
+            or self.copies_at_max
+            or self.latency_objective_ms is not None
+        )
+        if self.enabled and not watches:
+            problems.add(
+                "error_rate_percent, no_capacity, copies_at_max, latency_objective_ms",
+                None,
+                "nothing to watch: set at least one (or enabled: false)",
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
