@@ -68,7 +68,11 @@ MAPPING: dict[str, Any] = {
             {
                 "name": "single",
                 "instance_type": "ml.g5.2xlarge",
-                "scaling": {"min_instances": 1, "max_instances": 3},
+                "scaling": {
+                    "min_instances": 1,
+                    "max_instances": 3,
+                    "target_invocations_per_instance": 100,
+                },
                 "alarms": {"error_rate_percent": 2, "latency_objective_ms": 1500},
             }
         ],
@@ -233,8 +237,14 @@ def test_an_inference_components_endpoint_alarm_watches_its_instances(built):
     endpoint = built.stack.ic_endpoints["shared"]
     alarm = built.alarm(built.stack.observability.endpoint_alarms["shared"])
     dimensions = built.stack.resolve(endpoint.metric_dimensions())
+    # Inference Components endpoints publish the normalized utilisation per instance.
     assert watched(alarm) == {
-        "instances": ("/aws/sagemaker/Endpoints", "CPUUtilization", "SampleCount", dimensions)
+        "instances": (
+            "/aws/sagemaker/Endpoints",
+            "CPUUtilizationNormalized",
+            "SampleCount",
+            dimensions,
+        )
     }
     assert expression(alarm) == "(FILL(instances, 0) >= 3)"
     description = str(alarm["AlarmDescription"])

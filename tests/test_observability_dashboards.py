@@ -111,7 +111,7 @@ def test_sections_outgrowing_one_dashboard_go_on_several_named_after_the_stack()
 
 def test_tokens_become_substitution_variables_and_literal_dollars_are_escaped():
     stack = cdk.Stack(new_app(), "Tokens")
-    value = {"a": stack.stack_name, "b": "${literal}", "c": [stack.stack_name, stack.region]}
+    value = {"a": stack.account, "b": "${literal}", "c": [stack.account, stack.region]}
     text, variables = substituted_json(value)
     assert text == '{"a":"${t0}","b":"${!literal}","c":["${t0}","${t1}"]}'
     assert set(variables) == {"t0", "t1"}

@@ -38,10 +38,12 @@ def data(default_assembly) -> dict[str, Any]:
     return default_assembly.templates["FmpTrainingData"]
 
 
-def topic_import(data: dict[str, Any]) -> dict[str, str]:
-    """How the cluster stack reads the data stack's topic (its export)."""
+def is_topic_import(value: Any, data: dict[str, Any]) -> bool:
+    """Whether ``value`` is the cluster stack's read of the data stack's topic (its
+    export)."""
     [topic_id] = of_type(data, "AWS::SNS::Topic")
-    return {"Fn::ImportValue": f"FmpTrainingData:ExportsOutputRef{topic_id}"}
+    export = value.get("Fn::ImportValue", "") if isinstance(value, dict) else ""
+    return export.startswith(f"FmpTrainingData:ExportsOutputRef{topic_id}")
 
 
 def test_the_event_pattern_names_hyperpods_node_health_and_state_change_events():
@@ -63,7 +65,7 @@ def test_the_clusters_events_go_to_the_data_stacks_topic(cluster, data):
     assert pattern["detail-type"] == [NODE_HEALTH, STATE_CHANGE]
     assert pattern["resources"] == [{"Fn::GetAtt": [cluster_id, "ClusterArn"]}]
     [target] = rule["Properties"]["Targets"]
-    assert target["Arn"] == topic_import(data)
+    assert is_topic_import(target["Arn"], data)
     assert rule["Properties"]["State"] == "ENABLED"
 
 
@@ -89,7 +91,7 @@ def test_the_file_system_alarm_fires_below_ten_percent_free(data):
     assert alarm["TreatMissingData"] == "notBreaching"
     [topic_id] = of_type(data, "AWS::SNS::Topic")
     assert alarm["AlarmActions"] == [{"Ref": topic_id}]
-    assert "less than 10% of its" in alarm["AlarmDescription"]
+    assert "has less than 10% of its 1200 GiB free" in json.dumps(alarm["AlarmDescription"])
 
 
 def test_lifecycle_errors_are_counted_by_a_metric_filter_and_alarmed_on(cluster, data):
@@ -111,7 +113,8 @@ def test_lifecycle_errors_are_counted_by_a_metric_filter_and_alarmed_on(cluster,
     assert alarm["Threshold"] == 1
     assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
     assert alarm["TreatMissingData"] == "notBreaching"
-    assert alarm["AlarmActions"] == [topic_import(data)]
+    [action] = alarm["AlarmActions"]
+    assert is_topic_import(action, data)
 
 
 def test_the_training_dashboard_shows_groups_file_system_and_lifecycle_errors(cluster):
