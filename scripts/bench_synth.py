@@ -163,7 +163,7 @@ def public_fleet(app, model_count: int, alarms: bool = False) -> list:
                         scaling=ComponentScaling(min_copies=0, max_copies=2),
                     ),
                 )
-                placed.append(model)
+                placed.append((index, model))
             if watch is not None:
                 watch.endpoint(endpoint, placed)
         if watch is not None:
@@ -201,10 +201,10 @@ class _PublicWatch:
         arns = [
             ModelAlarm(
                 self.stack,
-                f"{model.node.id}Alarm",
+                f"Model{index}Alarm",
                 ModelAlarmProps(model=model, topic_arn=self.topic.topic_arn),
             ).alarm_arn
-            for model in models
+            for index, model in models
         ]
         label = endpoint.node.id
         arns.append(
@@ -223,7 +223,7 @@ class _PublicWatch:
             label=label,
             endpoint=endpoint,
             kind="Inference Components",
-            models=models,
+            models=[model for _, model in models],
             max_instance_count=4,
             alarm_arns=arns,
         )

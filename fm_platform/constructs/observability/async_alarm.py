@@ -20,7 +20,12 @@ from constructs import Construct
 
 from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint
 from fm_platform.constructs.inference.endpoint_base import SAGEMAKER_NAMESPACE
-from fm_platform.constructs.observability.conditions import Condition, alarm_properties, legend
+from fm_platform.constructs.observability.conditions import (
+    Condition,
+    alarm_arn_of,
+    alarm_properties,
+    legend,
+)
 from fm_platform.constructs.observability.model_alarm import ALARM_TYPE, DEFAULT_MINUTES
 from fm_platform.constructs.options import checked, options_values
 from fm_platform.rules.observability import (
@@ -173,6 +178,6 @@ class AsyncEndpointAlarm(CfnResource):
                 actions=[props.topic_arn],
             ),
         )
-        self.alarm_arn: str = self.get_att("Arn").to_string()
+        self.alarm_arn: str = alarm_arn_of(self.alarm_name) or self.get_att("Arn").to_string()
         self.conditions = tuple(conditions)
         self.minutes = props.minutes

@@ -10,16 +10,20 @@ alarms`` prints) says which conditions held: 1, 2, 4, 8... as listed by :func:`l
 An alarm evaluates at most 10 metrics (CloudWatch User Guide, "Alarm data queries",
 metric math).
 
-Pure Python: :func:`alarm_properties` writes the ``AWS::CloudWatch::Alarm`` properties as
-JSON-ready data (values may hold CDK tokens), so that a fleet's thousand alarms cost
-neither CDK metric objects nor typed L1 structures at synth.
+Apart from :func:`alarm_arn_of`, pure Python: :func:`alarm_properties` writes the
+``AWS::CloudWatch::Alarm`` properties as JSON-ready data (values may hold CDK tokens), so
+that a fleet's thousand alarms cost neither CDK metric objects nor typed L1 structures at
+synth.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from aws_cdk import Aws
 
 #: The period of every datapoint the alarms evaluate.
 PERIOD_S = 60
@@ -121,3 +125,19 @@ def alarm_properties(
         "TreatMissingData": "notBreaching",
         "AlarmActions": list(actions),
     }
+
+
+def alarm_arn_of(name: str) -> str | None:
+    """The ARN of the alarm named ``name`` in the deploying stack's account and region
+    (``arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>``), written without a
+    CloudFormation ``GetAtt`` (a thousand of them cost a fleet's synth seconds); None when
+    ``name`` holds a CDK token."""
+    if "Token[" in name or "${" in name:
+        return None
+    return _alarm_arn_prefix() + name
+
+
+@functools.cache
+def _alarm_arn_prefix() -> str:
+    # The pseudo parameters' tokens resolve in whichever stack they are used.
+    return f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:"

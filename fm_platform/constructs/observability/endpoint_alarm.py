@@ -23,7 +23,12 @@ from fm_platform.constructs.inference.endpoint_base import (
     SAGEMAKER_NAMESPACE,
     RealtimeEndpoint,
 )
-from fm_platform.constructs.observability.conditions import Condition, alarm_properties, legend
+from fm_platform.constructs.observability.conditions import (
+    Condition,
+    alarm_arn_of,
+    alarm_properties,
+    legend,
+)
 from fm_platform.constructs.observability.model_alarm import (
     ALARM_TYPE,
     DEFAULT_MINUTES,
@@ -219,6 +224,6 @@ class EndpointAlarm(CfnResource):
                 actions=[props.topic_arn],
             ),
         )
-        self.alarm_arn: str = self.get_att("Arn").to_string()
+        self.alarm_arn: str = alarm_arn_of(self.alarm_name) or self.get_att("Arn").to_string()
         self.conditions = tuple(conditions)
         self.minutes = props.minutes

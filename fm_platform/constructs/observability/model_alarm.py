@@ -29,7 +29,12 @@ from fm_platform.constructs.inference.inference_component import (
     COPIES_METRIC,
     InferenceComponentModel,
 )
-from fm_platform.constructs.observability.conditions import Condition, alarm_properties, legend
+from fm_platform.constructs.observability.conditions import (
+    Condition,
+    alarm_arn_of,
+    alarm_properties,
+    legend,
+)
 from fm_platform.constructs.options import checked, options_values
 from fm_platform.rules.observability import (
     MAX_ALARM_MINUTES,
@@ -244,6 +249,6 @@ class ModelAlarm(CfnResource):
                 actions=[props.topic_arn],
             ),
         )
-        self.alarm_arn: str = self.get_att("Arn").to_string()
+        self.alarm_arn: str = alarm_arn_of(self.alarm_name) or self.get_att("Arn").to_string()
         self.conditions = tuple(conditions)
         self.minutes = minutes
