@@ -148,3 +148,26 @@ def test_a_topic_arn_that_is_not_a_standard_topic_is_refused(arn):
     check_topic_arn(problems, "topic_arn", arn)
     assert len(problems.messages) == 1
     assert problems.messages[0].startswith("topic_arn=")
+
+
+def test_a_model_alarm_left_with_copies_it_cannot_scale_is_refused_by_key():
+    model = {
+        "model_name": "fixed",
+        "accelerators": 1,
+        "min_memory_mib": 1024,
+        "alarms": {"error_rate_percent": None, "no_capacity": False},
+    }
+    data = {
+        "deploy_training": False,
+        "inference": {
+            "ic_endpoints": [{"name": "e", "instance_type": "ml.g5.12xlarge", "models": [model]}]
+        },
+    }
+    assert problem_lines(data) == [
+        "inference.ic_endpoints[0].models[0].alarms.copies_at_max=True (model 'fixed' on "
+        "endpoint 'e'): nothing to watch: the model's copies do not scale (no scaling, or "
+        "max_copies = min_copies); set another condition (or enabled: false)"
+    ]
+    model["scaling"] = {"min_copies": 1, "max_copies": 3}
+    [endpoint] = load_config(data).inference.ic_endpoints
+    assert endpoint.models[0].alarms.copies_at_max is True

@@ -419,3 +419,19 @@ def _check_alarms(problems: Problems, item: object) -> None:
     alarms = getattr(item, "alarms", None)
     if isinstance(alarms, ModelAlarmOptions | EndpointAlarmOptions | AsyncEndpointAlarmOptions):
         alarms.check(problems)
+    if isinstance(alarms, ModelAlarmOptions) and alarms.enabled and not problems:
+        scaling = getattr(item, "scaling", None)
+        top, bottom = getattr(scaling, "max_copies", None), getattr(scaling, "min_copies", None)
+        copies_scale = isinstance(top, int) and isinstance(bottom, int) and top > bottom
+        only_copies = (
+            alarms.error_rate_percent is None
+            and not alarms.no_capacity
+            and alarms.latency_objective_ms is None
+        )
+        if only_copies and not copies_scale:
+            problems.add(
+                "copies_at_max",
+                alarms.copies_at_max,
+                "nothing to watch: the model's copies do not scale (no scaling, or max_copies "
+                "= min_copies); set another condition (or enabled: false)",
+            )
