@@ -172,16 +172,10 @@ def test_upload_runs_in_the_private_subnet_with_https_out_only(template, data_te
     assert [
         (r["IpProtocol"], r["FromPort"], r["ToPort"]) for r in group["SecurityGroupEgress"]
     ] == [("tcp", 443, 443)]
-    (role,) = template.find_resources(
-        "AWS::IAM::Role",
-        {
-            "Properties": {
-                "AssumeRolePolicyDocument": {
-                    "Statement": [{"Principal": {"Service": "lambda.amazonaws.com"}}]
-                }
-            }
-        },
-    ).values()
+    role_id = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    role = template.to_json()["Resources"][role_id]
+    statement = role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
+    assert statement["Principal"] == {"Service": "lambda.amazonaws.com"}
     assert "AWSLambdaVPCAccessExecutionRole" in json.dumps(role["Properties"]["ManagedPolicyArns"])
 
 

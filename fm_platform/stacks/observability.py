@@ -155,14 +155,16 @@ class InferenceObservability(Construct):
         for queued in config.async_endpoints:
             async_endpoint = stack.async_endpoints[queued.name]
             arn = self._async_alarm(queued)
-            scaling = queued.scaling
+            backlog_scaling = queued.scaling
             sections.append(
                 endpoint_section(
                     DashboardEndpoint(
                         label=queued.name,
                         endpoint=async_endpoint,
                         kind=ASYNC_KIND,
-                        max_instance_count=scaling.max_instances if scaling else None,
+                        max_instance_count=(
+                            backlog_scaling.max_instances if backlog_scaling else None
+                        ),
                         alarm_arns=[arn] if arn else [],
                         queued=True,
                     ),
