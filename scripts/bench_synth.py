@@ -503,7 +503,7 @@ def _l1_dashboard(stack, widgets, variables) -> None:
     )
 
 
-def _l1_endpoint(stack, models, partition, account, region, autoscaling_role) -> None:
+def _l1_endpoint(stack, models, partition, account, region, autoscaling_role):
     from aws_cdk import aws_applicationautoscaling as appscaling
     from aws_cdk import aws_cloudwatch as cloudwatch
     from aws_cdk import aws_iam as iam
