@@ -53,7 +53,7 @@ def test_the_event_pattern_names_hyperpods_node_health_and_state_change_events()
     assert cluster_event_pattern("arn:c") == {
         "source": ["aws.sagemaker"],
         "detail-type": [NODE_HEALTH, STATE_CHANGE],
-        "resources": ["arn:c"],
+        "detail": {"ClusterArn": ["arn:c"]},
     }
 
 
@@ -63,7 +63,7 @@ def test_the_clusters_events_go_to_the_data_stacks_topic(cluster, data):
     pattern = rule["Properties"]["EventPattern"]
     assert pattern["source"] == [EVENT_SOURCE]
     assert pattern["detail-type"] == [NODE_HEALTH, STATE_CHANGE]
-    assert pattern["resources"] == [{"Fn::GetAtt": [cluster_id, "ClusterArn"]}]
+    assert pattern["detail"] == {"ClusterArn": [{"Fn::GetAtt": [cluster_id, "ClusterArn"]}]}
     [target] = rule["Properties"]["Targets"]
     assert is_topic_import(target["Arn"], data)
     assert rule["Properties"]["State"] == "ENABLED"

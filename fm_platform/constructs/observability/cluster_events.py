@@ -11,10 +11,12 @@ Health Event`` when HyperPod detects an unhealthy node or an unhealthy node turn
 again (``detail.HealthSummary``: ``HealthStatus``, ``HealthStatusReason``,
 ``RepairAction``, ``Recommendation``), and ``SageMaker HyperPod Cluster State Change`` for
 the cluster's status transitions (``detail.ClusterStatus``, ``FailureMessage``, each
-group's ``CurrentCount`` and ``TargetCount``). Both carry the cluster's ARN in
-``resources``, which the rule matches. The third type, ``SageMaker HyperPod Cluster
-Event``, is sent only for clusters with ``NodeProvisioningMode: Continuous``, which this
-package's clusters do not use.
+group's ``CurrentCount`` and ``TargetCount``). Both carry the cluster's ARN as
+``detail.ClusterArn``, which the rule matches (as the cluster's node-health rollback alarm,
+:mod:`fm_platform.constructs.training.node_health_alarm`, does). The third type,
+``SageMaker HyperPod Cluster Event``, is sent only for clusters with
+``NodeProvisioningMode: Continuous`` (``node_provisioning: continuous``); it reports every
+provisioning, scaling and patching step, and is not routed here.
 """
 
 from __future__ import annotations
@@ -27,12 +29,12 @@ NODE_HEALTH = "SageMaker HyperPod Cluster Node Health Event"
 STATE_CHANGE = "SageMaker HyperPod Cluster State Change"
 
 
-def cluster_event_pattern(cluster_arn: str) -> dict[str, list[str]]:
+def cluster_event_pattern(cluster_arn: str) -> dict[str, object]:
     """The EventBridge pattern of ``cluster_arn``'s node health and state change events."""
     return {
         "source": [EVENT_SOURCE],
         "detail-type": [NODE_HEALTH, STATE_CHANGE],
-        "resources": [cluster_arn],
+        "detail": {"ClusterArn": [cluster_arn]},
     }
 
 
