@@ -12,6 +12,7 @@ import pytest
 from aws_cdk.assertions import Template
 
 from fm_platform.config import load_config
+from fm_platform.constructs.observability.conditions import alarm_arn_of
 from fm_platform.constructs.observability.model_alarm import (
     DEFAULT_MINUTES,
     SCALE_FROM_ZERO_ALLOWANCE_S,
@@ -325,3 +326,22 @@ def test_without_notifications_there_is_no_topic_and_no_alarm_but_the_wake_ups()
     # What is left scales models and queues from zero: sleepy, queue and backfill.
     assert len(alarms) == 3
     assert all(re.search("zero|instances: start", str(a["Properties"])) for a in alarms)
+
+
+def test_an_alarms_arn_is_written_from_its_name(built):
+    alarm = built.stack.observability.model_alarms["chat"]
+    assert built.stack.resolve(alarm.alarm_arn) == {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":cloudwatch:",
+                {"Ref": "AWS::Region"},
+                ":",
+                {"Ref": "AWS::AccountId"},
+                ":alarm:Watched-chat-health",
+            ],
+        ]
+    }
+    assert alarm_arn_of("${Token[TOKEN.1]}-health") is None  # a name known at deploy only
