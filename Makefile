@@ -85,6 +85,7 @@ docs: $(TEST_READY)
 	command -v dot >/dev/null || (apt-get update -qq && apt-get install -y -qq graphviz fonts-dejavu-core)
 	$(CDK) synth --quiet
 	$(BIN)/python scripts/docs_diagrams.py cdk.out docs/diagrams
+	$(BIN)/python scripts/docs_dashboards.py cdk.out docs/diagrams
 	rm -rf $(API_DOCS)
 	$(BIN)/pdoc --docformat restructuredtext --template-directory docs/templates --output-directory $(API_DOCS) fm_platform
 

@@ -52,6 +52,8 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
             app,
             config.training_stack_name,
             config=config.training,
+            notifications=config.notifications,
+            dashboards=config.dashboards,
             # Its stateful half (network, FSx, buckets) goes into "<name>Data".
             description="fm_platform: SageMaker HyperPod (Slurm) training cluster and its "
             "lifecycle-script upload",
@@ -64,6 +66,8 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
             app,
             config.inference_stack_name,
             config=config.inference,
+            notifications=config.notifications,
+            dashboards=config.dashboards,
             # Its model bucket goes into "<name>Artifacts", deployed first.
             description="fm_platform: SageMaker endpoints for foundation models "
             "(Inference Components, single-model, multi-model, asynchronous)",

@@ -19,8 +19,15 @@ public fleet built and synthesized with the three cdk-nag packs, in a cold proce
 own. ``--by-source`` adds, per size, each side's round trips per model by the function of
 the package (or of this script) that made them.
 
+``--alarms`` adds what the stacks add to watch a fleet: per stack a KMS-encrypted
+notification topic and a dashboard (a section per endpoint, a line per model), per model
+and per endpoint one alarm sending to the topic; the L1 side writes the same resources as
+plain ``Cfn*`` code (typed alarm queries, the dashboard body as JSON text of one
+``Fn::Sub``).
+
 Run with ``make bench`` or ``python scripts/bench_synth.py [--repeats N] [--no-nag]
-[--by-source] [--without-builtin-validation] [SIZE ...]`` (default sizes 100, 300, 1000).
+[--by-source] [--without-builtin-validation] [--alarms] [SIZE ...]`` (default sizes 100,
+300, 1000).
 """
 
 from __future__ import annotations
@@ -66,6 +73,14 @@ MODULES = {
         "fm_platform.constructs.inference.inference_component",
         "fm_platform.constructs.inference.model_container",
     ],
+    "public-alarms": [
+        "fm_platform.constructs.observability.topic",
+        "fm_platform.constructs.observability.model_alarm",
+        "fm_platform.constructs.observability.endpoint_alarm",
+        "fm_platform.constructs.observability.dashboards",
+        "fm_platform.constructs.observability.inference_dashboard",
+    ],
+    "l1-alarms": ["aws_cdk.aws_kms", "aws_cdk.aws_sns"],
     "l1": [
         "aws_cdk",
         "aws_cdk.aws_applicationautoscaling",
@@ -102,7 +117,7 @@ def layout(model_count: int) -> list[list[list[int]]]:
 # -- the public API ---------------------------------------------------------------------------
 
 
-def public_fleet(app, model_count: int) -> list:
+def public_fleet(app, model_count: int, alarms: bool = False) -> list:
     import aws_cdk as cdk
     from aws_cdk import aws_kms as kms
 
@@ -122,6 +137,7 @@ def public_fleet(app, model_count: int) -> list:
         stack = cdk.Stack(app, f"Fleet{stack_index}")
         stacks.append(stack)
         key = kms.Key.from_key_arn(stack, "ArtifactKey", ARTIFACT_KEY_ARN)
+        watch = _PublicWatch(stack) if alarms else None
         for models in endpoints:
             endpoint = InferenceComponentEndpoint(
                 stack,
@@ -130,8 +146,9 @@ def public_fleet(app, model_count: int) -> list:
                     instance_type=INSTANCE_TYPE, min_instance_count=0, max_instance_count=4
                 ),
             )
+            placed = []
             for index in models:
-                InferenceComponentModel(
+                model = InferenceComponentModel(
                     stack,
                     f"Model{index}",
                     InferenceComponentModelProps(
@@ -146,13 +163,82 @@ def public_fleet(app, model_count: int) -> list:
                         scaling=ComponentScaling(min_copies=0, max_copies=2),
                     ),
                 )
+                placed.append((index, model))
+            if watch is not None:
+                watch.endpoint(endpoint, placed)
+        if watch is not None:
+            watch.dashboards()
     return stacks
+
+
+class _PublicWatch:
+    """A stack's topic, alarms and dashboard through the package's constructs."""
+
+    def __init__(self, stack) -> None:
+        from fm_platform.constructs.observability.topic import (
+            NotificationTopic,
+            NotificationTopicProps,
+        )
+
+        self.stack = stack
+        self.topic = NotificationTopic(stack, "Notifications", NotificationTopicProps())
+        self.sections: list = []
+
+    def endpoint(self, endpoint, models) -> None:
+        from fm_platform.constructs.observability.endpoint_alarm import (
+            EndpointAlarm,
+            EndpointAlarmProps,
+        )
+        from fm_platform.constructs.observability.inference_dashboard import (
+            DashboardEndpoint,
+            endpoint_section,
+        )
+        from fm_platform.constructs.observability.model_alarm import (
+            ModelAlarm,
+            ModelAlarmProps,
+        )
+
+        arns = [
+            ModelAlarm(
+                self.stack,
+                f"Model{index}Alarm",
+                ModelAlarmProps(model=model, topic_arn=self.topic.topic_arn),
+            ).alarm_arn
+            for index, model in models
+        ]
+        label = endpoint.node.id
+        arns.append(
+            EndpointAlarm(
+                self.stack,
+                f"{label}Alarm",
+                EndpointAlarmProps(
+                    endpoint=endpoint,
+                    label=label,
+                    topic_arn=self.topic.topic_arn,
+                    error_rate_percent=None,
+                ),
+            ).alarm_arn
+        )
+        item = DashboardEndpoint(
+            label=label,
+            endpoint=endpoint,
+            kind="Inference Components",
+            models=[model for _, model in models],
+            max_instance_count=4,
+            alarm_arns=arns,
+        )
+        self.sections.append(endpoint_section(item, self.stack.region))
+
+    def dashboards(self) -> None:
+        from fm_platform.constructs.observability.dashboards import Dashboards
+
+        Dashboards(self.stack, "Dashboards", sections=self.sections, title=self.stack.stack_name)
 
 
 # -- the same resources in plain L1 code ------------------------------------------------------
 
 
-def l1_fleet(app, model_count: int) -> list:
+def l1_fleet(app, model_count: int, alarms: bool = False) -> list:
     import aws_cdk as cdk
 
     stacks = []
@@ -161,12 +247,263 @@ def l1_fleet(app, model_count: int) -> list:
     for stack_index, endpoints in enumerate(layout(model_count)):
         stack = cdk.Stack(app, f"Fleet{stack_index}")
         stacks.append(stack)
+        topic = _l1_topic(stack, account) if alarms else None
+        widgets: list = []
+        variables: dict = {}
         for models in endpoints:
-            _l1_endpoint(stack, models, partition, account, region, autoscaling_role)
+            endpoint = _l1_endpoint(stack, models, partition, account, region, autoscaling_role)
+            if topic is not None:
+                _l1_watch(stack, endpoint, models, topic, widgets, variables)
+        if topic is not None:
+            _l1_dashboard(stack, widgets, variables)
     return stacks
 
 
-def _l1_endpoint(stack, models, partition, account, region, autoscaling_role) -> None:
+def _l1_topic(stack, account):
+    """A topic encrypted with its own key, TLS only, publishable by CloudWatch and
+    EventBridge of this account."""
+    from aws_cdk import RemovalPolicy
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_sns as sns
+
+    services = ["cloudwatch.amazonaws.com", "events.amazonaws.com"]
+    key = kms.CfnKey(
+        stack,
+        "NotificationsKey",
+        enable_key_rotation=True,
+        description="fm_platform alarms (SNS)",
+        key_policy=_document(
+            {
+                "Action": "kms:*",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:aws:iam::{account}:root"},
+                "Resource": "*",
+            },
+            {
+                "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+                "Effect": "Allow",
+                "Principal": {"Service": services},
+                "Resource": "*",
+            },
+        ),
+    )
+    key.apply_removal_policy(RemovalPolicy.RETAIN)
+    topic = sns.CfnTopic(
+        stack,
+        "NotificationsTopic",
+        display_name="fm_platform alarms",
+        kms_master_key_id=key.attr_arn,
+    )
+    sns.CfnTopicPolicy(
+        stack,
+        "NotificationsTopicPolicy",
+        topics=[topic.ref],
+        policy_document=_document(
+            {
+                "Action": "sns:Publish",
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                "Effect": "Deny",
+                "Principal": "*",
+                "Resource": topic.ref,
+            },
+            {
+                "Action": "sns:Publish",
+                "Condition": {"StringEquals": {"aws:SourceAccount": account}},
+                "Effect": "Allow",
+                "Principal": {"Service": services},
+                "Resource": topic.ref,
+            },
+        ),
+    )
+    return topic
+
+
+def _l1_alarm(stack, construct_id, description, conditions, topic):
+    """One alarm on the sum of 2**i per condition (id, namespace, metric, dimensions,
+    statistic, threshold) that holds in each of 10 minutes."""
+    from aws_cdk import aws_cloudwatch as cloudwatch
+
+    query = cloudwatch.CfnAlarm.MetricDataQueryProperty
+    terms = [
+        f"{2**i} * (FILL({c[0]}, 0) >= {c[5]})" if i else f"(FILL({c[0]}, 0) >= {c[5]})"
+        for i, c in enumerate(conditions)
+    ]
+    metrics = [query(id="health", expression=" + ".join(terms), return_data=True)]
+    for metric_id, namespace, name, dimensions, statistic, _ in conditions:
+        metrics.append(
+            query(
+                id=metric_id,
+                return_data=False,
+                metric_stat=cloudwatch.CfnAlarm.MetricStatProperty(
+                    metric=cloudwatch.CfnAlarm.MetricProperty(
+                        namespace=namespace,
+                        metric_name=name,
+                        dimensions=[
+                            cloudwatch.CfnAlarm.DimensionProperty(name=k, value=v)
+                            for k, v in dimensions.items()
+                        ],
+                    ),
+                    period=60,
+                    stat=statistic,
+                ),
+            )
+        )
+    return cloudwatch.CfnAlarm(
+        stack,
+        construct_id,
+        alarm_description=description,
+        metrics=metrics,
+        threshold=1,
+        comparison_operator="GreaterThanOrEqualToThreshold",
+        evaluation_periods=10,
+        datapoints_to_alarm=10,
+        treat_missing_data="notBreaching",
+        alarm_actions=[topic.ref],
+    )
+
+
+def _l1_watch(stack, endpoint, models, topic, widgets, variables) -> None:
+    """An alarm per model and one for the endpoint, and the endpoint's dashboard widgets
+    (its instances, then one line per model in each per-model widget)."""
+    sagemaker, components = "AWS/SageMaker", "/aws/sagemaker/InferenceComponents"
+    endpoint_var = f"e{len(variables)}"
+    variables[endpoint_var] = endpoint.attr_endpoint_name
+    alarms = []
+    for index in models:
+        component = {"InferenceComponentName": model_name(index)}
+        alarm = _l1_alarm(
+            stack,
+            f"Model{index}Alarm",
+            f"model {model_name(index)} on endpoint {endpoint.node.id}: unhealthy",
+            [
+                ("errors", sagemaker, "Invocation5XXErrors", component, "Average", 0.05),
+                ("nocapacity", sagemaker, "NoCapacityInvocationFailures", component, "Sum", 1),
+                ("copies", components, "CPUUtilizationNormalized", component, "SampleCount", 2),
+            ],
+            topic,
+        )
+        alarms.append(alarm)
+    variant = {"EndpointName": endpoint.attr_endpoint_name, "VariantName": "AllTraffic"}
+    alarms.append(
+        _l1_alarm(
+            stack,
+            f"{endpoint.node.id}Alarm",
+            f"endpoint {endpoint.node.id}: instances at the maximum",
+            [
+                (
+                    "instances",
+                    "/aws/sagemaker/Endpoints",
+                    "CPUUtilizationNormalized",
+                    variant,
+                    "SampleCount",
+                    4,
+                )
+            ],
+            topic,
+        )
+    )
+    alarm_vars = []
+    for alarm in alarms:
+        alarm_vars.append(f"a{len(variables)}")
+        variables[alarm_vars[-1]] = alarm.attr_arn
+    per_model = [
+        ("Invocations per model", sagemaker, "Invocations", "Sum"),
+        ("Model latency p50", sagemaker, "ModelLatency", "p50"),
+        ("Model latency p90", sagemaker, "ModelLatency", "p90"),
+        ("5xx errors per model", sagemaker, "Invocation5XXErrors", "Sum"),
+        ("4xx errors per model", sagemaker, "Invocation4XXErrors", "Sum"),
+        ("Copies per model", components, "CPUUtilizationNormalized", "SampleCount"),
+        ("Invocations per copy", sagemaker, "InvocationsPerCopy", "Sum"),
+        ("Accelerator utilisation", components, "GPUUtilizationNormalized", "Average"),
+        ("Accelerator memory", components, "GPUMemoryUtilizationNormalized", "Average"),
+        ("Host memory", components, "MemoryUtilizationNormalized", "Average"),
+        ("No copy", sagemaker, "NoCapacityInvocationFailures", "Sum"),
+    ]
+    top = 28 * (len(widgets) // 14)  # a heading, the alarms and 4 rows of 3 graphs
+    widgets.append(
+        {
+            "type": "alarm",
+            "x": 0,
+            "y": top,
+            "width": 24,
+            "height": 2,
+            "properties": {"title": "alarms", "alarms": [f"${{{a}}}" for a in alarm_vars]},
+        }
+    )
+    widgets.append(
+        {
+            "type": "text",
+            "x": 0,
+            "y": top + 2,
+            "width": 24,
+            "height": 1,
+            "properties": {"markdown": f"### {endpoint.node.id}"},
+        }
+    )
+    graphs = [
+        (
+            "Instances",
+            [
+                [
+                    "/aws/sagemaker/Endpoints",
+                    "CPUUtilizationNormalized",
+                    "EndpointName",
+                    f"${{{endpoint_var}}}",
+                    "VariantName",
+                    "AllTraffic",
+                    {"stat": "SampleCount"},
+                ]
+            ],
+        )
+    ] + [
+        (
+            title,
+            [
+                [
+                    namespace,
+                    metric,
+                    "InferenceComponentName",
+                    f"{stack.stack_name}-{model_name(i)}",
+                    {"stat": stat, "label": model_name(i)},
+                ]
+                for i in models
+            ],
+        )
+        for title, namespace, metric, stat in per_model
+    ]
+    for n, (title, lines) in enumerate(graphs):
+        widgets.append(
+            {
+                "type": "metric",
+                "x": 8 * (n % 3),
+                "y": top + 3 + 6 * (n // 3),
+                "width": 8,
+                "height": 6,
+                "properties": {
+                    "title": title,
+                    "region": "${AWS::Region}",
+                    "period": 60,
+                    "view": "timeSeries",
+                    "metrics": lines,
+                },
+            }
+        )
+
+
+def _l1_dashboard(stack, widgets, variables) -> None:
+    import aws_cdk as cdk
+    from aws_cdk import aws_cloudwatch as cloudwatch
+
+    text = json.dumps({"start": "-PT3H", "widgets": widgets}, separators=(",", ":"))
+    cloudwatch.CfnDashboard(
+        stack,
+        "Dashboard",
+        dashboard_name=f"{stack.stack_name}-bench",
+        dashboard_body=cdk.Fn.sub(text, variables),
+    )
+
+
+def _l1_endpoint(stack, models, partition, account, region, autoscaling_role):
     from aws_cdk import aws_applicationautoscaling as appscaling
     from aws_cdk import aws_cloudwatch as cloudwatch
     from aws_cdk import aws_iam as iam
@@ -361,6 +698,7 @@ def _l1_endpoint(stack, models, partition, account, region, autoscaling_role) ->
             treat_missing_data="notBreaching",
             alarm_actions=[step.ref],
         )
+    return endpoint
 
 
 def _document(*statements: dict) -> dict:
@@ -413,9 +751,12 @@ def _source(frame) -> str:
     return "(aws-cdk-lib: App.synth)"
 
 
-def measure(side: str, model_count: int, with_nag: bool, by_source: bool = False) -> dict:
-    """Build and synthesize one fleet in this process; count jsii round trips (with
-    ``by_source``, by the innermost function of this repository that made them)."""
+def measure(
+    side: str, model_count: int, with_nag: bool, by_source: bool = False, alarms: bool = False
+) -> dict:
+    """Build and synthesize one fleet in this process (with ``alarms``, watched: see
+    ``--alarms``); count jsii round trips (with ``by_source``, by the innermost function of
+    this repository that made them)."""
     from jsii._kernel.providers import process
 
     round_trips = [0]
@@ -431,16 +772,21 @@ def measure(side: str, model_count: int, with_nag: bool, by_source: bool = False
 
     process._NodeProcess.send = counting_send  # type: ignore[method-assign]
     try:
-        return _measured(side, model_count, with_nag, round_trips, sources)
+        return _measured(side, model_count, with_nag, round_trips, sources, alarms)
     finally:
         process._NodeProcess.send = send  # type: ignore[method-assign]
 
 
 def _measured(
-    side: str, model_count: int, with_nag: bool, round_trips: list[int], sources: dict[str, int]
+    side: str,
+    model_count: int,
+    with_nag: bool,
+    round_trips: list[int],
+    sources: dict[str, int],
+    alarms: bool = False,
 ) -> dict:
     importing = time.perf_counter()
-    for module in MODULES[side]:
+    for module in MODULES[side] + (MODULES[f"{side}-alarms"] if alarms else []):
         importlib.import_module(module)
     imported = time.perf_counter()
 
@@ -456,7 +802,7 @@ def _measured(
         before = round_trips[0]
         sources.clear()  # those of the imports are not the fleet's
         app = cdk.App(context=context, outdir=outdir)
-        stacks = build(app, model_count)
+        stacks = build(app, model_count, alarms)
         built = time.perf_counter()
         build_trips = round_trips[0] - before
         if with_nag:
@@ -472,6 +818,7 @@ def _measured(
         "side": side,
         "models": model_count,
         "nag": with_nag,
+        "alarms": alarms,
         "stacks": len(stacks),
         "import_s": imported - importing,
         "build_s": built - started,
@@ -493,7 +840,8 @@ def _measured(
 
 
 def run_child(side: str, model_count: int, with_nag: bool, by_source: bool = False) -> dict:
-    """Measure in a fresh process, with the virtualenv's Node first on PATH."""
+    """Measure in a fresh process, with the virtualenv's Node first on PATH (with
+    ``--alarms`` when :data:`WITH_ALARMS` is set)."""
     env = dict(os.environ, **CHILD_ENVIRONMENT)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -502,6 +850,8 @@ def run_child(side: str, model_count: int, with_nag: bool, by_source: bool = Fal
         command.append("--nag")
     if by_source:
         command.append("--by-source")
+    if WITH_ALARMS:
+        command.append("--alarms")
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
@@ -510,6 +860,8 @@ def run_child(side: str, model_count: int, with_nag: bool, by_source: bool = Fal
 
 #: Extra environment of the measured processes (see ``--without-builtin-validation``).
 CHILD_ENVIRONMENT: dict[str, str] = {}
+#: Whether the measured fleets are watched (``--alarms``).
+WITH_ALARMS: list[bool] = []
 
 
 def _min_median(values: list[float]) -> str:
@@ -580,13 +932,21 @@ def main(argv: list[str]) -> int:
         help="CDK_VALIDATION=false: no aws-cdk-lib template validation in synth (an app "
         "with the cdk-nag packs registered does not run it either)",
     )
+    parser.add_argument(
+        "--alarms",
+        action="store_true",
+        help="watch each fleet: a notification topic and a dashboard per stack, an alarm "
+        "per model and per endpoint (the L1 side writes the same resources)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("SIDE", "MODELS"), help=argparse.SUPPRESS)
     parser.add_argument("--nag", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         side, models = args.child
-        print(json.dumps(measure(side, int(models), args.nag, args.by_source)))
+        print(json.dumps(measure(side, int(models), args.nag, args.by_source, args.alarms)))
         return 0
+    if args.alarms:
+        WITH_ALARMS.append(True)
     if args.without_builtin_validation:
         CHILD_ENVIRONMENT["CDK_VALIDATION"] = "false"
 
@@ -614,7 +974,9 @@ def main(argv: list[str]) -> int:
         "the back-to-back runs of each repetition, min/median, of wall-clock seconds and of "
         "the CPU seconds of Python and its Node.js processes (less sensitive to other load "
         f"on the machine); rt: jsii round trips; {MODELS_PER_ENDPOINT} models per "
-        f"{INSTANCE_TYPE} endpoint, {MODELS_PER_STACK} per stack; {args.repeats} runs per "
+        f"{INSTANCE_TYPE} endpoint, {MODELS_PER_STACK} per stack"
+        f"{'; watched: topic, dashboard, an alarm per model and endpoint' if args.alarms else ''}"
+        f"; {args.repeats} runs per "
         "side, alternating; nag_s: the public fleet with the three cdk-nag packs, one cold "
         "run)"
     )

@@ -75,6 +75,9 @@ PINNED_STATEFUL_RESOURCES = {
         "LifecycleScriptsBucketAccessLogsA77EAF12": "AWS::S3::Bucket",
         "LifecycleScriptsUploadLogsKey00B8A623": "AWS::KMS::Key",
         "LifecycleScriptsUploadLogs902B8BF1": "AWS::Logs::LogGroup",
+        # The notification topic's key: it holds no data of its own (SNS keeps a message
+        # only while delivering it), but it is retained, so a renamed ID would orphan one.
+        "NotificationsKeyADCFA950": "AWS::KMS::Key",
     },
     # The model bucket moved from FmpInference to FmpInferenceArtifacts with the same
     # logical IDs (the same IDs let `cdk import` adopt a retained original).
@@ -91,6 +94,7 @@ PINNED_STATEFUL_RESOURCES = {
         "AsyncInferenceKeyFBF5F6FD": "AWS::KMS::Key",
         "AsyncInferenceBucketBAD6A331": "AWS::S3::Bucket",
         "AsyncInferenceAccessLogs3F879F29": "AWS::S3::Bucket",
+        "NotificationsKeyADCFA950": "AWS::KMS::Key",
     },
 }
 STATEFUL_TYPES = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::FSx::FileSystem", "AWS::Logs::LogGroup"}

@@ -150,8 +150,9 @@ def test_endpoints_of_a_stack_share_one_bucket_each_under_its_prefix():
     ]
     assert outputs["AsyncEndpoints"]["Value"] == {"Fn::Join": [",", names]}
     assert outputs["EndpointNames"]["Value"] == {"Fn::Join": [",", names]}
-    # 2 fixed, 2 endpoint names, 3 locations each and AsyncEndpoints; no InvokeExample here.
-    assert config.output_count == 2 + 2 + 3 * 2 + 1
+    # 3 fixed (EndpointNames, InvokeExample, NotificationTopicArn), 2 endpoint names, 3
+    # locations each and AsyncEndpoints; no InvokeExample here.
+    assert config.output_count == 3 + 2 + 3 * 2 + 1
     assert len(outputs) == config.output_count - 1
     # Artifacts default to the artifacts stack's bucket, like the other kinds.
     model = stack.async_endpoints["embed"].model

@@ -71,3 +71,14 @@ def test_the_row_gives_min_and_median_of_the_paired_ratios():
     # pairs: wall 2.0, 1.5, 2.0; cpu 2.0, 1.5, 1.5
     assert row[:5] == ["100", "2.0/3.0", "1.0/2.0", "1.50/2.00", "1.50/1.50"]
     assert row[5] == "3.0/3.0"  # round trips per model of each side
+
+
+def test_watched_fleets_are_the_same_resources():
+    public, l1 = (
+        bench_synth.measure(side, 3, with_nag=False, alarms=True) for side in ("public", "l1")
+    )
+    assert public["resource_types"] == l1["resource_types"]
+    # Three wake-up alarms, three model alarms, one endpoint alarm; one topic, one dashboard.
+    assert public["resource_types"]["AWS::CloudWatch::Alarm"] == 7
+    assert public["resource_types"]["AWS::CloudWatch::Dashboard"] == 1
+    assert public["resource_types"]["AWS::SNS::Topic"] == 1

@@ -142,7 +142,7 @@ def test_a_misspelled_or_mistyped_key_hides_nothing_else_of_its_item():
         "inference.ic_endpoints[1].models[0].scaling.min_copy=1: unknown key; did you mean "
         "min_copies?",
         "inference.single_model_endpoints[0].x=1: unknown key; allowed keys: name, "
-        "model_name, instance_type, container, "
+        "model_name, alarms, instance_type, container, "
         "initial_instance_count, variant_name, initial_weight, scaling, variants, "
         "shadow_variant, data_capture, network_isolation, endpoint_name, "
         "model_data_download_timeout_s, container_startup_health_check_timeout_s, "

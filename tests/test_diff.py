@@ -74,6 +74,11 @@ def test_a_training_change_shows_in_the_cluster_stack(training_change):
     assert cluster.status == "changed"
     changed = [(c.operation, c.type, c.logical_id) for c in cluster.resources]
     assert ("modified", "AWS::SageMaker::Cluster", "ClusterEB0386A7") in changed
+    # Its dashboard draws the groups' instance types and counts.
+    assert sorted(t for o, t, _ in changed if o == "modified") == [
+        "AWS::CloudWatch::Dashboard",
+        "AWS::SageMaker::Cluster",
+    ]
     assert '[-] "InstanceType": "ml.trn1.32xlarge"' in cluster.output
     assert '[+] "InstanceType": "ml.p4d.24xlarge"' in cluster.output
     assert '[+] "InstanceCount": 2' in cluster.output
@@ -201,7 +206,8 @@ def test_the_snapshot_comparison_finds_the_tests_app_equal_to_its_snapshots(
 
 def test_the_markdown_shows_the_output_of_the_stacks_that_changed(training_change):
     text = markdown(list(training_change.values()), "default", "p4d")
-    assert "| `FmpTraining` | 0 added, 1 modified, 0 removed | 0 | 0 |" in text
+    # The cluster, and its dashboard, which draws the groups' types and counts.
+    assert "| `FmpTraining` | 0 added, 2 modified, 0 removed | 0 | 0 |" in text
     assert "<details><summary><code>FmpTraining</code>" in text
     assert "<code>FmpTrainingData</code>" not in text
     assert "**Replacements**: none" in text

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Match, Template
 
 from fm_platform.config import (
     InferenceComponentEndpointConfig,
+    InferenceComponentModelConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
@@ -94,8 +95,20 @@ def test_small_model_scales_to_zero_with_per_model_tracking(built):
         {"PolicyType": "TargetTrackingScaling"},
         3 + 2 + 1,  # one per IC model, one per single-/multi-model/asynchronous endpoint
     )
-    # One wake-up alarm for the model and one for the asynchronous endpoint scaling to zero.
-    built.template.resource_count_is("AWS::CloudWatch::Alarm", 2)
+    # One wake-up alarm for the model and one for the asynchronous endpoint scaling to zero
+    # (the other alarms are the observability's, whose actions are the notification topic).
+    wake_up = [
+        resource
+        for resource in built.json["Resources"].values()
+        if resource["Type"] == "AWS::CloudWatch::Alarm"
+        and all("Ref" in action for action in resource["Properties"]["AlarmActions"])
+        and all(
+            built.json["Resources"][action["Ref"]]["Type"]
+            == "AWS::ApplicationAutoScaling::ScalingPolicy"
+            for action in resource["Properties"]["AlarmActions"]
+        )
+    ]
+    assert len(wake_up) == 2
 
 
 def _role_statements(built: Built, role) -> list[dict]:
@@ -244,7 +257,9 @@ def test_outputs(built):
             ],
         ]
     }
-    assert len(outputs) == 11 == built.stack.config.output_count
+    topic = built.stack.node.find_child("Notifications").topic
+    assert outputs["NotificationTopicArn"]["Value"] == built.stack.resolve(topic.topic_arn)
+    assert len(outputs) == 12 == built.stack.config.output_count
 
 
 def test_construct_ids_derive_from_names(built):
@@ -340,7 +355,7 @@ def test_from_mapping_builds_typed_specs():
                 instance_type="ml.g5.48xlarge",
                 max_instance_count=3,
                 models=(
-                    InferenceComponentModelOptions(
+                    InferenceComponentModelConfig(
                         model_name="mistral-7b",
                         accelerators=1,
                         min_memory_mib=16384,
@@ -388,7 +403,9 @@ def test_from_mapping_rejects_unknown_nested_key():
     with pytest.raises(ValueError) as error:
         InferenceConfig.from_mapping(data)
     message = str(error.value)
-    assert "ic_endpoints[0].models[0].gpus=2: unknown key; allowed keys: model_name" in message
+    assert (
+        "ic_endpoints[0].models[0].gpus=2: unknown key; allowed keys: alarms, model_name" in message
+    )
 
 
 def test_from_mapping_reports_missing_keys_and_bad_scaling_keys():
@@ -444,8 +461,9 @@ def test_too_many_endpoints_for_the_outputs_limit():
     config = InferenceConfig(
         single_model_endpoints=(), multi_model_endpoints=fleet, async_endpoints=()
     )
-    assert config.output_count == 2 + 199 + 1
-    with pytest.raises(ValueError, match="endpoints=199: need 202 stack outputs, more than"):
+    # EndpointNames, InvokeExample, NotificationTopicArn; one per endpoint; one per IC one.
+    assert config.output_count == 3 + 199 + 1
+    with pytest.raises(ValueError, match="endpoints=199: need 203 stack outputs, more than"):
         config.validate()
 
 

@@ -16,6 +16,7 @@ from fm_platform.config.app import AppConfig, load_config
 from fm_platform.config.inference import (
     AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
+    InferenceComponentModelConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
@@ -35,6 +36,7 @@ __all__ = [
     "AsyncEndpointConfig",
     "ConfigSource",
     "InferenceComponentEndpointConfig",
+    "InferenceComponentModelConfig",
     "InferenceConfig",
     "MultiModelEndpointConfig",
     "SingleModelEndpointConfig",

@@ -11,6 +11,7 @@ from constructs import Construct
 from fm_platform.config.inference import InferenceConfig
 from fm_platform.config.source import config_source
 from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.mapping import read
 from fm_platform.rules.problems import Problems
 
@@ -23,6 +24,11 @@ class AppConfig:
     deploy_training / deploy_inference: whether to create each stack; both by default.
     training_stack_name / inference_stack_name: the stack names; ``FmpTraining`` and
         ``FmpInference`` by default (the ``fmp`` CLI looks for these names).
+    notifications: each stack's notification topic and who is subscribed
+        (:class:`NotificationTopicOptions`: ``emails``, ``topic_arn``); the alarms and the
+        cluster's events are sent there. By default a topic per stack with no subscriber;
+        ``null`` creates no topic and no alarm.
+    dashboards: a CloudWatch dashboard per stack; by default True.
     """
 
     training: TrainingConfig = field(default_factory=TrainingConfig)
@@ -31,6 +37,8 @@ class AppConfig:
     deploy_inference: bool = True
     training_stack_name: str = "FmpTraining"
     inference_stack_name: str = "FmpInference"
+    notifications: NotificationTopicOptions | None = field(default_factory=NotificationTopicOptions)
+    dashboards: bool = True
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> AppConfig:
@@ -51,6 +59,8 @@ class AppConfig:
         report for the stacks deployed, named by configuration key; with ``into``, record
         them there instead."""
         problems = Problems.within(into, "configuration")
+        if self.notifications is not None:
+            self.notifications.check(problems.scoped("notifications."))
         if self.deploy_training and self.training is not None:
             self.training.check(problems.scoped("training."))
         if self.deploy_inference and self.inference is not None:

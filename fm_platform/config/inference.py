@@ -34,6 +34,12 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureOptions,
     SingleModelEndpointOptions,
 )
+from fm_platform.constructs.observability.async_alarm import AsyncEndpointAlarmOptions
+from fm_platform.constructs.observability.endpoint_alarm import (
+    COMPONENT_ENDPOINT_ALARMS,
+    EndpointAlarmOptions,
+)
+from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
 from fm_platform.rules.asynchronous import check_unique_prefixes
@@ -48,13 +54,24 @@ from fm_platform.rules.inference import (
 )
 from fm_platform.rules.problems import Problems
 
-#: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample.
-FIXED_OUTPUTS = 2
+#: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample, NotificationTopicArn.
+FIXED_OUTPUTS = 3
 #: Outputs of an asynchronous endpoint besides its name: AsyncInput, AsyncOutput and
 #: AsyncFailure<Name>; with any, AsyncEndpoints lists them.
 ASYNC_OUTPUTS_PER_ENDPOINT = 3
 #: Key prefix of the asynchronous endpoints in their stack's bucket: ``async/<name>/``.
 ASYNC_PREFIX = "async"
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceComponentModelConfig(InferenceComponentModelOptions):
+    """A model on an Inference Components endpoint: the fields of
+    :class:`InferenceComponentModelOptions`, and
+
+    alarms: the model's alarm (:class:`ModelAlarmOptions`); by default its defaults.
+    """
+
+    alarms: ModelAlarmOptions = field(default_factory=ModelAlarmOptions)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,11 +81,14 @@ class InferenceComponentEndpointConfig(InferenceComponentEndpointOptions):
 
     name: a stable logical name; construct IDs derive from it (renaming replaces the
         endpoint).
-    models: the models placed on it (:class:`InferenceComponentModelOptions`).
+    models: the models placed on it (:class:`InferenceComponentModelConfig`).
+    alarms: the endpoint's alarm (:class:`EndpointAlarmOptions`); by default its instances
+        at their maximum (errors and latency are watched per model).
     """
 
     name: str
-    models: tuple[InferenceComponentModelOptions, ...]
+    models: tuple[InferenceComponentModelConfig, ...]
+    alarms: EndpointAlarmOptions = COMPONENT_ENDPOINT_ALARMS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,11 +97,13 @@ class SingleModelEndpointConfig(SingleModelEndpointOptions):
 
     name: a stable logical name; construct IDs derive from it.
     model_name: by default ``name``.
+    alarms: the endpoint's alarm (:class:`EndpointAlarmOptions`); by default its defaults.
     data_capture_percentage: deprecated: use ``data_capture: {sampling_percentage: N}``.
     """
 
     name: str
     model_name: str | None = None  # type: ignore[assignment]
+    alarms: EndpointAlarmOptions = field(default_factory=EndpointAlarmOptions)
     data_capture_percentage: int | None = field(default=None, metadata=DEPRECATED)
 
     def __post_init__(self) -> None:
@@ -101,10 +123,12 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
 
     name: a stable logical name; construct IDs derive from it.
     models_s3_prefix: by default ``s3://<stack bucket>/models/<name>/``.
+    alarms: the endpoint's alarm (:class:`EndpointAlarmOptions`); by default its defaults.
     """
 
     name: str
     models_s3_prefix: str | None = None  # type: ignore[assignment]
+    alarms: EndpointAlarmOptions = field(default_factory=EndpointAlarmOptions)
 
 
 def _weights_gib(params_b: float) -> float:
@@ -119,11 +143,14 @@ class AsyncEndpointConfig(AsyncEndpointOptions):
     name: a stable logical name; construct IDs derive from it.
     model_name: by default ``name``.
     s3_prefix: by default ``async/<name>`` in the stack's asynchronous-inference bucket.
+    alarms: the endpoint's alarm (:class:`AsyncEndpointAlarmOptions`); by default its
+        defaults.
     """
 
     name: str
     model_name: str | None = None  # type: ignore[assignment]
     s3_prefix: str | None = None  # type: ignore[assignment]
+    alarms: AsyncEndpointAlarmOptions = field(default_factory=AsyncEndpointAlarmOptions)
 
     def __post_init__(self) -> None:
         if self.model_name is None:
@@ -150,7 +177,7 @@ DEFAULT_IC_ENDPOINTS = (
         min_instance_count=1,
         max_instance_count=4,
         models=(
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name="llama-7b-chat",
                 accelerators=1,
                 cpu_cores=4,
@@ -161,7 +188,7 @@ DEFAULT_IC_ENDPOINTS = (
                 ),
                 scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10.0),
             ),
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name="llama-13b",
                 accelerators=2,
                 cpu_cores=8,
@@ -172,7 +199,7 @@ DEFAULT_IC_ENDPOINTS = (
                 ),
                 scaling=ComponentScaling(min_copies=1, max_copies=2, target_value=5.0),
             ),
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name="flan-t5-xl",
                 accelerators=1,
                 cpu_cores=2,
@@ -334,6 +361,9 @@ class InferenceConfig:
         for index, endpoint in enumerate(self.ic_endpoints):
             where = f"ic_endpoints[{index}]."
             endpoint.check(problems.scoped(where, about=f"endpoint {endpoint.name!r}"))
+            _check_alarms(
+                problems.scoped(f"{where}alarms.", about=f"endpoint {endpoint.name!r}"), endpoint
+            )
             demands: list[CopyDemand] = []
             fits = True
             for position, model in enumerate(endpoint.models or ()):
@@ -342,6 +372,7 @@ class InferenceConfig:
                     about=f"model {model.model_name!r} on endpoint {endpoint.name!r}",
                 )
                 model.check(view, instance_type=endpoint.instance_type)
+                _check_alarms(view.scoped("alarms."), model)
                 name = model.component_name or (
                     component_name_for(stack_name, model.model_name) if model.model_name else None
                 )
@@ -361,19 +392,46 @@ class InferenceConfig:
                         endpoint.max_instance_count,
                     )
                     fits = not capacity
-        for index, single in enumerate(self.single_model_endpoints):
-            single.check(
-                problems.scoped(
-                    f"single_model_endpoints[{index}].", about=f"endpoint {single.name!r}"
-                )
-            )
-        for index, multi in enumerate(self.multi_model_endpoints):
-            multi.check(
-                problems.scoped(
-                    f"multi_model_endpoints[{index}].", about=f"endpoint {multi.name!r}"
-                )
-            )
+        variant_endpoints: list[tuple[str, SingleModelEndpointConfig | MultiModelEndpointConfig]]
+        variant_endpoints = [
+            *(
+                (f"single_model_endpoints[{i}].", e)
+                for i, e in enumerate(self.single_model_endpoints)
+            ),
+            *(
+                (f"multi_model_endpoints[{i}].", e)
+                for i, e in enumerate(self.multi_model_endpoints)
+            ),
+        ]
+        for where, item in variant_endpoints:
+            view = problems.scoped(where, about=f"endpoint {item.name!r}")
+            item.check(view)
+            _check_alarms(view.scoped("alarms."), item)
         for index, queued in enumerate(self.async_endpoints):
-            queued.check(
-                problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
+            view = problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
+            queued.check(view)
+            _check_alarms(view.scoped("alarms."), queued)
+
+
+def _check_alarms(problems: Problems, item: object) -> None:
+    """The problems of ``item``'s ``alarms`` options, when it has some (a model given as
+    plain :class:`InferenceComponentModelOptions` has none)."""
+    alarms = getattr(item, "alarms", None)
+    if isinstance(alarms, ModelAlarmOptions | EndpointAlarmOptions | AsyncEndpointAlarmOptions):
+        alarms.check(problems)
+    if isinstance(alarms, ModelAlarmOptions) and alarms.enabled and not problems:
+        scaling = getattr(item, "scaling", None)
+        top, bottom = getattr(scaling, "max_copies", None), getattr(scaling, "min_copies", None)
+        copies_scale = isinstance(top, int) and isinstance(bottom, int) and top > bottom
+        only_copies = (
+            alarms.error_rate_percent is None
+            and not alarms.no_capacity
+            and alarms.latency_objective_ms is None
+        )
+        if only_copies and not copies_scale:
+            problems.add(
+                "copies_at_max",
+                alarms.copies_at_max,
+                "nothing to watch: the model's copies do not scale (no scaling, or max_copies "
+                "= min_copies); set another condition (or enabled: false)",
             )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fm_platform.constructs.observability.training_alarms import TrainingAlarmOptions
 from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.constructs.training.filesystem import SharedFileSystemOptions
 from fm_platform.constructs.training.home_filesystem import HomeFileSystemOptions
@@ -47,7 +48,11 @@ DEFAULT_INSTANCE_GROUPS = (
 
 @dataclass(frozen=True, kw_only=True)
 class TrainingConfig(
-    ClusterNetworkOptions, SharedFileSystemOptions, HyperPodClusterOptions, LifecycleScriptsOptions
+    ClusterNetworkOptions,
+    SharedFileSystemOptions,
+    HyperPodClusterOptions,
+    LifecycleScriptsOptions,
+    TrainingAlarmOptions,
 ):
     """Everything a user configures in the training stacks: the fields (and defaults) of
     :class:`ClusterNetworkOptions` (``availability_zone_id``, ``vpc_cidr``,
@@ -56,8 +61,10 @@ class TrainingConfig(
     ``per_unit_storage_throughput_mbps``, ``mount_path``, ``removal_policy``),
     :class:`HyperPodClusterOptions` (``instance_groups``, ``cluster_name``,
     ``node_recovery``, ``tags``, ``slurm_mode``, ``slurm_config_strategy``,
-    ``node_provisioning``) and :class:`LifecycleScriptsOptions` (``assets_path``,
-    ``prefix``, ``shared_users``), except:
+    ``node_provisioning``), :class:`LifecycleScriptsOptions` (``assets_path``,
+    ``prefix``, ``shared_users``) and :class:`TrainingAlarmOptions`
+    (``fsx_free_capacity_percent``, ``lifecycle_error_alarm``, ``cluster_events``),
+    except:
 
     instance_groups: by default a controller group "controller" (one ml.m5.12xlarge) and a
         worker group "workers" (four ml.trn1.32xlarge, partition "dev").
@@ -106,6 +113,7 @@ class TrainingConfig(
                 self.required_ipv4_addresses,
             )
         LifecycleScriptsOptions.check(self, problems)
+        TrainingAlarmOptions.check(self, problems)
         self.check_slurm_features(problems)
 
     def check_slurm_features(self, problems: Problems) -> None:

@@ -138,7 +138,7 @@ KINDS: dict[str, Kind] = {
             fit={"model_size": 1.0, "latency": 1.0, "isolation": 1.0, "scalability": 0.3},
             scaling_metric="invocations per instance per minute",
             limit_models=True,
-            endpoint_resources=7,
+            endpoint_resources=8,
             endpoint_outputs=1,
             model_resources=0,
             model_resources_zero=0,
@@ -162,10 +162,10 @@ KINDS: dict[str, Kind] = {
             fit={"model_size": 1.0, "latency": 0.8, "isolation": 0.5, "scalability": 1.0},
             scaling_metric="invocations per copy per minute",
             limit_models=True,
-            endpoint_resources=4,
+            endpoint_resources=5,
             endpoint_outputs=2,
-            model_resources=4,
-            model_resources_zero=6,
+            model_resources=5,
+            model_resources_zero=7,
             stack_resources=0,
             stack_outputs=0,
             max_payload_mb=REALTIME_PAYLOAD_MB,
@@ -187,7 +187,7 @@ KINDS: dict[str, Kind] = {
             fit={"model_size": 0.5, "latency": 0.3, "isolation": 0.0, "scalability": 0.8},
             scaling_metric="invocations per instance per minute",
             limit_models=False,
-            endpoint_resources=7,
+            endpoint_resources=8,
             endpoint_outputs=1,
             model_resources=0,
             model_resources_zero=0,
@@ -214,10 +214,11 @@ KINDS: dict[str, Kind] = {
             limit_models=True,
             # Model, endpoint config, endpoint, execution role and its policy, two topics
             # and their policies, scalable target, backlog and wake-up policies, wake-up
-            # alarm; outputs: its name, input, output and failure locations. Per stack: the
-            # shared AsyncInference bucket (bucket, policy, access-log bucket and policy,
-            # key) and the AsyncEndpoints output (fm_platform/stacks/inference.py).
-            endpoint_resources=13,
+            # alarm, health alarm (errors, oldest request); outputs: its name, input, output
+            # and failure locations. Per stack: the shared AsyncInference bucket (bucket,
+            # policy, access-log bucket and policy, key) and the AsyncEndpoints output
+            # (fm_platform/stacks/inference.py).
+            endpoint_resources=14,
             endpoint_outputs=4,
             model_resources=0,
             model_resources_zero=0,

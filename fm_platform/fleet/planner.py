@@ -55,8 +55,10 @@ class Limits:
     is filled to, by default 400 of CloudFormation's 500 (room for the constructs to grow);
     stack_outputs: by default 180 of 200. Resources per endpoint and model (and per
     stack, for what a kind's endpoints share) are the kinds' estimates
-    (:data:`fm_platform.fleet.kinds.KINDS`, plus a volume key per endpoint on an EBS-backed
-    type); a stack's own base is 5 resources and 3 outputs.
+    (:data:`fm_platform.fleet.kinds.KINDS`, each with its alarm, plus a volume key per
+    endpoint on an EBS-backed type); a stack's own base is 9 resources (artifacts bucket
+    with its key and access logs, notification topic with its key and policy, dashboard)
+    and 4 outputs.
     """
 
     max_models_per_endpoint: int = 40
@@ -64,7 +66,7 @@ class Limits:
     stack_outputs: int = 180
 
 
-STACK_BASE, STACK_BASE_OUTPUTS = 5, 3
+STACK_BASE, STACK_BASE_OUTPUTS = 9, 4
 
 
 @dataclass(frozen=True)

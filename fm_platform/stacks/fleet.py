@@ -10,6 +10,10 @@ Kinds: Inference Components, single-model, multi-model and asynchronous endpoint
 last scaling from zero on the plan's backlog per instance, each instance taking the
 concurrency the plan's throughput assumes).
 
+Alarms: a model's p50 latency objective is the catalog's ``latency_p50_ms`` (per model on
+Inference Components endpoints, per endpoint for dedicated models); multi-model endpoints
+are watched for errors and instances (their latency includes loading models on demand).
+
 Containers: LMI with ``OPTION_TENSOR_PARALLEL_DEGREE`` = accelerators per copy for the
 ``lmi`` framework; other frameworks get the stack's default image (override per endpoint
 with an :class:`InferenceStack` of your own).
@@ -17,6 +21,7 @@ with an :class:`InferenceStack` of your own).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from constructs import Construct
@@ -24,15 +29,17 @@ from constructs import Construct
 from fm_platform.config.inference import (
     AsyncEndpointConfig,
     InferenceComponentEndpointConfig,
+    InferenceComponentModelConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
 )
 from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
+from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.plan import EndpointPlan, Plan
@@ -51,6 +58,12 @@ def _instance_target(endpoint: EndpointPlan) -> float:
             "re-plan with fmp plan"
         )
     return endpoint.scaling_target
+
+
+def _objective_ms(entry: ModelEntry) -> int | None:
+    """The catalog's ``latency_p50_ms`` as the whole milliseconds an alarm compares with
+    (rounded up, so the alarm never fires below the objective)."""
+    return None if entry.latency_p50_ms is None else math.ceil(entry.latency_p50_ms)
 
 
 def _weights_gib(entry: ModelEntry, catalog: Catalog) -> float:
@@ -77,7 +90,7 @@ def _ic_endpoint(
         p, entry = plan.placements[name], entries[name]
         fixed = p.min_copies == 1 and p.max_copies == 1
         models.append(
-            InferenceComponentModelOptions(
+            InferenceComponentModelConfig(
                 model_name=name,
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
@@ -94,6 +107,7 @@ def _ic_endpoint(
                     max_copies=max(1, p.max_copies),
                     target_value=p.rpm_per_copy,
                 ),
+                alarms=ModelAlarmOptions(latency_objective_ms=_objective_ms(entry)),
             )
         )
     initial = max(1, endpoint.min_instances)
@@ -129,6 +143,7 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
         ),
         scaling=scaling,
         network_isolation=True,
+        alarms=EndpointAlarmOptions(latency_objective_ms=_objective_ms(entry)),
     )
 
 

@@ -64,11 +64,13 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointOptions,
     SingleModelEndpointProps,
 )
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.constructs.options import options_values
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.images import deep_learning_container_image
 from fm_platform.stacks.artifacts import ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
+from fm_platform.stacks.observability import InferenceObservability
 
 
 def _output_id(prefix: str, name: str) -> str:
@@ -107,10 +109,14 @@ class InferenceStack(Stack):
     and ``InvokeExample`` (a CLI command for the first IC model, with its component name).
     Per asynchronous endpoint ``AsyncInput<Name>`` (where to upload request bodies),
     ``AsyncOutput<Name>`` and ``AsyncFailure<Name>`` (where results and failures land), and
-    ``AsyncEndpoints`` lists their names. That is 2 + endpoints + IC endpoints + 3 x
-    asynchronous endpoints (+ 1 with any) outputs, whatever the number of models
-    (CloudFormation allows 200). The bucket's name is an output of the artifacts stack
-    (``ModelArtifactsBucket``).
+    ``AsyncEndpoints`` lists their names; with notifications, ``NotificationTopicArn``. That
+    is 3 + endpoints + IC endpoints + 3 x asynchronous endpoints (+ 1 with any) outputs,
+    whatever the number of models (CloudFormation allows 200). The bucket's name is an
+    output of the artifacts stack (``ModelArtifactsBucket``).
+
+    Observability (``Observability``, see :class:`InferenceObservability`): a notification
+    topic, an alarm per model and per endpoint, dashboards; ``notifications=None`` creates
+    no topic and no alarm, ``dashboards=False`` no dashboard.
     """
 
     def __init__(
@@ -120,10 +126,13 @@ class InferenceStack(Stack):
         *,
         config: InferenceConfig = InferenceConfig(),  # noqa: B008 - frozen, so safe to share
         vpc: ec2.IVpc | None = None,
+        notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+        dashboards: bool = True,
         artifacts: ModelArtifacts | None = None,
         **stack_kwargs: Any,
     ) -> None:
-        """Build the stack's endpoints and models from ``config``; it is validated first."""
+        """Build the stack's endpoints and models from ``config``; it is validated first.
+        ``notifications`` and ``dashboards``: see :class:`InferenceObservability`."""
         super().__init__(scope, construct_id, **stack_kwargs)
         CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
         config.validate()
@@ -153,6 +162,9 @@ class InferenceStack(Stack):
         for async_item in config.async_endpoints:
             self._async_endpoint(async_item)
         self._add_outputs()
+        self.observability = InferenceObservability(
+            self, "Observability", notifications=notifications, dashboards=dashboards
+        )
         check_resource_count(
             self,
             "split the endpoints across several InferenceStacks (a model with scaling takes "

@@ -11,6 +11,7 @@ from aws_cdk import CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stac
 from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.constructs.options import options_values
 from fm_platform.constructs.training.hyperpod import (
     HyperPodCluster,
@@ -28,6 +29,7 @@ from fm_platform.constructs.training.lifecycle import (
     LifecycleScriptsProps,
 )
 from fm_platform.rules.problems import Problems
+from fm_platform.stacks.observability import TrainingObservability
 from fm_platform.stacks.training_data import TrainingDataStack
 
 
@@ -47,11 +49,15 @@ class TrainingStack(Stack):
     systems) in managed mode) -> ``Cluster`` (:class:`HyperPodCluster`, given the data
     stack's home file system and accounting database when it has them).
 
+    Observability (``Observability``, see :class:`TrainingObservability`): the cluster's
+    events and the lifecycle-script error alarm sent to the data stack's topic, and the
+    dashboard (``dashboards=False``: none).
+
     Attributes: ``config``, ``data``, ``network`` and ``file_system`` (the data stack's),
     ``provisioning_parameters`` (the provisioning_parameters.json document, with FSx
     tokens; None in managed mode), ``node_setup`` (the fmp_node_setup.json document; None
-    in lifecycle mode), ``lifecycle``, ``cluster``. Outputs (read by the ``fmp`` CLI):
-    ClusterName, ClusterArn, ControllerGroupName, FsxMountPath,
+    in lifecycle mode), ``lifecycle``, ``cluster``, ``observability``. Outputs (read by the
+    ``fmp`` CLI): ClusterName, ClusterArn, ControllerGroupName, FsxMountPath,
     LifecycleScriptsS3Uri, SsmLoginCommand.
     """
 
@@ -62,10 +68,12 @@ class TrainingStack(Stack):
         *,
         config: TrainingConfig = TrainingConfig(),  # noqa: B008 - frozen, so safe to share
         data: TrainingDataStack | None = None,
+        notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+        dashboards: bool = True,
         **stack_kwargs: Any,
     ) -> None:
-        """Build the cluster stack from ``config`` (and its data stack unless ``data`` is given);
-        the instance groups are validated first."""
+        """Build the cluster stack from ``config`` (and its data stack unless ``data`` is given,
+        with ``notifications``); the instance groups are validated first."""
         super().__init__(scope, construct_id, **stack_kwargs)
         # Set here, not left to the app's @aws-cdk/core:defaultCrossStackReferences: the
         # cluster reads the data stack's values through exports (Fn::ImportValue). An
@@ -84,7 +92,7 @@ class TrainingStack(Stack):
         config.check_slurm_features(problems)
         problems.raise_if_any()
         self.config = config
-        self.data = data or _data_stack(scope, construct_id, config, stack_kwargs)
+        self.data = data or _data_stack(scope, construct_id, config, notifications, stack_kwargs)
         self.network = self.data.network
         self.file_system = self.data.file_system
         home = self.data.home_file_system
@@ -131,6 +139,7 @@ class TrainingStack(Stack):
             ),
         )
         self._add_outputs()
+        self.observability = TrainingObservability(self, "Observability", dashboards=dashboards)
 
     def _add_outputs(self) -> None:
         cluster = self.cluster
@@ -165,7 +174,11 @@ class TrainingStack(Stack):
 
 
 def _data_stack(
-    scope: Construct, construct_id: str, config: TrainingConfig, stack_kwargs: dict[str, Any]
+    scope: Construct,
+    construct_id: str,
+    config: TrainingConfig,
+    notifications: NotificationTopicOptions | None,
+    stack_kwargs: dict[str, Any],
 ) -> TrainingDataStack:
     """The data stack created for a TrainingStack given none: same environment and
     synthesizer, its own name and description."""
@@ -176,6 +189,7 @@ def _data_stack(
         scope,
         f"{construct_id}Data",
         config=config,
+        notifications=notifications,
         description="fm_platform: what the HyperPod training cluster keeps (network, FSx "
         "for Lustre, lifecycle-script bucket, keys, logs)",
         **kwargs,

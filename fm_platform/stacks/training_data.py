@@ -11,6 +11,7 @@ from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.constructs.options import options_values
 from fm_platform.constructs.training.accounting import (
     SlurmAccountingDatabase,
@@ -32,6 +33,7 @@ from fm_platform.constructs.training.network import (
     ClusterNetworkOptions,
     ClusterNetworkProps,
 )
+from fm_platform.stacks.observability import file_system_alarm, notification_topic
 
 
 class TrainingDataStack(Stack):
@@ -53,15 +55,27 @@ class TrainingDataStack(Stack):
     (NAT gateway, public subnet, routes, endpoint, flow log, the rotation schedule) is
     deleted.
 
+    With ``notifications`` (by default: a topic without subscribers), the training
+    deployment's notification topic (``Notifications``, kept here as it outlives the
+    cluster) and the file system's free-capacity alarm (``FileSystemAlarm``, as
+    ``config.fsx_free_capacity_percent`` says); see :mod:`fm_platform.stacks.observability`.
+
     Attributes: ``config``, ``network``, ``file_system``, ``lifecycle`` (the storage),
-    ``home_file_system`` and ``accounting`` (None unless configured).
+    ``home_file_system`` and ``accounting`` (None unless configured), ``notifications`` and
+    ``file_system_alarm`` (None when not made).
     Outputs: FileSystemId, FsxDnsName, FsxMountName, LifecycleBucketName, VpcId;
     HomeFileSystemId with a home file system; AccountingDatabaseEndpoint and
-    AccountingDatabaseSecretArn with accounting.
+    AccountingDatabaseSecretArn with accounting; NotificationTopicArn with a topic.
     """
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, config: TrainingConfig, **stack_kwargs: Any
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: TrainingConfig,
+        notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+        **stack_kwargs: Any,
     ) -> None:
         """Build the network, file system and lifecycle storage from ``config``."""
         super().__init__(scope, construct_id, **stack_kwargs)
@@ -97,6 +111,8 @@ class TrainingDataStack(Stack):
         if config.slurm_accounting:
             self.accounting = _accounting_database(self, self.network)
         _retain_the_file_systems_network(self.network)
+        self.notifications = notification_topic(self, notifications, "training alarms and events")
+        self.file_system_alarm = file_system_alarm(self, self.notifications)
         outputs = {
             "FileSystemId": (self.file_system.file_system_id, "FSx for Lustre file system ID"),
             "FsxDnsName": (self.file_system.dns_name, "FSx for Lustre DNS name"),

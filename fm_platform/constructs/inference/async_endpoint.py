@@ -173,11 +173,12 @@ class AsyncEndpoint(VariantEndpoint):
     endpoint, scaled on its backlog (by default down to zero instances).
 
     Attributes: ``endpoint``, ``endpoint_config``, ``endpoint_name``, ``endpoint_arn``,
-    ``variant_name``, ``model``, ``execution_role``, ``network`` and ``security_group``
-    (None outside a VPC), ``storage_key``, ``results_bucket``, ``results_key``,
-    ``input_bucket``, ``input_key`` (None when unknown), ``success_topic``,
-    ``error_topic``, ``input_location``, ``output_location`` and ``failure_location``
-    (``s3://`` URIs), ``scaling`` (an :class:`AsyncAutoScaling`, None without scaling).
+    ``variant_name``, ``model``, ``model_name`` (the logical name), ``execution_role``,
+    ``network`` and ``security_group`` (None outside a VPC), ``storage_key``,
+    ``results_bucket``, ``results_key``, ``input_bucket``, ``input_key`` (None when
+    unknown), ``success_topic``, ``error_topic``, ``input_location``, ``output_location``
+    and ``failure_location`` (``s3://`` URIs), ``scaling`` (an :class:`AsyncAutoScaling`,
+    None without scaling).
     Construct IDs: ``Model``, ``EndpointConfig``, ``Endpoint``, ``Results``, ``Key``,
     ``SuccessTopic``, ``ErrorTopic``, ``Scaling``, ``ExecutionRole``, ``SecurityGroup``.
 
@@ -193,6 +194,7 @@ class AsyncEndpoint(VariantEndpoint):
         super().__init__(scope, construct_id)
         props.validate()
         self.variant_name = props.variant_name
+        self.model_name = props.model_name
         container = props.container.with_image_for(self)
         self._prepare_models(props, [container])
         self._storage(props)

@@ -146,6 +146,8 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
     copies reserve).
     """
 
+    # Endpoints hosting inference components report the normalised figure per instance.
+    INSTANCE_METRIC = "CPUUtilizationNormalized"
     instance_type: str
     execution_role: iam.IRole
     network_isolation: bool

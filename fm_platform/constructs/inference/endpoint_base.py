@@ -40,6 +40,10 @@ from fm_platform.rules.hosting import check_vpc_options
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import member_shape_name
 
+#: Invocation metrics, and per-instance utilisation metrics of endpoints (SageMaker
+#: Developer Guide, "Amazon SageMaker AI metrics in Amazon CloudWatch").
+SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+ENDPOINT_INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
 INVOKE_ACTIONS = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
 _SELECTION_FIELDS = (
     "availability_zones",
@@ -172,7 +176,7 @@ def sagemaker_metric(
     dimensions: dict[str, str],
     *,
     statistic: str | None = None,
-    namespace: str = "AWS/SageMaker",
+    namespace: str = SAGEMAKER_NAMESPACE,
     period: Duration | None = None,
     label: str | None = None,
     unit: cloudwatch.Unit | None = None,
@@ -203,6 +207,9 @@ class RealtimeEndpoint(Construct):
     endpoint_name: str
     endpoint_arn: str
     variant_name: str
+    #: The utilisation metric every instance of a variant reports once per publishing
+    #: period (namespace ``/aws/sagemaker/Endpoints``): counted by :meth:`metric_instances`.
+    INSTANCE_METRIC = "CPUUtilization"
 
     def _create_endpoint(
         self, endpoint_config: sagemaker.CfnEndpointConfig, endpoint_name: str | None
@@ -225,6 +232,15 @@ class RealtimeEndpoint(Construct):
 
     # -- metrics: every method takes the same options -------------------------------------
 
+    def metric_dimensions(self, variant_name: str | None = None) -> dict[str, str]:
+        """The dimensions of a variant's metrics (``EndpointName``, ``VariantName``; by
+        default the endpoint's ``variant_name``), plain values for alarms and dashboards
+        built without CDK metric objects."""
+        return {
+            "EndpointName": self.endpoint_name,
+            "VariantName": variant_name or self.variant_name,
+        }
+
     def metric(
         self,
         metric_name: str,
@@ -240,13 +256,9 @@ class RealtimeEndpoint(Construct):
         ``VariantName``; by default the endpoint's ``variant_name``): by default the Average
         over 1 minute. Instance utilisation metrics live in namespace
         ``/aws/sagemaker/Endpoints``."""
-        dimensions = {
-            "EndpointName": self.endpoint_name,
-            "VariantName": variant_name or self.variant_name,
-        }
         return sagemaker_metric(
             metric_name,
-            dimensions,
+            self.metric_dimensions(variant_name),
             statistic=statistic,
             namespace=namespace,
             period=period,
@@ -309,6 +321,32 @@ class RealtimeEndpoint(Construct):
             period=period,
             label=label,
             unit=unit,
+        )
+
+    def metric_instances(
+        self,
+        variant_name: str | None = None,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """The variant's instances in service: each instance reports its utilisation
+        (``INSTANCE_METRIC``, namespace ``/aws/sagemaker/Endpoints``) once per publishing
+        period, 60 s unless the endpoint config changes it, so the SampleCount over one
+        minute counts them (by default that SampleCount over 1 minute). SageMaker
+        publishes no instance-count metric of its own; AWS counts instances the same way
+        ("Enhanced metrics for Amazon SageMaker AI endpoints", AWS Machine Learning Blog,
+        March 2026)."""
+        return self.metric(
+            self.INSTANCE_METRIC,
+            variant_name,
+            statistic=statistic or cloudwatch.Stats.SAMPLE_COUNT,
+            period=period,
+            label=label,
+            unit=unit,
+            namespace=ENDPOINT_INSTANCE_NAMESPACE,
         )
 
     def metric_model_latency(

@@ -48,6 +48,12 @@ from fm_platform.rules.components import (
 )
 from fm_platform.rules.problems import Problems
 
+#: Utilisation metrics of inference components, one datapoint per copy (SageMaker
+#: Developer Guide, "Amazon SageMaker AI metrics in Amazon CloudWatch", "SageMaker AI
+#: inference component metrics").
+COMPONENT_NAMESPACE = "/aws/sagemaker/InferenceComponents"
+COPIES_METRIC = "CPUUtilizationNormalized"
+
 
 @dataclass(frozen=True, kw_only=True)
 class RollingUpdate:
@@ -259,8 +265,11 @@ class InferenceComponentModel(Construct):
     ``Scaling`` (see :class:`ComponentAutoScaling`). The endpoint's execution role is
     granted pull on the image and read on the artifacts.
 
-    Attributes: ``model``, ``component``, ``component_name``, ``endpoint`` (the endpoint the
-    model is placed on), ``scaling`` (None without autoscaling).
+    Attributes: ``model_name``, ``model``, ``component``, ``component_name``, ``endpoint``
+    (the endpoint the model is placed on), ``scaling`` (None without autoscaling),
+    ``min_copies`` and ``max_copies`` (the copy range; both the fixed copies without
+    scaling; None when unknown at synth), ``startup_timeout_s`` (the artifact download and
+    container health-check timeouts added up; None when SageMaker's defaults apply).
     """
 
     def __init__(
@@ -274,6 +283,7 @@ class InferenceComponentModel(Construct):
         self.endpoint: InferenceComponentEndpointBase = (
             endpoint.endpoint_for(self) if isinstance(endpoint, EndpointReference) else endpoint
         )
+        self.model_name = props.model_name
         self.component_name = props.component_name or default_component_name(self, props.model_name)
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
@@ -291,7 +301,20 @@ class InferenceComponentModel(Construct):
             network_isolation=self.endpoint.network_isolation,
             vpc_config=self.endpoint.vpc_config,
         )
-        self.component = self._component(props)
+        weights = props.container.model_size_gib
+        if weights is None and not is_unresolved(props.min_memory_mib):
+            weights = props.min_memory_mib / 1024  # the copy's memory holds its weights
+        startup = startup_parameters(
+            weights,
+            download_s=props.model_data_download_timeout_s,
+            health_check_s=props.container_startup_health_check_timeout_s,
+        )
+        self.component = self._component(props, startup)
+        self.min_copies: int | None = known(props.min_copies)
+        self.max_copies: int | None = (
+            known(props.scaling.max_copies) if props.scaling else self.min_copies
+        )
+        self.startup_timeout_s = _startup_seconds(startup)
 
         self.scaling: ComponentAutoScaling | None = None
         if props.scaling is not None:
@@ -311,16 +334,12 @@ class InferenceComponentModel(Construct):
                     "min_instance_count to 0 to stop paying for idle instances.",
                 )
 
-    def _component(self, props: InferenceComponentModelProps) -> sagemaker.CfnInferenceComponent:
+    def _component(
+        self,
+        props: InferenceComponentModelProps,
+        startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
+    ) -> sagemaker.CfnInferenceComponent:
         ic = sagemaker.CfnInferenceComponent
-        weights = props.container.model_size_gib
-        if weights is None and not is_unresolved(props.min_memory_mib):
-            weights = props.min_memory_mib / 1024  # the copy's memory holds its weights
-        startup = startup_parameters(
-            weights,
-            download_s=props.model_data_download_timeout_s,
-            health_check_s=props.container_startup_health_check_timeout_s,
-        )
         return ic(
             self,
             "Component",
@@ -354,6 +373,12 @@ class InferenceComponentModel(Construct):
 
     # -- metrics: every method takes the same options -------------------------------------
 
+    @property
+    def metric_dimensions(self) -> dict[str, str]:
+        """The dimensions of this component's metrics (``InferenceComponentName``), plain
+        values for alarms and dashboards built without CDK metric objects."""
+        return {"InferenceComponentName": self.component_name}
+
     def metric(
         self,
         metric_name: str,
@@ -370,7 +395,7 @@ class InferenceComponentModel(Construct):
         namespace ``/aws/sagemaker/InferenceComponents``."""
         return sagemaker_metric(
             metric_name,
-            {"InferenceComponentName": self.component_name},
+            self.metric_dimensions,
             statistic=statistic,
             namespace=namespace,
             period=period,
@@ -408,6 +433,46 @@ class InferenceComponentModel(Construct):
             "ModelLatency", statistic=statistic, period=period, label=label, unit=unit
         )
 
+    def metric_invocation_5xx_errors(
+        self,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """Requests this component answered with a 5xx error (by default the Sum; the
+        Average is the share of requests, as SageMaker sends 1 per error and 0 otherwise)."""
+        return self.metric(
+            "Invocation5XXErrors",
+            statistic=statistic or cloudwatch.Stats.SUM,
+            period=period,
+            label=label,
+            unit=unit,
+        )
+
+    def metric_copies(
+        self,
+        *,
+        statistic: str | None = None,
+        period: Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+    ) -> cloudwatch.Metric:
+        """The component's running copies: every copy reports ``CPUUtilizationNormalized``
+        (namespace ``/aws/sagemaker/InferenceComponents``) once per publishing period, 60 s
+        unless the endpoint config changes it, so its SampleCount over one minute counts
+        the copies (by default that SampleCount over 1 minute). SageMaker publishes no
+        copy-count metric of its own."""
+        return self.metric(
+            COPIES_METRIC,
+            statistic=statistic or cloudwatch.Stats.SAMPLE_COUNT,
+            period=period,
+            label=label,
+            unit=unit,
+            namespace=COMPONENT_NAMESPACE,
+        )
+
     def metric_no_capacity_failures(
         self,
         *,
@@ -425,3 +490,16 @@ class InferenceComponentModel(Construct):
             label=label,
             unit=unit,
         )
+
+
+def _startup_seconds(
+    startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
+) -> int | None:
+    """The download and health-check timeouts added up; None unless both are known."""
+    if startup is None:
+        return None
+    download = startup.model_data_download_timeout_in_seconds
+    health = startup.container_startup_health_check_timeout_in_seconds
+    if not isinstance(download, int) or not isinstance(health, int):
+        return None
+    return None if is_unresolved(download) or is_unresolved(health) else download + health

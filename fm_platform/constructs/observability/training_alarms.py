@@ -1,0 +1,327 @@
+"""Alarms of a training cluster: the shared file system filling up, and errors in the
+lifecycle scripts' log.
+
+FSx for Lustre (Amazon FSx for Lustre User Guide, "Monitoring with Amazon CloudWatch"):
+``FreeDataStorageCapacity`` in ``AWS/FSx`` with the dimension ``FileSystemId``, in bytes;
+its Sum is the file system's free bytes.
+
+Lifecycle scripts: HyperPod ships each node's ``/var/log/provision/provisioning.log`` to
+the log group ``/aws/sagemaker/Clusters/<cluster name>/<cluster id>`` (stream
+``LifecycleConfig/<group>/<instance>``); this package's scripts write every failure as a
+line with ``ERROR:`` (``lifecycle_assets/on_create.sh`` and ``provision.py``). HyperPod
+creates that log group itself, when nodes first ship logs; CloudFormation returns no
+generated cluster name, and a metric filter on a log group that does not exist fails (and
+with it the stack, which would roll back a cluster's creation). So the filter is created
+after the cluster, with the cluster's name read by ``DescribeCluster`` and the group
+created when HyperPod has not made it yet (``CreateLogGroup``, ``ResourceAlreadyExists``
+ignored): both through one AWS SDK custom resource function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from aws_cdk import ArnFormat, CfnResource, Duration, Fn, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import custom_resources as cr
+from constructs import Construct
+
+from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
+from fm_platform.constructs.dependencies import drop_redundant_depends_on
+from fm_platform.rules.observability import check_percent
+from fm_platform.rules.problems import Problems
+
+FSX_NAMESPACE = "AWS/FSx"
+FREE_CAPACITY_METRIC = "FreeDataStorageCapacity"
+_BYTES_PER_GIB = 1024**3
+#: Where HyperPod sends the lifecycle scripts' output (see the module docstring).
+CLUSTER_LOG_GROUP_PREFIX = "/aws/sagemaker/Clusters/"
+#: What this package's lifecycle scripts write on a failure (a CloudWatch Logs filter
+#: pattern matching the exact term).
+LIFECYCLE_ERROR_PATTERN = '"ERROR:"'
+LIFECYCLE_ERRORS_METRIC = "LifecycleScriptErrors"
+#: The construct ID of aws-cdk-lib's AWS SDK custom resource function (one per stack:
+#: ``AwsCustomResource.PROVIDER_FUNCTION_UUID`` without dashes, after "AWS").
+SDK_FUNCTION_ID = "AWS679f53fac002430cb0da5b7982bd2287"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingAlarmOptions:
+    """Plain options of a training cluster's alarms and events (the configuration's
+    ``training`` keys too).
+
+    fsx_free_capacity_percent: alarm when the file system's free capacity stays below this
+        share of its storage for 10 minutes (a full Lustre file system fails the writes of
+        every job, checkpoints included); by default 10. None: no alarm.
+    lifecycle_error_alarm: alarm on any ``ERROR:`` line the lifecycle scripts log (a node
+        that failed to join, on creation or when HyperPod replaces one); by default True.
+    cluster_events: send the cluster's node health and state change events to the topic;
+        by default True.
+    """
+
+    fsx_free_capacity_percent: float | None = 10.0
+    lifecycle_error_alarm: bool = True
+    cluster_events: bool = True
+
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these options in ``problems``."""
+        check_percent(problems, "fsx_free_capacity_percent", self.fsx_free_capacity_percent)
+
+
+def free_capacity_threshold_bytes(capacity_gib: int, percent: float) -> float:
+    """``percent`` of ``capacity_gib``, in bytes (what FreeDataStorageCapacity reports)."""
+    return capacity_gib * _BYTES_PER_GIB * percent / 100
+
+
+def _topic_action(scope: Construct, topic_arn: str) -> cloudwatch_actions.SnsAction:
+    return cloudwatch_actions.SnsAction(sns.Topic.from_topic_arn(scope, "Topic", topic_arn))
+
+
+class FileSystemCapacityAlarm(Construct):
+    """An alarm (``Alarm``) when an FSx for Lustre file system's free bytes (the Sum of
+    ``FreeDataStorageCapacity`` over 5 minutes) stay under ``percent`` of
+    ``capacity_gib`` in 2 consecutive periods; missing data is not breaching (a new file
+    system reports within minutes). Its ALARM state goes to ``topic_arn``.
+
+    Attributes: ``alarm``, ``threshold_bytes``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        file_system_id: str,
+        capacity_gib: int,
+        percent: float,
+        topic_arn: str,
+    ) -> None:
+        """Watch ``file_system_id``'s free capacity."""
+        super().__init__(scope, construct_id)
+        self.threshold_bytes = free_capacity_threshold_bytes(capacity_gib, percent)
+        free = cloudwatch.Metric(
+            namespace=FSX_NAMESPACE,
+            metric_name=FREE_CAPACITY_METRIC,
+            dimensions_map={"FileSystemId": file_system_id},
+            statistic="Sum",
+            period=Duration.minutes(5),
+        )
+        self.alarm = cloudwatch.Alarm(
+            self,
+            "Alarm",
+            alarm_name=f"{Stack.of(self).stack_name}-fsx-free-capacity",
+            alarm_description=(
+                f"fm_platform: FSx for Lustre {file_system_id} has less than {percent:g}% of "
+                f"its {capacity_gib} GiB free: jobs' writes and checkpoints will fail when it "
+                "is full. Delete old checkpoints or raise storage_capacity_gib."
+            ),
+            metric=free,
+            threshold=self.threshold_bytes,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            evaluation_periods=2,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.alarm.add_alarm_action(_topic_action(self, topic_arn))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FunctionPlacement:
+    """Where the custom resource function runs and logs: ``vpc`` and ``subnet`` (its
+    network interface, in a security group of its own; it reaches the SageMaker and
+    CloudWatch Logs APIs through the subnet's NAT) and ``log_group`` (its logs,
+    encrypted)."""
+
+    vpc: ec2.IVpc
+    subnet: ec2.ISubnet
+    log_group: logs.ILogGroup
+
+
+_LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
+_ONCE_PER_DEPLOYMENT = (
+    "The AWS SDK custom resource function runs a few times per deployment, called by "
+    "CloudFormation only, which reports a failed call as a failed stack operation: "
+    "reserved concurrency would take from the account's unreserved pool for nothing, and a "
+    "dead-letter queue would hold a request nothing replays."
+)
+
+
+class LifecycleErrorAlarm(Construct):
+    """A metric filter on the cluster's lifecycle log group counting ``ERROR:`` lines
+    (``Errors``: metric ``LifecycleScriptErrors`` in namespace ``fm_platform/<stack>``, 0
+    for other lines) and an alarm (``Alarm``) on any error within 5 minutes, whose ALARM
+    state goes to ``topic_arn``; missing data is not breaching (no node is starting). The
+    log group is found and made sure of after the cluster exists (``ClusterName`` and
+    ``LogGroup``, AWS SDK custom resources; see the module docstring) by the stack's AWS SDK
+    custom resource function, run as ``FunctionRole`` with ``FunctionPolicy`` in
+    ``placement``.
+
+    Attributes: ``log_group_name``, ``metric`` (the filter's, for dashboards), ``alarm``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        cluster_arn: str,
+        cluster_id: str,
+        topic_arn: str,
+        placement: FunctionPlacement,
+    ) -> None:
+        """Watch the lifecycle log of the cluster ``cluster_arn`` (id ``cluster_id``)."""
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        groups_arn = stack.format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name=f"{CLUSTER_LOG_GROUP_PREFIX}*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        role = self._function_role(cluster_arn, groups_arn, placement.log_group)
+
+        def sdk_resource(
+            construct_id: str, call: cr.AwsSdkCall, *, update: bool
+        ) -> cr.AwsCustomResource:
+            return cr.AwsCustomResource(
+                self,
+                construct_id,
+                on_create=call,
+                on_update=call if update else None,
+                install_latest_aws_sdk=False,
+                role=role,
+                log_group=placement.log_group,
+                vpc=placement.vpc,
+                vpc_subnets=ec2.SubnetSelection(subnets=[placement.subnet]),
+            )
+
+        name = sdk_resource(
+            "ClusterName",
+            cr.AwsSdkCall(
+                service="SageMaker",
+                action="describeCluster",
+                parameters={"ClusterName": cluster_arn},
+                physical_resource_id=cr.PhysicalResourceId.of(cluster_arn),
+                output_paths=["ClusterName"],
+            ),
+            update=True,
+        )
+        self.log_group_name: str = Fn.join(
+            "", [CLUSTER_LOG_GROUP_PREFIX, name.get_response_field("ClusterName"), "/", cluster_id]
+        )
+        ensure = sdk_resource(
+            "LogGroup",
+            cr.AwsSdkCall(
+                service="CloudWatchLogs",
+                action="createLogGroup",
+                parameters={"logGroupName": self.log_group_name},
+                physical_resource_id=cr.PhysicalResourceId.of(self.log_group_name),
+                ignore_error_codes_matching="ResourceAlreadyExistsException",
+            ),
+            update=False,
+        )
+        for custom in (name, ensure):
+            custom.node.add_dependency(self.policy)
+        self._acknowledge_function()
+        namespace = f"fm_platform/{stack.stack_name}"
+        errors = logs.CfnMetricFilter(
+            self,
+            "Errors",
+            log_group_name=self.log_group_name,
+            filter_pattern=LIFECYCLE_ERROR_PATTERN,
+            metric_transformations=[
+                logs.CfnMetricFilter.MetricTransformationProperty(
+                    metric_namespace=namespace,
+                    metric_name=LIFECYCLE_ERRORS_METRIC,
+                    metric_value="1",
+                    default_value=0,
+                )
+            ],
+        )
+        errors.node.add_dependency(ensure)
+        self.metric = cloudwatch.Metric(
+            namespace=namespace,
+            metric_name=LIFECYCLE_ERRORS_METRIC,
+            statistic="Sum",
+            period=Duration.minutes(5),
+        )
+        self.alarm = cloudwatch.Alarm(
+            self,
+            "Alarm",
+            alarm_name=f"{stack.stack_name}-lifecycle-errors",
+            alarm_description=(
+                "fm_platform: the HyperPod lifecycle scripts logged an ERROR (a node failed "
+                "to set up, at creation or when a node was replaced). Read the log group "
+                "/aws/sagemaker/Clusters/<cluster name>/<cluster id>, streams "
+                "LifecycleConfig/<group>/<instance>, or: fmp cluster nodes"
+            ),
+            metric=self.metric,
+            threshold=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.alarm.add_alarm_action(_topic_action(self, topic_arn))
+
+    def _function_role(
+        self, cluster_arn: str, groups_arn: str, log_group: logs.ILogGroup
+    ) -> iam.IRole:
+        """The function's role: VPC access (AWS managed, as Lambda documents it) and a
+        customer-managed policy with exactly its calls and its logs."""
+        role = iam.Role(
+            self,
+            "FunctionRole",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Finds a HyperPod cluster's lifecycle log group and makes sure it exists",
+            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(_LAMBDA_VPC_ACCESS)],
+        )
+        acknowledge(
+            role,
+            "AWSLambdaVPCAccessExecutionRole is the AWS managed policy Lambda documents for "
+            "functions in a VPC (create, describe and delete their network interfaces); "
+            "Lambda checks for these permissions when it creates the function.",
+            f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{_LAMBDA_VPC_ACCESS}]",
+        )
+        self.policy = iam.ManagedPolicy(
+            self,
+            "FunctionPolicy",
+            description="Describe one HyperPod cluster, create its lifecycle log group",
+            roles=[role],
+            statements=[
+                iam.PolicyStatement(actions=["sagemaker:DescribeCluster"], resources=[cluster_arn]),
+                iam.PolicyStatement(actions=["logs:CreateLogGroup"], resources=[groups_arn]),
+                iam.PolicyStatement(
+                    actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                    resources=[log_group.log_group_arn],
+                ),
+            ],
+        )
+        acknowledge_wildcard_resource(
+            self.policy,
+            "HyperPod names the lifecycle log group after the cluster's name and id, read at "
+            "deploy time; the grant stops at HyperPod's /aws/sagemaker/Clusters/ prefix and "
+            "at CreateLogGroup.",
+            groups_arn,
+        )
+        return role.without_policy_updates()
+
+    def _acknowledge_function(self) -> None:
+        """Acknowledge what the stack's AWS SDK custom resource function cannot change."""
+        function = Stack.of(self).node.try_find_child(SDK_FUNCTION_ID)
+        if function is None:
+            return
+        # Its DependsOn on the role repeats the function's GetAtt on that role.
+        drop_redundant_depends_on(cast(CfnResource, function.node.default_child))
+        acknowledge(
+            function,
+            _ONCE_PER_DEPLOYMENT,
+            "HIPAA.Security-LambdaConcurrency",
+            "HIPAA.Security-LambdaDLQ",
+            "NIST.800.53.R5-LambdaConcurrency",
+            "NIST.800.53.R5-LambdaDLQ",
+        )
