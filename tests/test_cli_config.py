@@ -47,7 +47,8 @@ def small_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_cdk_ls_synth_and_diff_template_use_the_configuration_file(small_config, tmp_path):
     override = f"{CONFIG_FILE_CONTEXT_KEY}={small_config}"
-    listed = cdk("ls", "-c", override)
+    # Each command writes into the test's own directory, never the project's cdk.out.
+    listed = cdk("ls", "-c", override, "--output", str(tmp_path / "ls.out"))
     assert sorted(listed.stdout.split()) == ["FmpCliCheck", "FmpCliCheckArtifacts"]
     assert f"fm_platform: using configuration file {small_config}" in listed.stderr
 
@@ -64,7 +65,8 @@ def test_cdk_ls_synth_and_diff_template_use_the_configuration_file(small_config,
     older_file = tmp_path / "older.template.json"
     older_file.write_text(json.dumps(older))
     changed = cdk(
-        "diff", "-c", override, "--template", str(older_file), "FmpCliCheck", "--exclusively"
+        *("diff", "-c", override, "--template", str(older_file), "FmpCliCheck"),
+        *("--exclusively", "--output", str(tmp_path / "diff.out")),
     )
     output = changed.stdout + changed.stderr
     assert "AWS::SageMaker::EndpointConfig" in output

@@ -215,7 +215,10 @@ def test_cdk_synth_with_a_bad_configuration_prints_the_problems_without_a_traceb
     config = tmp_path / "bad.json"
     config.write_text(json.dumps(BAD_CONFIG))
     result = subprocess.run(
-        [str(CDK_CLI), "synth", "--quiet", "--no-notices", "-c", f"config={config}"],
+        [
+            *(str(CDK_CLI), "synth", "--quiet", "--no-notices", "-c", f"config={config}"),
+            *("--output", str(tmp_path / "cdk.out")),
+        ],
         cwd=ROOT,
         env=synth_env(),
         capture_output=True,
