@@ -15,22 +15,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import CfnResource, Stack
+from aws_cdk import Stack
 from constructs import Construct
 
 from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint
 from fm_platform.constructs.inference.endpoint_base import SAGEMAKER_NAMESPACE
 from fm_platform.constructs.observability.conditions import (
     Condition,
-    alarm_arn_of,
-    alarm_properties,
     legend,
 )
-from fm_platform.constructs.observability.model_alarm import ALARM_TYPE, DEFAULT_MINUTES
+from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
+from fm_platform.constructs.observability.model_alarm import DEFAULT_MINUTES
 from fm_platform.constructs.options import checked, options_values
 from fm_platform.rules.observability import (
     MAX_ALARM_MINUTES,
-    check_alarm_description,
     check_alarm_minutes,
     check_percent,
 )
@@ -139,7 +137,7 @@ def async_conditions(props: AsyncEndpointAlarmProps) -> list[Condition]:
     return watched
 
 
-class AsyncEndpointAlarm(CfnResource):
+class AsyncEndpointAlarm(ConditionsAlarm):
     """An alarm on one asynchronous endpoint: an ``AWS::CloudWatch::Alarm`` named
     ``<stack>-<label>-health`` whose ALARM state goes to ``topic_arn``; missing data is not
     breaching (an idle queue publishes nothing). Its description names the endpoint and its
@@ -161,23 +159,14 @@ class AsyncEndpointAlarm(CfnResource):
             f"are written to {endpoint.failure_location}. "
             f"Look further: fmp endpoint metrics {endpoint.endpoint_name}"
         )
-        problems = Problems(f"AsyncEndpointAlarm {props.label!r}")
-        check_alarm_description(problems, "alarm_description", description)
-        problems.raise_if_any()
-        self.alarm_name = f"{Stack.of(scope).stack_name}-{props.label}-health"
         super().__init__(
             scope,
             construct_id,
-            type=ALARM_TYPE,
-            properties=alarm_properties(
-                name=self.alarm_name,
-                description=description,
-                label=f"{props.label} unhealthy (sum of conditions)",
-                conditions=conditions,
-                minutes=props.minutes,
-                actions=[props.topic_arn],
-            ),
+            about=f"AsyncEndpointAlarm {props.label!r}",
+            alarm_name=f"{Stack.of(scope).stack_name}-{props.label}-health",
+            description=description,
+            label=f"{props.label} unhealthy (sum of conditions)",
+            conditions=conditions,
+            minutes=props.minutes,
+            topic_arn=props.topic_arn,
         )
-        self.alarm_arn: str = alarm_arn_of(self.alarm_name) or self.get_att("Arn").to_string()
-        self.conditions = tuple(conditions)
-        self.minutes = props.minutes

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import CfnResource, Stack
+from aws_cdk import Stack
 from constructs import Construct
 
 from fm_platform.constructs.inference.endpoint_base import (
@@ -25,18 +25,15 @@ from fm_platform.constructs.inference.endpoint_base import (
 )
 from fm_platform.constructs.observability.conditions import (
     Condition,
-    alarm_arn_of,
-    alarm_properties,
     legend,
 )
+from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
 from fm_platform.constructs.observability.model_alarm import (
-    ALARM_TYPE,
     DEFAULT_MINUTES,
     MICROSECONDS_PER_MS,
 )
 from fm_platform.constructs.options import checked, options_values
 from fm_platform.rules.observability import (
-    check_alarm_description,
     check_alarm_minutes,
     check_latency_objective,
     check_percent,
@@ -185,7 +182,7 @@ def endpoint_conditions(props: EndpointAlarmProps) -> list[Condition]:
     return watched
 
 
-class EndpointAlarm(CfnResource):
+class EndpointAlarm(ConditionsAlarm):
     """An alarm on one endpoint's variant: an ``AWS::CloudWatch::Alarm`` named
     ``<stack>-<label>-health`` whose ALARM state goes to ``topic_arn``; missing data is not
     breaching (no traffic, or no instance while the endpoint is scaled to zero). Its
@@ -207,23 +204,14 @@ class EndpointAlarm(CfnResource):
             f"minutes. The value adds up what held: {legend(conditions)}. "
             f"Look further: fmp endpoint metrics {endpoint}"
         )
-        problems = Problems(f"EndpointAlarm {props.label!r}")
-        check_alarm_description(problems, "alarm_description", description)
-        problems.raise_if_any()
-        self.alarm_name = f"{Stack.of(scope).stack_name}-{props.label}-health"
         super().__init__(
             scope,
             construct_id,
-            type=ALARM_TYPE,
-            properties=alarm_properties(
-                name=self.alarm_name,
-                description=description,
-                label=f"{props.label} unhealthy (sum of conditions)",
-                conditions=conditions,
-                minutes=props.minutes,
-                actions=[props.topic_arn],
-            ),
+            about=f"EndpointAlarm {props.label!r}",
+            alarm_name=f"{Stack.of(scope).stack_name}-{props.label}-health",
+            description=description,
+            label=f"{props.label} unhealthy (sum of conditions)",
+            conditions=conditions,
+            minutes=props.minutes,
+            topic_arn=props.topic_arn,
         )
-        self.alarm_arn: str = alarm_arn_of(self.alarm_name) or self.get_att("Arn").to_string()
-        self.conditions = tuple(conditions)
-        self.minutes = props.minutes

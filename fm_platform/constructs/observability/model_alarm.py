@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aws_cdk import CfnResource
 from constructs import Construct
 
 from fm_platform.constructs.inference.endpoint_base import SAGEMAKER_NAMESPACE
@@ -31,21 +30,18 @@ from fm_platform.constructs.inference.inference_component import (
 )
 from fm_platform.constructs.observability.conditions import (
     Condition,
-    alarm_arn_of,
-    alarm_properties,
     legend,
 )
+from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
 from fm_platform.constructs.options import checked, options_values
 from fm_platform.rules.observability import (
     MAX_ALARM_MINUTES,
-    check_alarm_description,
     check_alarm_minutes,
     check_latency_objective,
     check_percent,
 )
 from fm_platform.rules.problems import Problems
 
-ALARM_TYPE = "AWS::CloudWatch::Alarm"
 #: Consecutive unhealthy minutes before a model's alarm fires, unless its startup is longer.
 DEFAULT_MINUTES = 10
 #: Time allowed for an instance when a model scales out from zero: SageMaker documents
@@ -209,7 +205,7 @@ def model_conditions(options: ModelAlarmProps) -> list[Condition]:
     return watched
 
 
-class ModelAlarm(CfnResource):
+class ModelAlarm(ConditionsAlarm):
     """An alarm on one model: an ``AWS::CloudWatch::Alarm`` named ``alarm_name`` whose ALARM
     state goes to ``topic_arn``; missing data is not breaching (a model scaled to zero has
     no traffic and no copies). Its description names the model, its component and
@@ -232,23 +228,14 @@ class ModelAlarm(CfnResource):
             f"consecutive minutes. The value adds up what held: {legend(conditions)}. "
             f"Look further: fmp endpoint metrics {endpoint}"
         )
-        problems = Problems(f"ModelAlarm {model.model_name!r}")
-        check_alarm_description(problems, "alarm_description", description)
-        problems.raise_if_any()
-        self.alarm_name = props.alarm_name or f"{model.component_name}-health"
         super().__init__(
             scope,
             construct_id,
-            type=ALARM_TYPE,
-            properties=alarm_properties(
-                name=self.alarm_name,
-                description=description,
-                label=f"{model.model_name} unhealthy (sum of conditions)",
-                conditions=conditions,
-                minutes=minutes,
-                actions=[props.topic_arn],
-            ),
+            about=f"ModelAlarm {model.model_name!r}",
+            alarm_name=props.alarm_name or f"{model.component_name}-health",
+            description=description,
+            label=f"{model.model_name} unhealthy (sum of conditions)",
+            conditions=conditions,
+            minutes=minutes,
+            topic_arn=props.topic_arn,
         )
-        self.alarm_arn: str = alarm_arn_of(self.alarm_name) or self.get_att("Arn").to_string()
-        self.conditions = tuple(conditions)
-        self.minutes = minutes
