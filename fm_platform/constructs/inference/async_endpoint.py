@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aws_cdk import CfnTag, Duration
+from aws_cdk import CfnTag
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -20,15 +20,18 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
 from constructs import Construct
+from typing_extensions import Unpack
 
 from fm_platform.compliance import acknowledge_wildcard_resource
 from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.inference.async_scaling import AsyncAutoScaling, AsyncScaling
 from fm_platform.constructs.inference.endpoint_base import (
+    MetricOptions,
     VariantEndpoint,
     VariantEndpointOptions,
     VariantEndpointProps,
     sagemaker_metric,
+    with_statistic,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
@@ -390,90 +393,35 @@ class AsyncEndpoint(VariantEndpoint):
     # -- queue metrics: dimension EndpointName, the same options as every metric_* ------------
 
     def metric_endpoint(
-        self,
-        metric_name: str,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, metric_name: str, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """A metric of the whole endpoint (dimension ``EndpointName`` only, as SageMaker
         publishes the queue's metrics): by default the Average over 1 minute."""
-        return sagemaker_metric(
-            metric_name,
-            {"EndpointName": self.endpoint_name},
-            statistic=statistic,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return sagemaker_metric(metric_name, {"EndpointName": self.endpoint_name}, **options)
 
-    def metric_backlog_size(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-    ) -> cloudwatch.Metric:
+    def metric_backlog_size(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Requests queued or being processed (``ApproximateBacklogSize``; by default the
         Average)."""
-        return self.metric_endpoint(
-            "ApproximateBacklogSize", statistic=statistic, period=period, label=label, unit=unit
-        )
+        return self.metric_endpoint("ApproximateBacklogSize", **options)
 
     def metric_backlog_size_per_instance(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """The backlog divided by the instances (``ApproximateBacklogSizePerInstance``, the
         metric the scaling tracks; by default the Average)."""
-        return self.metric_endpoint(
-            "ApproximateBacklogSizePerInstance",
-            statistic=statistic,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return self.metric_endpoint("ApproximateBacklogSizePerInstance", **options)
 
-    def metric_age_of_oldest_request(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-    ) -> cloudwatch.Metric:
+    def metric_age_of_oldest_request(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Age of the oldest queued request, in seconds (``ApproximateAgeOfOldestRequest``;
         by default the Maximum)."""
         return self.metric_endpoint(
-            "ApproximateAgeOfOldestRequest",
-            statistic=statistic or cloudwatch.Stats.MAXIMUM,
-            period=period,
-            label=label,
-            unit=unit,
+            "ApproximateAgeOfOldestRequest", **with_statistic(options, cloudwatch.Stats.MAXIMUM)
         )
 
     def metric_has_backlog_without_capacity(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """1 while requests are queued and no instance runs, else 0
         (``HasBacklogWithoutCapacity``, the metric that wakes the endpoint; by default the
         Average)."""
-        return self.metric_endpoint(
-            "HasBacklogWithoutCapacity",
-            statistic=statistic,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return self.metric_endpoint("HasBacklogWithoutCapacity", **options)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from aws_cdk import CfnTag, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -22,6 +23,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
+from typing_extensions import Unpack
 
 from fm_platform.constructs.inference.execution_role import (
     depend_on_role_policies,
@@ -171,25 +173,37 @@ def grant_endpoint_invoke(grantee: iam.IGrantable, endpoint_arn: str) -> iam.Gra
     )
 
 
+class MetricOptions(TypedDict, total=False):
+    """The options every ``metric_*`` method takes as keywords: ``statistic`` (by default
+    the method's), ``period`` (by default 1 minute), ``label`` and ``unit``."""
+
+    statistic: str | None
+    period: Duration | None
+    label: str | None
+    unit: cloudwatch.Unit | None
+
+
+def with_statistic(options: MetricOptions, statistic: str) -> MetricOptions:
+    """``options``, with ``statistic`` unless they name one."""
+    return {**options, "statistic": options.get("statistic") or statistic}
+
+
 def sagemaker_metric(
     metric_name: str,
     dimensions: dict[str, str],
     *,
-    statistic: str | None = None,
     namespace: str = SAGEMAKER_NAMESPACE,
-    period: Duration | None = None,
-    label: str | None = None,
-    unit: cloudwatch.Unit | None = None,
+    **options: Unpack[MetricOptions],
 ) -> cloudwatch.Metric:
     """A SageMaker metric with ``dimensions``: by default the Average over 1 minute."""
     return cloudwatch.Metric(
         namespace=namespace,
         metric_name=metric_name,
         dimensions_map=dimensions,
-        statistic=statistic or cloudwatch.Stats.AVERAGE,
-        period=period or Duration.minutes(1),
-        label=label,
-        unit=unit,
+        statistic=options.get("statistic") or cloudwatch.Stats.AVERAGE,
+        period=options.get("period") or Duration.minutes(1),
+        label=options.get("label"),
+        unit=options.get("unit"),
     )
 
 
@@ -246,91 +260,43 @@ class RealtimeEndpoint(Construct):
         metric_name: str,
         variant_name: str | None = None,
         *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-        namespace: str = "AWS/SageMaker",
+        namespace: str = SAGEMAKER_NAMESPACE,
+        **options: Unpack[MetricOptions],
     ) -> cloudwatch.Metric:
         """A metric of a variant of this endpoint (dimensions ``EndpointName`` and
         ``VariantName``; by default the endpoint's ``variant_name``): by default the Average
         over 1 minute. Instance utilisation metrics live in namespace
         ``/aws/sagemaker/Endpoints``."""
         return sagemaker_metric(
-            metric_name,
-            self.metric_dimensions(variant_name),
-            statistic=statistic,
-            namespace=namespace,
-            period=period,
-            label=label,
-            unit=unit,
+            metric_name, self.metric_dimensions(variant_name), namespace=namespace, **options
         )
 
     def metric_invocations(
-        self,
-        variant_name: str | None = None,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """Requests sent to the variant (by default the Sum)."""
         return self.metric(
-            "Invocations",
-            variant_name,
-            statistic=statistic or cloudwatch.Stats.SUM,
-            period=period,
-            label=label,
-            unit=unit,
+            "Invocations", variant_name, **with_statistic(options, cloudwatch.Stats.SUM)
         )
 
     def metric_invocation_5xx_errors(
-        self,
-        variant_name: str | None = None,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """Requests the model answered with a 5xx error (by default the Sum)."""
         return self.metric(
-            "Invocation5XXErrors",
-            variant_name,
-            statistic=statistic or cloudwatch.Stats.SUM,
-            period=period,
-            label=label,
-            unit=unit,
+            "Invocation5XXErrors", variant_name, **with_statistic(options, cloudwatch.Stats.SUM)
         )
 
     def metric_invocation_4xx_errors(
-        self,
-        variant_name: str | None = None,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """Requests answered with a 4xx error (by default the Sum)."""
         return self.metric(
-            "Invocation4XXErrors",
-            variant_name,
-            statistic=statistic or cloudwatch.Stats.SUM,
-            period=period,
-            label=label,
-            unit=unit,
+            "Invocation4XXErrors", variant_name, **with_statistic(options, cloudwatch.Stats.SUM)
         )
 
     def metric_instances(
-        self,
-        variant_name: str | None = None,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """The variant's instances in service: each instance reports its utilisation
         (``INSTANCE_METRIC``, namespace ``/aws/sagemaker/Endpoints``) once per publishing
@@ -342,31 +308,15 @@ class RealtimeEndpoint(Construct):
         return self.metric(
             self.INSTANCE_METRIC,
             variant_name,
-            statistic=statistic or cloudwatch.Stats.SAMPLE_COUNT,
-            period=period,
-            label=label,
-            unit=unit,
+            **with_statistic(options, cloudwatch.Stats.SAMPLE_COUNT),
             namespace=ENDPOINT_INSTANCE_NAMESPACE,
         )
 
     def metric_model_latency(
-        self,
-        variant_name: str | None = None,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """Time the model took to respond, in microseconds (by default the Average)."""
-        return self.metric(
-            "ModelLatency",
-            variant_name,
-            statistic=statistic,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return self.metric("ModelLatency", variant_name, **options)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,12 +8,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
-from aws_cdk import Annotations, Duration
+from aws_cdk import Annotations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
+from typing_extensions import Unpack
 
 from fm_platform.constructs.inference.component_endpoint import (
     EndpointReference,
@@ -28,9 +29,12 @@ from fm_platform.constructs.inference.component_scaling import (
     ComponentScaling,
 )
 from fm_platform.constructs.inference.endpoint_base import (
+    SAGEMAKER_NAMESPACE,
+    MetricOptions,
     create_model,
     grant_endpoint_invoke,
     sagemaker_metric,
+    with_statistic,
 )
 from fm_platform.constructs.inference.execution_role import grant_containers
 from fm_platform.constructs.inference.model_container import ModelContainer
@@ -383,82 +387,29 @@ class InferenceComponentModel(Construct):
         self,
         metric_name: str,
         *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-        namespace: str = "AWS/SageMaker",
+        namespace: str = SAGEMAKER_NAMESPACE,
+        **options: Unpack[MetricOptions],
     ) -> cloudwatch.Metric:
         """A metric of this component (dimension ``InferenceComponentName``): by default
         the Average over 1 minute. Utilisation metrics (``CPUUtilizationNormalized``,
         ``GPUUtilizationNormalized``, ``GPUMemoryUtilizationNormalized``, ...) live in
         namespace ``/aws/sagemaker/InferenceComponents``."""
-        return sagemaker_metric(
-            metric_name,
-            self.metric_dimensions,
-            statistic=statistic,
-            namespace=namespace,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return sagemaker_metric(metric_name, self.metric_dimensions, namespace=namespace, **options)
 
-    def metric_invocations(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-    ) -> cloudwatch.Metric:
+    def metric_invocations(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Requests sent to this component (by default the Sum)."""
-        return self.metric(
-            "Invocations",
-            statistic=statistic or cloudwatch.Stats.SUM,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return self.metric("Invocations", **with_statistic(options, cloudwatch.Stats.SUM))
 
-    def metric_model_latency(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-    ) -> cloudwatch.Metric:
+    def metric_model_latency(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Time the model took to respond, in microseconds (by default the Average)."""
-        return self.metric(
-            "ModelLatency", statistic=statistic, period=period, label=label, unit=unit
-        )
+        return self.metric("ModelLatency", **options)
 
-    def metric_invocation_5xx_errors(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-    ) -> cloudwatch.Metric:
+    def metric_invocation_5xx_errors(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Requests this component answered with a 5xx error (by default the Sum; the
         Average is the share of requests, as SageMaker sends 1 per error and 0 otherwise)."""
-        return self.metric(
-            "Invocation5XXErrors",
-            statistic=statistic or cloudwatch.Stats.SUM,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return self.metric("Invocation5XXErrors", **with_statistic(options, cloudwatch.Stats.SUM))
 
-    def metric_copies(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-    ) -> cloudwatch.Metric:
+    def metric_copies(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """The component's running copies: every copy reports ``CPUUtilizationNormalized``
         (namespace ``/aws/sagemaker/InferenceComponents``) once per publishing period, 60 s
         unless the endpoint config changes it, so its SampleCount over one minute counts
@@ -466,29 +417,15 @@ class InferenceComponentModel(Construct):
         copy-count metric of its own."""
         return self.metric(
             COPIES_METRIC,
-            statistic=statistic or cloudwatch.Stats.SAMPLE_COUNT,
-            period=period,
-            label=label,
-            unit=unit,
+            **with_statistic(options, cloudwatch.Stats.SAMPLE_COUNT),
             namespace=COMPONENT_NAMESPACE,
         )
 
-    def metric_no_capacity_failures(
-        self,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-    ) -> cloudwatch.Metric:
+    def metric_no_capacity_failures(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Requests that found no copy of this component to serve them (by default the
         Sum)."""
         return self.metric(
-            "NoCapacityInvocationFailures",
-            statistic=statistic or cloudwatch.Stats.SUM,
-            period=period,
-            label=label,
-            unit=unit,
+            "NoCapacityInvocationFailures", **with_statistic(options, cloudwatch.Stats.SUM)
         )
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from aws_cdk import Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
+from typing_extensions import Unpack
 
 from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.constructs.inference.endpoint_base import (
+    MetricOptions,
     VariantEndpoint,
     VariantEndpointOptions,
     VariantEndpointProps,
@@ -187,21 +188,8 @@ class MultiModelEndpoint(VariantEndpoint):
         )
 
     def metric_model_loading_wait_time(
-        self,
-        variant_name: str | None = None,
-        *,
-        statistic: str | None = None,
-        period: Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
     ) -> cloudwatch.Metric:
         """Time requests waited for their model to load (cold starts), in microseconds (by
         default the Average)."""
-        return self.metric(
-            "ModelLoadingWaitTime",
-            variant_name,
-            statistic=statistic,
-            period=period,
-            label=label,
-            unit=unit,
-        )
+        return self.metric("ModelLoadingWaitTime", variant_name, **options)
