@@ -205,20 +205,17 @@ class AsyncEndpoint(VariantEndpoint):
         self._grant_execution_role()
         tags = [CfnTag(key="fm_platform:model-name", value=props.model_name)]
         self.model = self._add_model("Model", container.to_container_property(self), tags)
-        download_s, health_check_s, volume = self._startup(props.instance_type, container, props)
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
             production_variants=[
-                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                self._production_variant(
                     variant_name=props.variant_name,
-                    model_name=self.model.attr_model_name,
+                    model=self.model,
                     instance_type=props.instance_type,
                     initial_instance_count=props.initial_instance_count,
-                    initial_variant_weight=1.0,
-                    model_data_download_timeout_in_seconds=download_s,
-                    container_startup_health_check_timeout_in_seconds=health_check_s,
-                    volume_size_in_gb=volume,
+                    container=container,
+                    options=props,
                 )
             ],
             async_inference_config=self._async_config(props),

@@ -449,18 +449,22 @@ class VariantEndpoint(RealtimeEndpoint):
             tags=tags,
         )
 
-    def _startup(
+    def _production_variant(
         self,
+        *,
+        variant_name: str,
+        model: sagemaker.CfnModel,
         instance_type: str,
+        initial_instance_count: int,
         container: ModelContainer,
         options: VariantEndpointOptions | None = None,
-        *,
+        initial_weight: float = 1.0,
         archives: bool | None = None,
-    ) -> tuple[int | None, int | None, int | None]:
-        """The startup timeouts and volume of a variant on ``instance_type`` running
-        ``container`` (``options``: the production variant's explicit settings; ``archives``:
-        whether the models are ``.tar.gz`` archives, by default read from the container's
-        artifacts URL): download and health-check seconds, and volume GB."""
+    ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+        """A production variant serving ``model`` on ``instance_type``, with the startup
+        timeouts and volume that ``container``'s weights need (``options``: the variant's
+        explicit settings; ``archives``: whether the models are ``.tar.gz`` archives, by
+        default read from the container's artifacts URL)."""
         weights = container.model_size_gib
         if weights is None:
             weights = instance_weights_gib(instance_type)
@@ -479,4 +483,13 @@ class VariantEndpoint(RealtimeEndpoint):
             ),
             given=options.volume_size_gb if options else None,
         )
-        return download_s, health_check_s, volume
+        return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+            variant_name=variant_name,
+            model_name=model.attr_model_name,
+            instance_type=instance_type,
+            initial_instance_count=initial_instance_count,
+            initial_variant_weight=initial_weight,
+            model_data_download_timeout_in_seconds=download_s,
+            container_startup_health_check_timeout_in_seconds=health_check_s,
+            volume_size_in_gb=volume,
+        )

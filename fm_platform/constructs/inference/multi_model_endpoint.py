@@ -151,23 +151,19 @@ class MultiModelEndpoint(VariantEndpoint):
                 environment=dict(props.environment) or None,
             ),
         )
-        # Each model is a .tar.gz, extracted beside its archive.
-        download_s, health_check_s, volume = self._startup(
-            props.instance_type, container, props, archives=True
-        )
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
             production_variants=[
-                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                self._production_variant(
                     variant_name=self.variant_name,
-                    model_name=self.model.attr_model_name,
+                    model=self.model,
                     instance_type=props.instance_type,
                     initial_instance_count=props.initial_instance_count,
-                    initial_variant_weight=1.0,
-                    model_data_download_timeout_in_seconds=download_s,
-                    container_startup_health_check_timeout_in_seconds=health_check_s,
-                    volume_size_in_gb=volume,
+                    container=container,
+                    options=props,
+                    # Each model is a .tar.gz, extracted beside its archive.
+                    archives=True,
                 )
             ],
         )

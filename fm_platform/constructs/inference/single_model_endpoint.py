@@ -281,18 +281,14 @@ class SingleModelEndpoint(VariantEndpoint):
     def _variant_property(
         self, variant: VariantSpec, options: SingleModelEndpointOptions | None = None
     ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
-        download_s, health_check_s, volume = self._startup(
-            variant.instance_type, variant.container, options
-        )
-        return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+        return self._production_variant(
             variant_name=variant.variant_name,
-            model_name=self.models[variant.variant_name].attr_model_name,
+            model=self.models[variant.variant_name],
             instance_type=variant.instance_type,
             initial_instance_count=variant.initial_instance_count,
-            initial_variant_weight=variant.initial_weight,
-            model_data_download_timeout_in_seconds=download_s,
-            container_startup_health_check_timeout_in_seconds=health_check_s,
-            volume_size_in_gb=volume,
+            container=variant.container,
+            options=options,
+            initial_weight=variant.initial_weight,
         )
 
     def _data_capture(
