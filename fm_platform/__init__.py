@@ -19,9 +19,9 @@ __version__ = "0.3.0"
 # The public names and the modules that define them. They are imported on first use, so
 # that the ``fmp`` command (fm_platform.cli) starts without loading aws-cdk-lib.
 _EXPORTS = {
-    "acknowledge": "fm_platform.compliance",
+    "acknowledge": "fm_platform.core.compliance",
     "AppConfig": "fm_platform.config",
-    "apply_compliance_packs": "fm_platform.compliance",
+    "apply_compliance_packs": "fm_platform.core.compliance",
     "AsyncEndpoint": "fm_platform.constructs.inference.async_endpoint",
     "AsyncEndpointConfig": "fm_platform.config",
     "AsyncEndpointOptions": "fm_platform.constructs.inference.async_endpoint",
@@ -37,7 +37,7 @@ _EXPORTS = {
     "DataCaptureOptions": "fm_platform.constructs.inference.single_model_endpoint",
     "DataCaptureProps": "fm_platform.constructs.inference.single_model_endpoint",
     "DataRepositoryAssociationProps": "fm_platform.constructs.training.filesystem",
-    "deep_learning_container_image": "fm_platform.images",
+    "deep_learning_container_image": "fm_platform.core.images",
     "EndpointReference": "fm_platform.constructs.inference.component_endpoint",
     "HomeFileSystem": "fm_platform.constructs.training.home_filesystem",
     "HomeFileSystemOptions": "fm_platform.constructs.training.home_filesystem",
@@ -232,7 +232,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from fm_platform.app import build_app
-    from fm_platform.compliance import acknowledge, apply_compliance_packs
     from fm_platform.config import (
         AppConfig,
         AsyncEndpointConfig,
@@ -326,13 +325,14 @@ if TYPE_CHECKING:
         ClusterNetworkProps,
     )
     from fm_platform.constructs.training.node_health_alarm import NodeHealthAlarm
+    from fm_platform.core.compliance import acknowledge, apply_compliance_packs
+    from fm_platform.core.images import deep_learning_container_image
     from fm_platform.hardware.instances import (
         InstanceSpec,
         instance_spec,
         register_instance_type,
         register_instance_types_from_file,
     )
-    from fm_platform.images import deep_learning_container_image
     from fm_platform.rules.problems import Problems, ValidationError
     from fm_platform.stacks.inference import InferenceStack
     from fm_platform.stacks.training import TrainingStack

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
-from fm_platform.compliance import apply_compliance_packs
 from fm_platform.config import AppConfig, config_source, load_config
+from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.inference import InferenceStack
 from fm_platform.stacks.training import TrainingStack

@@ -1,5 +1,5 @@
 """Deprecated: the problem collector moved to :mod:`fm_platform.rules` and the token check
-to :mod:`fm_platform.constructs.tokens`. The names still import from here (the token check
+to :mod:`fm_platform.core.tokens`. The names still import from here (the token check
 only on use, so that importing this module loads no aws-cdk-lib)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "is_unresolved":
-        from fm_platform.constructs.tokens import is_unresolved
+        from fm_platform.core.tokens import is_unresolved
 
         return is_unresolved
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

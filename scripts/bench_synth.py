@@ -67,7 +67,7 @@ MODULES = {
     "public": [
         "aws_cdk",
         "aws_cdk.aws_kms",
-        "fm_platform.compliance",
+        "fm_platform.core.compliance",
         "fm_platform.constructs.inference.component_scaling",
         "fm_platform.constructs.inference.component_endpoint",
         "fm_platform.constructs.inference.inference_component",
@@ -87,7 +87,7 @@ MODULES = {
         "aws_cdk.aws_cloudwatch",
         "aws_cdk.aws_iam",
         "aws_cdk.aws_sagemaker",
-        "fm_platform.compliance",
+        "fm_platform.core.compliance",
     ],
 }
 
@@ -792,7 +792,7 @@ def _measured(
 
     import aws_cdk as cdk
 
-    from fm_platform.compliance import apply_compliance_packs
+    from fm_platform.core.compliance import apply_compliance_packs
 
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     build = public_fleet if side == "public" else l1_fleet

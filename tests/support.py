@@ -10,7 +10,7 @@ from typing import Any
 
 import aws_cdk as cdk
 
-from fm_platform.compliance import apply_compliance_packs
+from fm_platform.core.compliance import apply_compliance_packs
 
 ROOT = Path(__file__).resolve().parent.parent
 # The feature flags of cdk.json (not its "config" entry: tests pass their own configuration).

@@ -15,7 +15,6 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.compliance import acknowledge
 from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint, AsyncEndpointProps
 from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
@@ -23,6 +22,7 @@ from fm_platform.constructs.inference.startup_timeouts import (
     default_download_timeout_s,
     default_health_check_timeout_s,
 )
+from fm_platform.core.compliance import acknowledge
 from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 from tests.support import nag_findings, new_app
 

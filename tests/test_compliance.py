@@ -7,7 +7,7 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 
-from fm_platform.compliance import (
+from fm_platform.core.compliance import (
     Acknowledgements,
     acknowledge,
     acknowledge_wildcard_resource,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import boto3
 import pytest
@@ -51,7 +52,7 @@ def test_an_unknown_type_is_left_to_the_instance_type_rule_which_names_how_to_ad
     check_hosting_instance_type(problems, "instance_type", "ml.t2.medium")
     [message] = problems.messages
     assert message.startswith("instance_type='ml.t2.medium'")
-    assert "fm_platform.hardware.regenerate --add ml.t2.medium" in message
+    assert "scripts/regenerate_instance_specs.py --add ml.t2.medium" in message
 
 
 def test_bare_field_names_without_prefix():
@@ -60,7 +61,7 @@ def test_bare_field_names_without_prefix():
     assert problems.messages[0].startswith("cpu_cores=8")
 
 
-# --- python -m fm_platform.hardware.regenerate -------------------------------------------------
+# --- python scripts/regenerate_instance_specs.py ---------------------------------------------
 
 G5_12XLARGE = {
     "InstanceType": "g5.12xlarge",
@@ -111,9 +112,10 @@ NOT_SAGEMAKER = {
 
 @pytest.fixture(scope="module")
 def script():
-    from fm_platform.hardware import regenerate
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import regenerate_instance_specs
 
-    return regenerate
+    return regenerate_instance_specs
 
 
 def _client():

@@ -67,7 +67,7 @@ def test_storage_key_applies_only_to_ebs_types():
     assert storage_key_applies("ml.m5.xlarge")
     assert storage_key_applies("ml.inf2.xlarge")
     assert not storage_key_applies("ml.g5.12xlarge")
-    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.hardware.regenerate --add"):
+    with pytest.raises(UnknownInstanceTypeError, match="regenerate_instance_specs.py --add"):
         storage_key_applies("ml.t2.medium")
 
 

@@ -289,7 +289,7 @@ def test_endpoint_metrics_share_one_signature():
         ({"min_instance_count": 3, "max_instance_count": 2}, "min_instance_count=3: must not"),
         ({"initial_instance_count": 3}, "initial_instance_count=3: must lie between"),
         ({"instance_type": "ml.x9.huge"}, "instance_type='ml.x9.huge': not an instance type"),
-        ({"instance_type": "ml.t2.medium"}, "fm_platform.hardware.regenerate --add ml.t2.medium"),
+        ({"instance_type": "ml.t2.medium"}, "regenerate_instance_specs.py --add ml.t2.medium"),
         ({"endpoint_name": "my_endpoint"}, "endpoint_name='my_endpoint': has characters"),
         ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': longer than 63"),
         ({"routing_strategy": "ROUND_ROBIN"}, "routing_strategy='ROUND_ROBIN': not supported"),

@@ -22,7 +22,7 @@ from fm_platform import (
     SingleModelEndpointProps,
     deep_learning_container_image,
 )
-from fm_platform.images import LMI_IMAGE, image_region
+from fm_platform.core.images import LMI_IMAGE, image_region
 
 US_EAST_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-cpu"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 
 import aws_cdk as cdk
 import pytest
@@ -13,6 +14,9 @@ from aws_cdk.assertions import Annotations, Match
 import fm_platform
 from fm_platform.hardware import instances
 from fm_platform.hardware.instances import InstanceSpec, instance_spec, known_instance_types
+from tests.support import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
 
 # A type the package data has no figures for; the figures are the test's own.
 UNKNOWN = "ml.p6e-gb200.36xlarge"
@@ -96,14 +100,14 @@ def test_the_data_covers_current_accelerated_families(instance_type, accelerator
 def test_the_regeneration_tool_writes_the_data_file_as_it_is_committed():
     from importlib import resources
 
-    from fm_platform.hardware.regenerate import format_data
+    from regenerate_instance_specs import format_data
 
     text = resources.files("fm_platform.hardware").joinpath("instance_specs.json").read_text()
     assert format_data(json.loads(text)) == text
 
 
 def test_an_app_registers_the_types_of_a_regenerated_file(registered, tmp_path):
-    from fm_platform.hardware.regenerate import format_data
+    from regenerate_instance_specs import format_data
 
     record = {
         "vcpus": 144,

@@ -14,13 +14,13 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.compliance import acknowledge
 from fm_platform.constructs.training.lifecycle import (
     LifecycleScripts,
     LifecycleScriptsProps,
     SharedUser,
     default_assets_path,
 )
+from fm_platform.core.compliance import acknowledge
 from tests.lifecycle_support import asset_module
 from tests.support import nag_findings, new_app
 

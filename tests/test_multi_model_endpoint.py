@@ -13,12 +13,12 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.compliance import acknowledge
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpoint,
     MultiModelEndpointProps,
 )
+from fm_platform.core.compliance import acknowledge
 from tests.support import nag_findings, new_app
 
 IMAGE = (

@@ -77,7 +77,7 @@ def test_an_instance_group_role_given_as_a_string_is_named_with_its_choices():
         ),
     ]
     problems = Problems("HyperPodClusterProps")
-    from fm_platform.constructs.options import checked
+    from fm_platform.core.options import checked
 
     checked(problems, HyperPodClusterOptions(instance_groups=groups)).check(problems)
     assert problems.messages == (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import aws_cdk as cdk
 import pytest
 
-from fm_platform.constructs.scopes import account_of, arn_in, partition_of, region_of, stack_of
+from fm_platform.core.scopes import account_of, arn_in, partition_of, region_of, stack_of
 from tests.test_round_trips import counted_round_trips
 
 ENVIRONMENTS = {

@@ -12,7 +12,6 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.compliance import acknowledge
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.single_model_endpoint import (
@@ -21,6 +20,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
     VariantSpec,
 )
+from fm_platform.core.compliance import acknowledge
 from tests.support import nag_findings, new_app
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"

@@ -9,8 +9,8 @@ import aws_cdk as cdk
 import jsii
 import pytest
 
-from fm_platform.constructs import tokens
-from fm_platform.constructs.tokens import is_unresolved, without_tokens
+from fm_platform.core import tokens
+from fm_platform.core.tokens import is_unresolved, without_tokens
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.rules.problems import Problems, ValidationError, did_you_mean
 from fm_platform.rules.sagemaker_model import enum_values, shape_rule
@@ -84,7 +84,7 @@ def test_instance_specs_cover_the_seed_types_and_name_how_to_add_one():
     g5 = instance_spec("ml.g5.12xlarge")
     assert (g5.accelerator, g5.accelerator_count, g5.local_nvme) == ("nvidia-gpu", 4, True)
     assert instance_spec("ml.trn1.32xlarge").efa_interfaces == 8
-    with pytest.raises(UnknownInstanceTypeError, match="fm_platform.hardware.regenerate --add"):
+    with pytest.raises(UnknownInstanceTypeError, match="regenerate_instance_specs.py --add"):
         instance_spec("ml.banana.xlarge")
 
 

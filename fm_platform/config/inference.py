@@ -40,7 +40,7 @@ from fm_platform.constructs.observability.endpoint_alarm import (
     EndpointAlarmOptions,
 )
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
-from fm_platform.constructs.options import DEPRECATED, deprecated_alias
+from fm_platform.core.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
 from fm_platform.rules.asynchronous import check_unique_prefixes
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit

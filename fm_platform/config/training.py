@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fm_platform.constructs.observability.training_alarms import TrainingAlarmOptions
-from fm_platform.constructs.options import DEPRECATED, deprecated_alias
 from fm_platform.constructs.training.filesystem import SharedFileSystemOptions
 from fm_platform.constructs.training.home_filesystem import HomeFileSystemOptions
 from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
 from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
 from fm_platform.constructs.training.lifecycle import LifecycleScriptsOptions
 from fm_platform.constructs.training.network import ClusterNetworkOptions
+from fm_platform.core.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
 from fm_platform.rules.cluster import (
     check_managed_mount_path,

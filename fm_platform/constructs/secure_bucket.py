@@ -10,8 +10,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge, suppress_scanner_findings
-from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.core.compliance import acknowledge, suppress_scanner_findings
+from fm_platform.core.encryption import customer_managed_key
 
 _ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
 _LOGS_ITSELF = (

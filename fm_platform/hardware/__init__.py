@@ -4,8 +4,8 @@ use them.
 
 - :mod:`fm_platform.hardware.instances`: accelerators, memory and network facts per
   instance type, which botocore does not know, from the package data file
-  ``instance_specs.json`` (sources and date inside the file); ``python -m
-  fm_platform.hardware.regenerate`` rebuilds it.
+  ``instance_specs.json`` (sources and date inside the file);
+  ``scripts/regenerate_instance_specs.py`` (a maintenance tool, not shipped) rebuilds it.
 - :mod:`fm_platform.hardware.prices`: on-demand hourly prices of SageMaker hosting.
 - :mod:`fm_platform.hardware.regions`: the region of an AZ ID.
 """

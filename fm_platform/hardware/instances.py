@@ -3,7 +3,7 @@
 botocore knows which instance types each SageMaker API accepts but not what they contain.
 The figures here (vCPUs, memory, accelerators and their memory, local NVMe, EFA interfaces)
 come from ``instance_specs.json`` shipped in this package; the file records its sources,
-its date and where sources disagree. ``python -m fm_platform.hardware.regenerate`` rebuilds it
+its date and where sources disagree. ``python scripts/regenerate_instance_specs.py`` rebuilds it
 from EC2 ``DescribeInstanceTypes``. An app can add or override a type with
 :func:`register_instance_type` (e.g. a type newer than the package).
 """
@@ -87,8 +87,9 @@ def instance_spec(instance_type: str) -> InstanceSpec:
         raise UnknownInstanceTypeError(
             f"instance type {instance_type!r} has no figures in fm_platform/hardware/{DATA_FILE}; "
             "add them with fm_platform.register_instance_type(InstanceSpec(...)), or "
-            f"regenerate the file: python -m fm_platform.hardware.regenerate --add {instance_type} "
-            "(needs EC2 DescribeInstanceTypes access)"
+            "regenerate the file from a checkout of the project: python "
+            f"scripts/regenerate_instance_specs.py --add {instance_type} (needs EC2 "
+            "DescribeInstanceTypes access)"
         )
     return _spec_from_record(instance_type, record)
 
@@ -108,7 +109,7 @@ def _spec_from_record(instance_type: str, record: dict) -> InstanceSpec:
 
 def register_instance_types_from_file(path: str | Path) -> tuple[str, ...]:
     """Register every type of a data file in the package's format (e.g. written by
-    ``python -m fm_platform.hardware.regenerate --output FILE``); returns their names."""
+    ``python scripts/regenerate_instance_specs.py --output FILE``); returns their names."""
     records = json.loads(Path(path).read_text())["instance_types"]
     for name, record in records.items():
         register_instance_type(_spec_from_record(name, record))

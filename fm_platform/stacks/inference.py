@@ -65,9 +65,9 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
-from fm_platform.constructs.options import options_values
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-from fm_platform.images import deep_learning_container_image
+from fm_platform.core.images import deep_learning_container_image
+from fm_platform.core.options import options_values
 from fm_platform.stacks.artifacts import ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
 from fm_platform.stacks.observability import InferenceObservability

@@ -52,8 +52,8 @@ from fm_platform.constructs.observability.training_dashboard import (
     TrainingDashboardInputs,
     training_section,
 )
-from fm_platform.constructs.options import options_values
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.options import options_values
+from fm_platform.core.tokens import is_unresolved
 
 if TYPE_CHECKING:
     from fm_platform.stacks.inference import InferenceStack

@@ -12,7 +12,6 @@ from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
-from fm_platform.constructs.options import options_values
 from fm_platform.constructs.training.hyperpod import (
     HyperPodCluster,
     HyperPodClusterOptions,
@@ -28,6 +27,7 @@ from fm_platform.constructs.training.lifecycle import (
     LifecycleScriptsOptions,
     LifecycleScriptsProps,
 )
+from fm_platform.core.options import options_values
 from fm_platform.rules.problems import Problems
 from fm_platform.stacks.observability import TrainingObservability
 from fm_platform.stacks.training_data import TrainingDataStack

@@ -12,7 +12,6 @@ from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
-from fm_platform.constructs.options import options_values
 from fm_platform.constructs.training.accounting import (
     SlurmAccountingDatabase,
     SlurmAccountingDatabaseProps,
@@ -33,6 +32,7 @@ from fm_platform.constructs.training.network import (
     ClusterNetworkOptions,
     ClusterNetworkProps,
 )
+from fm_platform.core.options import options_values
 from fm_platform.stacks.observability import file_system_alarm, notification_topic
 
 

@@ -22,8 +22,6 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 from typing_extensions import Unpack
 
-from fm_platform.compliance import acknowledge_wildcard_resource
-from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.inference.async_scaling import AsyncAutoScaling, AsyncScaling
 from fm_platform.constructs.inference.endpoint_base import (
     MetricOptions,
@@ -35,8 +33,10 @@ from fm_platform.constructs.inference.endpoint_base import (
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
-from fm_platform.constructs.options import checked
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.core.compliance import acknowledge_wildcard_resource
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
 from fm_platform.rules.asynchronous import (
     FAILURES,
     INPUTS,

@@ -26,7 +26,7 @@ from fm_platform.constructs.inference.instance_scaling import (
     autoscaling_service_linked_role_arn,
     variant_resource_id,
 )
-from fm_platform.constructs.scopes import inherit_stack
+from fm_platform.core.scopes import inherit_stack
 from fm_platform.rules.asynchronous import check_async_scaling
 from fm_platform.rules.problems import Problems
 

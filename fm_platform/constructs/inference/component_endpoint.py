@@ -32,9 +32,9 @@ from fm_platform.constructs.inference.execution_role import (
     role_arn,
 )
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.scopes import inherit_stack, stack_of
-from fm_platform.constructs.tokens import is_unresolved, known
+from fm_platform.core.options import checked
+from fm_platform.core.scopes import inherit_stack, stack_of
+from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand, CopyTotals, min_copies_shortfall, shortfalls
 from fm_platform.rules.hosting import (
     check_hosting_instance_type,

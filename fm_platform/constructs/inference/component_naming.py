@@ -15,8 +15,8 @@ import weakref
 from aws_cdk import Stack
 from constructs import Construct
 
-from fm_platform.constructs.scopes import stack_of
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.scopes import stack_of
+from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.components import component_name_for
 
 _NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9-]")

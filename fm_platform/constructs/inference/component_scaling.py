@@ -17,8 +17,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from fm_platform.constructs.inference.instance_scaling import autoscaling_service_linked_role_arn
-from fm_platform.constructs.options import DEPRECATED, deprecated_alias
-from fm_platform.constructs.scopes import inherit_stack
+from fm_platform.core.options import DEPRECATED, deprecated_alias
+from fm_platform.core.scopes import inherit_stack
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.scaling import check_component_scaling
 

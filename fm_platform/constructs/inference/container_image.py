@@ -9,9 +9,9 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
-from fm_platform.constructs.scopes import region_of, stack_of
-from fm_platform.constructs.tokens import is_unresolved
-from fm_platform.images import DLC_ACCOUNT, LMI_IMAGE
+from fm_platform.core.images import DLC_ACCOUNT, LMI_IMAGE
+from fm_platform.core.scopes import region_of, stack_of
+from fm_platform.core.tokens import is_unresolved
 
 # <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
 # be a token (e.g. Stack.region), whose text holds dots.

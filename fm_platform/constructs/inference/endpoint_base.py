@@ -36,7 +36,7 @@ from fm_platform.constructs.inference.startup_timeouts import (
     timeouts,
     volume_size_gb,
 )
-from fm_platform.images import warn_if_image_from_another_region
+from fm_platform.core.images import warn_if_image_from_another_region
 from fm_platform.rules.components import check_startup_timeouts
 from fm_platform.rules.hosting import check_vpc_options
 from fm_platform.rules.problems import Problems

@@ -21,11 +21,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import Acknowledgements, nag_rendered
 from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.constructs.inference.model_container import ModelContainer
-from fm_platform.constructs.scopes import arn_in, inherit_stack, partition_of, stack_of
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.compliance import Acknowledgements, nag_rendered
+from fm_platform.core.scopes import arn_in, inherit_stack, partition_of, stack_of
+from fm_platform.core.tokens import is_unresolved
 
 # s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
 _S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")

@@ -39,9 +39,9 @@ from fm_platform.constructs.inference.endpoint_base import (
 from fm_platform.constructs.inference.execution_role import grant_containers
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.scopes import inherit_stack
-from fm_platform.constructs.tokens import is_unresolved, known
+from fm_platform.core.options import checked
+from fm_platform.core.scopes import inherit_stack
+from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand
 from fm_platform.rules.components import (
     check_component_name_free,

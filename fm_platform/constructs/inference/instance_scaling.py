@@ -15,8 +15,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.scopes import stack_of
+from fm_platform.core.options import checked
+from fm_platform.core.scopes import stack_of
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.scaling import check_instance_scaling
 

@@ -26,9 +26,9 @@ from fm_platform.constructs.inference.endpoint_base import (
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
-from fm_platform.constructs.options import checked
+from fm_platform.core.images import PYTORCH_CPU_IMAGE, PYTORCH_GPU_IMAGE
+from fm_platform.core.options import checked
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
-from fm_platform.images import PYTORCH_CPU_IMAGE, PYTORCH_GPU_IMAGE
 from fm_platform.rules.hosting import (
     check_hosting_instance_type,
     check_multi_model_hardware,

@@ -18,8 +18,6 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge_wildcard_resource
-from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.constructs.inference.endpoint_base import (
     VariantEndpoint,
     VariantEndpointOptions,
@@ -28,8 +26,10 @@ from fm_platform.constructs.inference.endpoint_base import (
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
-from fm_platform.constructs.options import checked
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.core.compliance import acknowledge_wildcard_resource
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.variants import check_data_capture, check_variant
 

@@ -16,7 +16,7 @@ import math
 
 from aws_cdk import aws_sagemaker as sagemaker
 
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.tokens import is_unresolved
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 

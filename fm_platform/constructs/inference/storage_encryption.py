@@ -10,8 +10,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import acknowledge
-from fm_platform.constructs.encryption import customer_managed_key
+from fm_platform.core.compliance import acknowledge
+from fm_platform.core.encryption import customer_managed_key
 from fm_platform.hardware.instances import instance_spec
 
 

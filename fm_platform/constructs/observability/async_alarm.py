@@ -26,7 +26,7 @@ from fm_platform.constructs.observability.conditions import (
 )
 from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
 from fm_platform.constructs.observability.model_alarm import DEFAULT_MINUTES
-from fm_platform.constructs.options import checked, options_values
+from fm_platform.core.options import checked, options_values
 from fm_platform.rules.observability import (
     MAX_ALARM_MINUTES,
     check_alarm_minutes,

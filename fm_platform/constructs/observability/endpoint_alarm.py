@@ -32,7 +32,7 @@ from fm_platform.constructs.observability.model_alarm import (
     DEFAULT_MINUTES,
     MICROSECONDS_PER_MS,
 )
-from fm_platform.constructs.options import checked, options_values
+from fm_platform.core.options import checked, options_values
 from fm_platform.rules.observability import (
     check_alarm_minutes,
     check_latency_objective,

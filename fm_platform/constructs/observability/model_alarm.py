@@ -33,7 +33,7 @@ from fm_platform.constructs.observability.conditions import (
     legend,
 )
 from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
-from fm_platform.constructs.options import checked, options_values
+from fm_platform.core.options import checked, options_values
 from fm_platform.rules.observability import (
     MAX_ALARM_MINUTES,
     check_alarm_minutes,

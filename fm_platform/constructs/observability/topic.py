@@ -19,8 +19,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
-from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.options import checked
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
 from fm_platform.rules.observability import check_emails, check_topic_arn
 from fm_platform.rules.problems import Problems
 

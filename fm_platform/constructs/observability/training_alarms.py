@@ -32,8 +32,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
-from fm_platform.constructs.dependencies import drop_redundant_depends_on
+from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
+from fm_platform.core.dependencies import drop_redundant_depends_on
 from fm_platform.rules.observability import check_percent
 from fm_platform.rules.problems import Problems
 

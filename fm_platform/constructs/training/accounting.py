@@ -22,9 +22,9 @@ from aws_cdk import aws_rds as rds
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge
-from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.options import checked
+from fm_platform.core.compliance import acknowledge
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
 from fm_platform.rules.accounting import check_capacity_range
 from fm_platform.rules.problems import Problems
 

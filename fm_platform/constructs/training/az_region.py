@@ -6,7 +6,7 @@ from __future__ import annotations
 from aws_cdk import Aws, CfnRule, CfnRuleAssertion, Fn, Stack
 from constructs import Construct
 
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.tokens import is_unresolved
 from fm_platform.hardware.regions import region_of_az_id
 from fm_platform.rules.problems import Problems
 

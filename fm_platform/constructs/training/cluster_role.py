@@ -10,7 +10,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from fm_platform.compliance import (
+from fm_platform.core.compliance import (
     acknowledge,
     acknowledge_wildcard_resource,
     suppress_scanner_findings,

@@ -15,9 +15,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
+from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.filesystem import (
     PERSISTENT_2_SMALL_CAPACITIES_GIB,
     PERSISTENT_2_THROUGHPUT_MBPS_PER_TIB,

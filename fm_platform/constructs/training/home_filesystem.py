@@ -13,9 +13,9 @@ from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
+from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.home_filesystem import check_home_file_system
 from fm_platform.rules.problems import Problems
 

@@ -23,9 +23,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import acknowledge_wildcard_resource
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.tokens import is_unresolved
 from fm_platform.constructs.training.cluster_properties import (
     GroupContext,
     LustreMount,
@@ -49,7 +46,10 @@ from fm_platform.constructs.training.node_health_alarm import (
     NodeHealthAlarm,
     node_health_alarm_name,
 )
-from fm_platform.constructs.unknown_types import warn_unknown_accelerated_type
+from fm_platform.core.compliance import acknowledge_wildcard_resource
+from fm_platform.core.options import checked
+from fm_platform.core.tokens import is_unresolved
+from fm_platform.core.unknown_types import warn_unknown_accelerated_type
 from fm_platform.rules.cluster import (
     CONTINUOUS,
     DEFAULT_SLURM_CONFIG_STRATEGY,

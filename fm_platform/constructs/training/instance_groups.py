@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fm_platform.constructs.options import DEPRECATED, deprecated_alias
+from fm_platform.core.options import DEPRECATED, deprecated_alias
 from fm_platform.rules.instance_groups import (
     ON_DEMAND,
     SLURM_NODE_TYPES,

@@ -17,17 +17,17 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct, IConstruct
 
-from fm_platform.compliance import (
+from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
+from fm_platform.core.compliance import (
     acknowledge,
     acknowledge_wildcard_resource,
     nag_rendered,
     suppress_scanner_findings,
 )
-from fm_platform.constructs.dependencies import drop_redundant_depends_on
-from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.options import checked
-from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.dependencies import drop_redundant_depends_on
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
+from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.lifecycle import (
     NODE_SETUP_FILE,
     ON_CREATE_SCRIPT,
@@ -232,7 +232,7 @@ class LifecycleScripts(Construct):
     ``deployment`` (the BucketDeployment, to depend on explicitly), ``objects_arn``,
     ``read_grant_finding`` (the cdk-nag finding :meth:`grant_read` raises on a grantee's
     policy in this stack, to acknowledge there; for a grantee in another stack use
-    :func:`~fm_platform.compliance.acknowledge_wildcard_resource` with ``objects_arn``),
+    :func:`~fm_platform.core.compliance.acknowledge_wildcard_resource` with ``objects_arn``),
     ``files`` (the staged scripts folder), ``upload_policy`` and ``upload_log_group`` (None
     when an earlier LifecycleScripts in the stack made the shared upload Lambda). Construct
     IDs ``Bucket``, ``Upload`` and ``UploadLogs`` are stable.

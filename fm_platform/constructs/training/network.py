@@ -14,11 +14,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge, suppress_scanner_findings
-from fm_platform.constructs.dependencies import drop_redundant_depends_on
-from fm_platform.constructs.encryption import customer_managed_key
-from fm_platform.constructs.options import checked
 from fm_platform.constructs.training.az_region import require_region_of_az_id
+from fm_platform.core.compliance import acknowledge, suppress_scanner_findings
+from fm_platform.core.dependencies import drop_redundant_depends_on
+from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.options import checked
 from fm_platform.rules.network import (
     AWS_RESERVED_ADDRESSES_PER_SUBNET,
     check_availability_zone_id,

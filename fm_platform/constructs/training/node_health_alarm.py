@@ -17,7 +17,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from constructs import Construct
 
-from fm_platform.compliance import acknowledge
+from fm_platform.core.compliance import acknowledge
 
 NODE_HEALTH_EVENT = "SageMaker HyperPod Cluster Node Health Event"
 PERIOD_S = 300

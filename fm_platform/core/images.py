@@ -12,8 +12,8 @@ import re
 from aws_cdk import Annotations
 from constructs import Construct
 
-from fm_platform.constructs.scopes import region_of, stack_of
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.scopes import region_of, stack_of
+from fm_platform.core.tokens import is_unresolved
 
 #: The AWS account publishing Deep Learning Containers in most commercial regions.
 DLC_ACCOUNT = "763104351884"

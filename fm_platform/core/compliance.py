@@ -21,8 +21,8 @@ from aws_cdk import Acknowledgment, App, CfnResource, Validations
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
 from constructs import IConstruct, IValidation
 
-from fm_platform.constructs.scopes import stack_of
-from fm_platform.constructs.tokens import is_unresolved
+from fm_platform.core.scopes import stack_of
+from fm_platform.core.tokens import is_unresolved
 
 # Rule id prefix -> the pack name cdk-nag 3 expects before "::" in an acknowledgement id.
 _PACK_OF_RULE_PREFIX = {

@@ -14,7 +14,7 @@ import dataclasses
 import warnings
 from typing import Any, TypeVar
 
-from fm_platform.constructs.tokens import is_unresolved, without_tokens
+from fm_platform.core.tokens import is_unresolved, without_tokens
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.types import well_typed
 

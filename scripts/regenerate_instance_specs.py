@@ -6,11 +6,12 @@ for the types SageMaker offers (botocore enums ``ProductionVariantInstanceType``
 structure, with the source, region and date recorded. Types EC2 does not describe in the
 region keep their existing records.
 
-    python -m fm_platform.hardware.regenerate --region us-east-1     # every SageMaker type
-    python -m fm_platform.hardware.regenerate --add ml.g6e.2xlarge   # one type
+    python scripts/regenerate_instance_specs.py --region us-east-1     # every SageMaker type
+    python scripts/regenerate_instance_specs.py --add ml.g6e.2xlarge   # one type
 
+Run from a checkout of the project (a maintenance tool: the package does not ship it).
 Needs credentials allowing ec2:DescribeInstanceTypes. ``--output FILE`` writes elsewhere
-than the package's own data file (e.g. in an installed package); an app can also add or
+than the checkout's data file (e.g. for an installed package); an app can also add or
 override single types with :func:`fm_platform.register_instance_type`.
 """
 
@@ -28,7 +29,7 @@ import boto3
 
 from fm_platform.rules.sagemaker_model import enum_values
 
-DATA_FILE = Path(__file__).resolve().parent / "instance_specs.json"
+DATA_FILE = Path(__file__).resolve().parents[1] / "fm_platform" / "hardware" / "instance_specs.json"
 SOURCE_ID = "ec2-describe-instance-types"
 _APIS = {"hosting": "ProductionVariantInstanceType", "hyperpod": "ClusterInstanceType"}
 
@@ -129,7 +130,7 @@ def update(data: dict[str, Any], records: dict, region: str, today: str) -> dict
         "region": region,
         "retrieved": today,
         "what": "vCPUs, memory, GPU/Neuron devices and memory, instance store, EFA and "
-        "network cards per EC2 type, written by python -m fm_platform.hardware.regenerate.",
+        "network cards per EC2 type, written by python scripts/regenerate_instance_specs.py.",
     }
     sources = [s for s in data.get("source", []) if s.get("id") != SOURCE_ID] + [source]
     instance_types = {**data.get("instance_types", {}), **records}
