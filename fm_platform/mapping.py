@@ -28,11 +28,9 @@ _MAPPINGS = (dict, Mapping)
 
 
 def config_keys(cls: type) -> tuple[str, ...]:
-    """The keys a mapping of ``cls`` may have: its fields, deprecated ones left out, the
-    class's own first, then those of each base class in turn."""
-    fields = {
-        f.name for f in dataclasses.fields(cls) if f.init and not f.metadata.get("deprecated")
-    }
+    """The keys a mapping of ``cls`` may have: its fields, the class's own first, then
+    those of each base class in turn."""
+    fields = {f.name for f in dataclasses.fields(cls) if f.init}
     ordered = (
         name
         for klass in cls.__mro__

@@ -158,11 +158,11 @@ def test_a_misspelled_or_mistyped_key_hides_nothing_else_of_its_item():
     ]
 
 
-def test_the_deprecated_data_capture_percentage_still_reads():
-    with pytest.warns(DeprecationWarning, match="data_capture_percentage is deprecated"):
-        config = load_config(
+def test_the_keys_removed_in_0_4_0_are_refused_as_unknown():
+    with pytest.raises(ValidationError) as error:
+        load_config(
             {
-                "deploy_training": False,
+                "training": {"lifecycle_assets_path": "my-scripts"},
                 "inference": {
                     "single_model_endpoints": [
                         {"name": "s", "instance_type": "ml.m5.large", "data_capture_percentage": 5}
@@ -170,8 +170,9 @@ def test_the_deprecated_data_capture_percentage_still_reads():
                 },
             }
         )
-    [single] = config.inference.single_model_endpoints
-    assert single.data_capture is not None and single.data_capture.sampling_percentage == 5
+    message = str(error.value)
+    assert "training.lifecycle_assets_path='my-scripts': unknown key" in message
+    assert "single_model_endpoints[0].data_capture_percentage=5: unknown key" in message
 
 
 def test_a_stack_not_deployed_is_not_checked():

@@ -691,7 +691,7 @@ def test_managed_mode_uploads_the_node_setup():
     }
 
 
-def test_from_mapping_reads_the_new_keys_and_the_deprecated_partition_name():
+def test_from_mapping_reads_the_new_keys_and_refuses_the_removed_partition_name():
     config = TrainingConfig.from_mapping(EVERY_NEW_KEY["training"])
     assert config.slurm_mode is SlurmMode.MANAGED
     assert config.node_provisioning is NodeProvisioning.CONTINUOUS
@@ -711,11 +711,10 @@ def test_from_mapping_reads_the_new_keys_and_the_deprecated_partition_name():
     )
     assert config.instance_groups[0].capacity is Capacity.ON_DEMAND
     workers = {"name": "w", "role": "worker", "instance_type": "ml.c5.xlarge", "instance_count": 1}
-    with pytest.warns(DeprecationWarning, match="partition_name is deprecated: use partition"):
-        old = TrainingConfig.from_mapping(
+    with pytest.raises(ValueError, match=r"instance_groups\[1\].partition_name='cpu': unknown key"):
+        TrainingConfig.from_mapping(
             {"instance_groups": [CONTROLLER_ITEM, {**workers, "partition_name": "cpu"}]}
         )
-    assert old.instance_groups[1].partition == "cpu"
     assert TrainingConfig().slurm_mode is SlurmMode.LIFECYCLE
 
 

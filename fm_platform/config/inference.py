@@ -40,7 +40,6 @@ from fm_platform.constructs.observability.endpoint_alarm import (
     EndpointAlarmOptions,
 )
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
-from fm_platform.core.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
 from fm_platform.rules.asynchronous import check_unique_prefixes
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
@@ -98,23 +97,15 @@ class SingleModelEndpointConfig(SingleModelEndpointOptions):
     name: a stable logical name; construct IDs derive from it.
     model_name: by default ``name``.
     alarms: the endpoint's alarm (:class:`EndpointAlarmOptions`); by default its defaults.
-    data_capture_percentage: deprecated: use ``data_capture: {sampling_percentage: N}``.
     """
 
     name: str
     model_name: str | None = None  # type: ignore[assignment]
     alarms: EndpointAlarmOptions = field(default_factory=EndpointAlarmOptions)
-    data_capture_percentage: int | None = field(default=None, metadata=DEPRECATED)
 
     def __post_init__(self) -> None:
         if self.model_name is None:
             object.__setattr__(self, "model_name", self.name)
-        deprecated_alias(
-            self,
-            "data_capture_percentage",
-            "data_capture",
-            lambda percentage: DataCaptureOptions(sampling_percentage=percentage),
-        )
 
 
 @dataclass(frozen=True, kw_only=True)

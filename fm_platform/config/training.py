@@ -5,7 +5,7 @@ home file system and Slurm accounting database."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fm_platform.constructs.observability.training_alarms import TrainingAlarmOptions
@@ -15,7 +15,6 @@ from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
 from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
 from fm_platform.constructs.training.lifecycle import LifecycleScriptsOptions
 from fm_platform.constructs.training.network import ClusterNetworkOptions
-from fm_platform.core.options import DEPRECATED, deprecated_alias
 from fm_platform.mapping import read
 from fm_platform.rules.cluster import (
     check_managed_mount_path,
@@ -75,16 +74,11 @@ class TrainingConfig(
     home_file_system: an FSx for OpenZFS file system (:class:`HomeFileSystemOptions`) in
         the data stack that HyperPod mounts on every node for the users' homes (managed
         Slurm mode); by default none.
-    lifecycle_assets_path: deprecated: use ``assets_path``.
     """
 
     instance_groups: tuple[InstanceGroup, ...] = DEFAULT_INSTANCE_GROUPS
     slurm_accounting: bool = False
     home_file_system: HomeFileSystemOptions | None = None
-    lifecycle_assets_path: str | None = field(default=None, metadata=DEPRECATED)
-
-    def __post_init__(self) -> None:
-        deprecated_alias(self, "lifecycle_assets_path", "assets_path")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> TrainingConfig:

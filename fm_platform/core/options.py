@@ -11,7 +11,6 @@ left, so that one error lists every problem.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, TypeVar
 
 from fm_platform.core.tokens import is_unresolved, without_tokens
@@ -33,25 +32,5 @@ def options_values(options_cls: type, source: object) -> dict[str, Any]:
     return {
         item.name: getattr(source, item.name)
         for item in dataclasses.fields(options_cls)
-        if item.init and not item.metadata.get("deprecated")
+        if item.init
     }
-
-
-#: Field metadata of a deprecated alias: left out of :func:`options_values` and of the
-#: configuration's keys.
-DEPRECATED: dict[str, Any] = {"deprecated": True}
-
-
-def deprecated_alias(instance: object, old: str, new: str, convert: Any = None) -> None:
-    """In ``__post_init__`` of a frozen options class: when the deprecated field ``old`` is
-    set, warn and move its value (through ``convert``) to ``new``."""
-    value = getattr(instance, old)
-    if value is None:
-        return
-    warnings.warn(
-        f"{type(instance).__name__}.{old} is deprecated: use {new}",
-        DeprecationWarning,
-        stacklevel=4,
-    )
-    object.__setattr__(instance, new, convert(value) if convert else value)
-    object.__setattr__(instance, old, None)

@@ -8,16 +8,15 @@ copy, driven by an alarm on ``NoCapacityInvocationFailures`` (requests that foun
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from aws_cdk import CfnResource, Duration
+from aws_cdk import CfnResource
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from fm_platform.constructs.inference.instance_scaling import autoscaling_service_linked_role_arn
-from fm_platform.core.options import DEPRECATED, deprecated_alias
 from fm_platform.core.scopes import inherit_stack
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.scaling import check_component_scaling
@@ -49,8 +48,6 @@ class ComponentScaling:
     target_value: the metric value to hold each copy at; by default 10.
     scale_in_cooldown_seconds: wait after a scale-in before the next; by default 300.
     scale_out_cooldown_seconds: wait after a scale-out before the next; by default 60.
-    scale_in_cooldown, scale_out_cooldown: deprecated (a ``Duration``): use the
-        ``_seconds`` fields, the unit :class:`InstanceScaling` takes too.
     """
 
     max_copies: int
@@ -59,12 +56,6 @@ class ComponentScaling:
     target_value: float = 10.0
     scale_in_cooldown_seconds: int = 300
     scale_out_cooldown_seconds: int = 60
-    scale_in_cooldown: Duration | None = field(default=None, metadata=DEPRECATED)
-    scale_out_cooldown: Duration | None = field(default=None, metadata=DEPRECATED)
-
-    def __post_init__(self) -> None:
-        for name in ("scale_in_cooldown", "scale_out_cooldown"):
-            deprecated_alias(self, name, f"{name}_seconds", _whole_seconds)
 
     @property
     def scales_to_zero(self) -> bool:
@@ -83,10 +74,6 @@ class ComponentScaling:
             scale_in_cooldown_seconds=self.scale_in_cooldown_seconds,
             scale_out_cooldown_seconds=self.scale_out_cooldown_seconds,
         )
-
-
-def _whole_seconds(duration: Duration) -> int:
-    return int(duration.to_seconds())
 
 
 class ComponentAutoScaling(Construct):

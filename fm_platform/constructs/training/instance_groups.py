@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from fm_platform.core.options import DEPRECATED, deprecated_alias
 from fm_platform.rules.instance_groups import (
     ON_DEMAND,
     SLURM_NODE_TYPES,
@@ -127,7 +126,6 @@ class InstanceGroup:
         release-version pin (``ImageReleaseVersion``) is EKS-only.
     scheduled_update: a :class:`ScheduledUpdate` that patches the group's AMI on a
         schedule; by default none.
-    partition_name: deprecated: use ``partition``.
     """
 
     name: str
@@ -143,10 +141,6 @@ class InstanceGroup:
     capacity: Capacity | None = None
     image_id: str | None = None
     scheduled_update: ScheduledUpdate | None = None
-    partition_name: str | None = field(default=None, metadata=DEPRECATED)
-
-    def __post_init__(self) -> None:
-        deprecated_alias(self, "partition_name", "partition")
 
     @property
     def slurm_partition(self) -> str | None:
