@@ -6,8 +6,10 @@ from __future__ import annotations
 import aws_cdk as cdk
 import pytest
 
+import fm_platform
 from fm_platform import (
     ComponentScaling,
+    HomeFileSystemProps,
     InferenceComponentEndpoint,
     InferenceComponentEndpointProps,
     InferenceComponentModel,
@@ -16,6 +18,7 @@ from fm_platform import (
     NodeRole,
 )
 from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
+from fm_platform.core.options import Props
 from fm_platform.rules.problems import Problems
 
 
@@ -84,3 +87,36 @@ def test_an_instance_group_role_given_as_a_string_is_named_with_its_choices():
         "instance_groups[1].role='worker': must be a NodeRole (NodeRole.CONTROLLER, "
         "NodeRole.LOGIN, NodeRole.WORKER)",
     )
+
+
+# Every construct's props validate through the one base: what differs is what they check.
+_PROPS_CLASSES = [
+    "AsyncEndpointProps",
+    "ClusterNetworkProps",
+    "HomeFileSystemProps",
+    "HyperPodClusterProps",
+    "InferenceComponentEndpointProps",
+    "LifecycleScriptsProps",
+    "MultiModelEndpointProps",
+    "SharedFileSystemProps",
+    "SingleModelEndpointProps",
+    "SlurmAccountingDatabaseProps",
+]
+
+
+@pytest.mark.parametrize("name", _PROPS_CLASSES)
+def test_construct_props_validate_through_the_props_base(name):
+    cls = getattr(fm_platform, name)
+    assert issubclass(cls, Props)
+    assert cls.validate is Props.validate
+
+
+def test_the_props_base_names_the_subject_and_records_into_a_caller_s_problems():
+    props = HomeFileSystemProps(storage_capacity_gib=0, subnet=None, security_group=None)
+    with pytest.raises(
+        ValueError, match=r"(?s)invalid HomeFileSystemProps:.*storage_capacity_gib=0"
+    ):
+        props.validate()
+    problems = Problems("AppConfig")
+    props.validate(problems)
+    assert any(message.startswith("storage_capacity_gib=0") for message in problems.messages)

@@ -36,7 +36,7 @@ from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.core.compliance import acknowledge_wildcard_resource
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.rules.asynchronous import (
     FAILURES,
     INPUTS,
@@ -118,7 +118,7 @@ class AsyncEndpointOptions(VariantEndpointOptions):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AsyncEndpointProps(VariantEndpointProps, AsyncEndpointOptions):
+class AsyncEndpointProps(VariantEndpointProps, AsyncEndpointOptions, Props):
     """Options for :class:`AsyncEndpoint`: the fields of :class:`AsyncEndpointOptions` and
     of :class:`VariantEndpointProps` (``vpc``, ``vpc_subnets``, ``security_group``,
     ``encryption_key`` of the storage volumes, ``artifact_key``, ``execution_role``; a passed
@@ -150,10 +150,7 @@ class AsyncEndpointProps(VariantEndpointProps, AsyncEndpointOptions):
     error_topic: sns.ITopic | None = None
     topic_key: kms.IKey | None = None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "AsyncEndpointProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         props.check_references(problems)
@@ -167,7 +164,6 @@ class AsyncEndpointProps(VariantEndpointProps, AsyncEndpointOptions):
             problems.add(
                 "topic_key", props.topic_key, "needs `success_topic` or `error_topic` to be set"
             )
-        problems.raise_if_any()
 
 
 class AsyncEndpoint(VariantEndpoint):

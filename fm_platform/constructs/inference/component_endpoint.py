@@ -32,7 +32,7 @@ from fm_platform.constructs.inference.execution_role import (
     role_arn,
 )
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.core.scopes import inherit_stack, stack_of
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand, CopyTotals, min_copies_shortfall, shortfalls
@@ -91,7 +91,7 @@ class InferenceComponentEndpointOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class InferenceComponentEndpointProps(InferenceComponentEndpointOptions):
+class InferenceComponentEndpointProps(InferenceComponentEndpointOptions, Props):
     """Options for :class:`InferenceComponentEndpoint`: the fields of
     :class:`InferenceComponentEndpointOptions`, and
 
@@ -113,10 +113,7 @@ class InferenceComponentEndpointProps(InferenceComponentEndpointOptions):
     vpc_subnets: ec2.SubnetSelection | None = None
     security_groups: Sequence[ec2.ISecurityGroup] | None = None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem in these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "InferenceComponentEndpointProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         check_vpc_options(
@@ -124,7 +121,6 @@ class InferenceComponentEndpointProps(InferenceComponentEndpointOptions):
             props.vpc is not None,
             {"vpc_subnets": props.vpc_subnets, "security_groups": props.security_groups},
         )
-        problems.raise_if_any()
 
 
 class InferenceComponentEndpointBase(RealtimeEndpoint):

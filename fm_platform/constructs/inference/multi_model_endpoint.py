@@ -27,7 +27,7 @@ from fm_platform.constructs.inference.instance_scaling import InstanceScaling, a
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.core.images import PYTORCH_CPU_IMAGE, PYTORCH_GPU_IMAGE
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.rules.hosting import (
     check_hosting_instance_type,
@@ -103,21 +103,17 @@ class MultiModelEndpointOptions(VariantEndpointOptions):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MultiModelEndpointProps(VariantEndpointProps, MultiModelEndpointOptions):
+class MultiModelEndpointProps(VariantEndpointProps, MultiModelEndpointOptions, Props):
     """Options for :class:`MultiModelEndpoint`: the fields of
     :class:`MultiModelEndpointOptions` and of :class:`VariantEndpointProps` (``vpc``,
     ``vpc_subnets``, ``security_group``, ``encryption_key``, ``artifact_key``,
     ``execution_role``); the created execution role reads every object under the prefix.
     """
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "MultiModelEndpointProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         props.check_references(problems)
-        problems.raise_if_any()
 
 
 class MultiModelEndpoint(VariantEndpoint):

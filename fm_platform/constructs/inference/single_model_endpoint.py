@@ -29,7 +29,7 @@ from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.core.compliance import acknowledge_wildcard_resource
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.variants import check_data_capture, check_variant
 
@@ -190,21 +190,17 @@ class SingleModelEndpointOptions(VariantEndpointOptions):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SingleModelEndpointProps(VariantEndpointProps, SingleModelEndpointOptions):
+class SingleModelEndpointProps(VariantEndpointProps, SingleModelEndpointOptions, Props):
     """Options for :class:`SingleModelEndpoint`: the fields of
     :class:`SingleModelEndpointOptions` and of :class:`VariantEndpointProps` (``vpc``,
     ``vpc_subnets``, ``security_group``, ``encryption_key``, ``artifact_key``,
     ``execution_role``); a passed ``execution_role`` also gets data-capture write added.
     """
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "SingleModelEndpointProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         props.check_references(problems)
-        problems.raise_if_any()
 
 
 class SingleModelEndpoint(VariantEndpoint):

@@ -26,7 +26,7 @@ from fm_platform.constructs.observability.conditions import (
 )
 from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
 from fm_platform.constructs.observability.model_alarm import DEFAULT_MINUTES
-from fm_platform.core.options import checked, options_values
+from fm_platform.core.options import Props, checked, options_values
 from fm_platform.rules.observability import (
     MAX_ALARM_MINUTES,
     check_alarm_minutes,
@@ -81,7 +81,7 @@ class AsyncEndpointAlarmOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class AsyncEndpointAlarmProps(AsyncEndpointAlarmOptions):
+class AsyncEndpointAlarmProps(AsyncEndpointAlarmOptions, Props):
     """Options for :class:`AsyncEndpointAlarm`: the fields of
     :class:`AsyncEndpointAlarmOptions`, and
 
@@ -95,13 +95,12 @@ class AsyncEndpointAlarmProps(AsyncEndpointAlarmOptions):
     label: str
     topic_arn: str
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem in these props (with ``into``,
-        record them there instead)."""
-        problems = Problems.within(into, f"AsyncEndpointAlarmProps {self.label!r}")
+    def _subject(self) -> str:
+        return f"AsyncEndpointAlarmProps {self.label!r}"
+
+    def _check(self, problems: Problems) -> None:
         options = AsyncEndpointAlarmOptions(**options_values(AsyncEndpointAlarmOptions, self))
         checked(problems, options).check(problems)
-        problems.raise_if_any()
 
 
 def async_conditions(props: AsyncEndpointAlarmProps) -> list[Condition]:

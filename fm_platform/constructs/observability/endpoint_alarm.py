@@ -32,7 +32,7 @@ from fm_platform.constructs.observability.model_alarm import (
     DEFAULT_MINUTES,
     MICROSECONDS_PER_MS,
 )
-from fm_platform.core.options import checked, options_values
+from fm_platform.core.options import Props, checked, options_values
 from fm_platform.rules.observability import (
     check_alarm_minutes,
     check_latency_objective,
@@ -91,7 +91,7 @@ COMPONENT_ENDPOINT_ALARMS = EndpointAlarmOptions(error_rate_percent=None)
 
 
 @dataclass(frozen=True, kw_only=True)
-class EndpointAlarmProps(EndpointAlarmOptions):
+class EndpointAlarmProps(EndpointAlarmOptions, Props):
     """Options for :class:`EndpointAlarm`: the fields of :class:`EndpointAlarmOptions`, and
 
     endpoint: the endpoint to watch (its ``variant_name``).
@@ -119,10 +119,10 @@ class EndpointAlarmProps(EndpointAlarmOptions):
             return low, high
         return None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem in these props (with ``into``,
-        record them there instead)."""
-        problems = Problems.within(into, f"EndpointAlarmProps {self.label!r}")
+    def _subject(self) -> str:
+        return f"EndpointAlarmProps {self.label!r}"
+
+    def _check(self, problems: Problems) -> None:
         options = EndpointAlarmOptions(**options_values(EndpointAlarmOptions, self))
         checked(problems, options).check(problems)
         if not problems and not endpoint_conditions(self):
@@ -131,7 +131,6 @@ class EndpointAlarmProps(EndpointAlarmOptions):
                 None,
                 "nothing to watch: set at least one (or do not create the alarm)",
             )
-        problems.raise_if_any()
 
 
 def endpoint_conditions(props: EndpointAlarmProps) -> list[Condition]:

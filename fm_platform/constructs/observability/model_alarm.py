@@ -33,7 +33,7 @@ from fm_platform.constructs.observability.conditions import (
     legend,
 )
 from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
-from fm_platform.core.options import checked, options_values
+from fm_platform.core.options import Props, checked, options_values
 from fm_platform.rules.observability import (
     MAX_ALARM_MINUTES,
     check_alarm_minutes,
@@ -103,7 +103,7 @@ class ModelAlarmOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModelAlarmProps(ModelAlarmOptions):
+class ModelAlarmProps(ModelAlarmOptions, Props):
     """Options for :class:`ModelAlarm`: the fields of :class:`ModelAlarmOptions`, and
 
     model: the model to watch.
@@ -116,10 +116,10 @@ class ModelAlarmProps(ModelAlarmOptions):
     topic_arn: str
     alarm_name: str | None = None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem in these props (with ``into``,
-        record them there instead)."""
-        problems = Problems.within(into, f"ModelAlarmProps {self.model.model_name!r}")
+    def _subject(self) -> str:
+        return f"ModelAlarmProps {self.model.model_name!r}"
+
+    def _check(self, problems: Problems) -> None:
         # The options alone: the model is a CDK construct, and every question about it
         # would be a call into the CDK runtime.
         options = ModelAlarmOptions(**options_values(ModelAlarmOptions, self))
@@ -130,7 +130,6 @@ class ModelAlarmProps(ModelAlarmOptions):
                 None,
                 "nothing to watch: set at least one (or do not create the alarm)",
             )
-        problems.raise_if_any()
 
 
 def model_alarm_minutes(options: ModelAlarmOptions, model: InferenceComponentModel) -> int:

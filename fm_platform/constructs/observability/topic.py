@@ -20,7 +20,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props
 from fm_platform.rules.observability import check_emails, check_topic_arn
 from fm_platform.rules.problems import Problems
 
@@ -51,7 +51,7 @@ class NotificationTopicOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class NotificationTopicProps(NotificationTopicOptions):
+class NotificationTopicProps(NotificationTopicOptions, Props):
     """Options for :class:`NotificationTopic`: the fields of
     :class:`NotificationTopicOptions`, and
 
@@ -60,13 +60,6 @@ class NotificationTopicProps(NotificationTopicOptions):
     """
 
     purpose: str = "fm_platform alarms and events"
-
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem in these props (with ``into``,
-        record them there instead)."""
-        problems = Problems.within(into, "NotificationTopicProps")
-        checked(problems, self).check(problems)
-        problems.raise_if_any()
 
 
 class NotificationTopic(Construct):

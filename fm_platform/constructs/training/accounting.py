@@ -24,7 +24,7 @@ from constructs import Construct
 
 from fm_platform.core.compliance import acknowledge
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.rules.accounting import check_capacity_range
 from fm_platform.rules.problems import Problems
 
@@ -61,7 +61,7 @@ class SlurmAccountingDatabaseOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SlurmAccountingDatabaseProps(SlurmAccountingDatabaseOptions):
+class SlurmAccountingDatabaseProps(SlurmAccountingDatabaseOptions, Props):
     """Options for :class:`SlurmAccountingDatabase`: the fields of
     :class:`SlurmAccountingDatabaseOptions`, and
 
@@ -82,10 +82,7 @@ class SlurmAccountingDatabaseProps(SlurmAccountingDatabaseOptions):
     cluster_security_group: ec2.ISecurityGroup
     encryption_key: kms.IKey | None = None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "SlurmAccountingDatabaseProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         if props.subnets is not None and len(props.subnets) < 2:
@@ -94,7 +91,6 @@ class SlurmAccountingDatabaseProps(SlurmAccountingDatabaseOptions):
                 len(props.subnets),
                 "give subnets in at least two Availability Zones: a DB subnet group needs them",
             )
-        problems.raise_if_any()
 
 
 class SlurmAccountingDatabase(Construct):

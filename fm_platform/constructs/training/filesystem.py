@@ -16,7 +16,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.filesystem import (
     PERSISTENT_2_SMALL_CAPACITIES_GIB,
@@ -106,7 +106,7 @@ class SharedFileSystemOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SharedFileSystemProps(SharedFileSystemOptions):
+class SharedFileSystemProps(SharedFileSystemOptions, Props):
     """Options for :class:`SharedFileSystem`: the fields of :class:`SharedFileSystemOptions`,
     and
 
@@ -125,15 +125,11 @@ class SharedFileSystemProps(SharedFileSystemOptions):
     encryption_key: kms.IKey | None = None
     data_repository: DataRepositoryAssociationProps | None = None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "SharedFileSystemProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         if props.data_repository is not None:
             props.data_repository.check(problems)
-        problems.raise_if_any()
 
 
 class SharedFileSystem(Construct):

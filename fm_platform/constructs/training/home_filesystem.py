@@ -14,7 +14,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.home_filesystem import check_home_file_system
 from fm_platform.rules.problems import Problems
@@ -55,7 +55,7 @@ class HomeFileSystemOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class HomeFileSystemProps(HomeFileSystemOptions):
+class HomeFileSystemProps(HomeFileSystemOptions, Props):
     """Options for :class:`HomeFileSystem`: the fields of :class:`HomeFileSystemOptions`,
     and
 
@@ -69,13 +69,6 @@ class HomeFileSystemProps(HomeFileSystemOptions):
     subnet: ec2.ISubnet
     security_group: ec2.ISecurityGroup
     encryption_key: kms.IKey | None = None
-
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "HomeFileSystemProps")
-        checked(problems, self).check(problems)
-        problems.raise_if_any()
 
 
 class HomeFileSystem(Construct):

@@ -47,7 +47,7 @@ from fm_platform.constructs.training.node_health_alarm import (
     node_health_alarm_name,
 )
 from fm_platform.core.compliance import acknowledge_wildcard_resource
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.core.unknown_types import warn_unknown_accelerated_type
 from fm_platform.rules.cluster import (
@@ -235,7 +235,7 @@ class HyperPodClusterOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class HyperPodClusterProps(HyperPodClusterOptions):
+class HyperPodClusterProps(HyperPodClusterOptions, Props):
     """Options for :class:`HyperPodCluster`: the fields of :class:`HyperPodClusterOptions`,
     and
 
@@ -278,10 +278,7 @@ class HyperPodClusterProps(HyperPodClusterOptions):
             min_counts=any(g.min_count is not None for g in self.instance_groups or () if g),
         )
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "HyperPodClusterProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         mode = _value(props.slurm_mode)
@@ -335,7 +332,6 @@ class HyperPodClusterProps(HyperPodClusterOptions):
             ipaddress.IPv4Network(cidr, strict=False).prefixlen if cidr else None,
             props.required_ipv4_addresses,
         )
-        problems.raise_if_any()
 
 
 def _value(option: enum.Enum | None) -> str | None:

@@ -26,7 +26,7 @@ from fm_platform.core.compliance import (
 )
 from fm_platform.core.dependencies import drop_redundant_depends_on
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.lifecycle import (
     NODE_SETUP_FILE,
@@ -148,7 +148,7 @@ class LifecycleScriptsOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LifecycleScriptsProps(LifecycleScriptsOptions):
+class LifecycleScriptsProps(LifecycleScriptsOptions, Props):
     """Options for :class:`LifecycleScripts`: the fields of :class:`LifecycleScriptsOptions`,
     and
 
@@ -182,10 +182,7 @@ class LifecycleScriptsProps(LifecycleScriptsOptions):
     subnet: ec2.ISubnet | None = None
     security_group: ec2.ISecurityGroup | None = None
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ValueError listing every problem in these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "LifecycleScriptsProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         props.check(problems)
         if (props.vpc is None) != (props.subnet is None):
@@ -217,7 +214,6 @@ class LifecycleScriptsProps(LifecycleScriptsOptions):
                 "node_setup",
                 {key: None if is_unresolved(value) else value for key, value in setup.items()},
             )
-        problems.raise_if_any()
 
 
 class LifecycleScripts(Construct):

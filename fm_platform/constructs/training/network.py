@@ -18,7 +18,7 @@ from fm_platform.constructs.training.az_region import require_region_of_az_id
 from fm_platform.core.compliance import acknowledge, suppress_scanner_findings
 from fm_platform.core.dependencies import drop_redundant_depends_on
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import checked
+from fm_platform.core.options import Props, checked
 from fm_platform.rules.network import (
     AWS_RESERVED_ADDRESSES_PER_SUBNET,
     check_availability_zone_id,
@@ -67,7 +67,7 @@ class ClusterNetworkOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ClusterNetworkProps(ClusterNetworkOptions):
+class ClusterNetworkProps(ClusterNetworkOptions, Props):
     """Options for :class:`ClusterNetwork`: the fields of :class:`ClusterNetworkOptions`, and
 
     encryption_key: KMS key encrypting the flow-log group; by default a customer-managed key
@@ -88,10 +88,7 @@ class ClusterNetworkProps(ClusterNetworkOptions):
         """True when all of ``vpc``, ``subnet`` and ``security_group`` were given."""
         return all(getattr(self, name) is not None for name in _BYO_FIELDS)
 
-    def validate(self, into: Problems | None = None) -> None:
-        """Raise one ``ValueError`` listing every problem with these props.
-        With ``into``, record them there instead (see :meth:`Problems.within`)."""
-        problems = Problems.within(into, "ClusterNetworkProps")
+    def _check(self, problems: Problems) -> None:
         props = checked(problems, self)
         given = [name for name in _BYO_FIELDS if getattr(props, name) is not None]
         if given and len(given) < len(_BYO_FIELDS):
@@ -104,7 +101,6 @@ class ClusterNetworkProps(ClusterNetworkOptions):
             )
         if not given:
             props.check(problems)
-        problems.raise_if_any()
 
 
 class ClusterNetwork(Construct):
