@@ -36,7 +36,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "api": frozenset({"app", "stacks", "config", "constructs", "core", "rules", "hardware"}),
 }
 # Top-level modules and the layer they sit in.
-_TOP_LEVEL = {"fm_platform": "api", "fm_platform.app": "app", "fm_platform.mapping": "rules"}
+_TOP_LEVEL = {"fm_platform": "api", "fm_platform.app": "app"}
 
 # Two import cycles that the endpoint branch removes (the execution role reaching into the
 # image and the container; the observability stack reading the other stacks): every edge

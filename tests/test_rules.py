@@ -11,7 +11,6 @@ from typing import Any
 import botocore.session
 import pytest
 
-from fm_platform.mapping import read
 from fm_platform.rules import (
     accounting,
     capacity,
@@ -29,7 +28,7 @@ from fm_platform.rules import (
     variants,
 )
 from fm_platform.rules.problems import Problems
-from fm_platform.rules.types import describe, well_typed
+from fm_platform.rules.types import describe, read, well_typed
 
 
 def messages(rule: Callable[..., Any], *args: Any, **kwargs: Any) -> list[str]:

@@ -12,8 +12,8 @@ from fm_platform.config.inference import InferenceConfig
 from fm_platform.config.source import config_source
 from fm_platform.config.training import TrainingConfig
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
-from fm_platform.mapping import read
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.types import read
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -40,7 +40,6 @@ from fm_platform.constructs.observability.endpoint_alarm import (
     EndpointAlarmOptions,
 )
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
-from fm_platform.mapping import read
 from fm_platform.rules.asynchronous import check_unique_prefixes
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
 from fm_platform.rules.components import check_component_name_free, component_name_for
@@ -52,6 +51,7 @@ from fm_platform.rules.inference import (
     check_output_count,
 )
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.types import read
 
 #: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample, NotificationTopicArn.
 FIXED_OUTPUTS = 3

@@ -15,7 +15,6 @@ from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
 from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
 from fm_platform.constructs.training.lifecycle import LifecycleScriptsOptions
 from fm_platform.constructs.training.network import ClusterNetworkOptions
-from fm_platform.mapping import read
 from fm_platform.rules.cluster import (
     check_managed_mount_path,
     check_needs_continuous,
@@ -25,6 +24,7 @@ from fm_platform.rules.cluster import (
 )
 from fm_platform.rules.network import check_subnet_capacity
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.types import read
 
 #: The training walkthrough's example: one ml.m5.12xlarge head node and four
 #: ml.trn1.32xlarge workers in the Slurm partition "dev".

@@ -22,9 +22,9 @@ import yaml
 
 from fm_platform.fleet.architectures import known_architectures
 from fm_platform.fleet.kinds import BATCH, KINDS
-from fm_platform.mapping import dataclass_values, list_of
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
+from fm_platform.rules.types import dataclass_values, list_of
 
 #: Bytes per parameter of each weight dtype.
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}

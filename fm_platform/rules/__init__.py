@@ -11,8 +11,8 @@ calls the same rules through a view that puts the configuration key in front
 :mod:`~fm_platform.rules.components`, :mod:`~fm_platform.rules.capacity`,
 :mod:`~fm_platform.rules.scaling`, :mod:`~fm_platform.rules.variants`,
 :mod:`~fm_platform.rules.inference`, :mod:`~fm_platform.rules.asynchronous`; limits and
-enums come from botocore (:mod:`~fm_platform.rules.sagemaker_model`), Python types from annotations
-(:mod:`~fm_platform.rules.types`).
+enums come from botocore (:mod:`~fm_platform.rules.sagemaker_model`), Python types from annotations,
+for options built in Python and read from mappings (:mod:`~fm_platform.rules.types`).
 """
 
 from fm_platform.rules.problems import (
