@@ -350,39 +350,7 @@ class InferenceConfig:
         self.validate(problems)
         names: set[str] = set()
         for index, endpoint in enumerate(self.ic_endpoints):
-            where = f"ic_endpoints[{index}]."
-            endpoint.check(problems.scoped(where, about=f"endpoint {endpoint.name!r}"))
-            _check_alarms(
-                problems.scoped(f"{where}alarms.", about=f"endpoint {endpoint.name!r}"), endpoint
-            )
-            demands: list[CopyDemand] = []
-            fits = True
-            for position, model in enumerate(endpoint.models or ()):
-                view = problems.scoped(
-                    f"{where}models[{position}].",
-                    about=f"model {model.model_name!r} on endpoint {endpoint.name!r}",
-                )
-                model.check(view, instance_type=endpoint.instance_type)
-                _check_alarms(view.scoped("alarms."), model)
-                name = model.component_name or (
-                    component_name_for(stack_name, model.model_name) if model.model_name else None
-                )
-                check_component_name_free(view, "component_name", name, name in names)
-                if name is not None:
-                    names.add(name)
-                if view:
-                    continue  # its copies are not counted until its own problems are fixed
-                demands.append(model.demand(name))
-                if fits:  # report the model at which the minimum copies stop fitting
-                    capacity = view.scoped("")
-                    check_min_copies_fit(
-                        capacity,
-                        "scaling.min_copies" if model.scaling is not None else "initial_copies",
-                        demands,
-                        endpoint.instance_type,
-                        endpoint.max_instance_count,
-                    )
-                    fits = not capacity
+            _check_ic_endpoint(problems, f"ic_endpoints[{index}].", endpoint, names, stack_name)
         variant_endpoints: list[tuple[str, SingleModelEndpointConfig | MultiModelEndpointConfig]]
         variant_endpoints = [
             *(
@@ -402,6 +370,48 @@ class InferenceConfig:
             view = problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
             queued.check(view)
             _check_alarms(view.scoped("alarms."), queued)
+
+
+def _check_ic_endpoint(
+    problems: Problems,
+    where: str,
+    endpoint: InferenceComponentEndpointConfig,
+    names: set[str],
+    stack_name: str,
+) -> None:
+    """Record the problems of one Inference Components endpoint under ``where``: its own,
+    each model's (its component name must be none of ``names``, which gains it), and the
+    first model at which the minimum copies no longer fit the endpoint."""
+    endpoint.check(problems.scoped(where, about=f"endpoint {endpoint.name!r}"))
+    _check_alarms(problems.scoped(f"{where}alarms.", about=f"endpoint {endpoint.name!r}"), endpoint)
+    demands: list[CopyDemand] = []
+    fits = True
+    for position, model in enumerate(endpoint.models or ()):
+        view = problems.scoped(
+            f"{where}models[{position}].",
+            about=f"model {model.model_name!r} on endpoint {endpoint.name!r}",
+        )
+        model.check(view, instance_type=endpoint.instance_type)
+        _check_alarms(view.scoped("alarms."), model)
+        name = model.component_name or (
+            component_name_for(stack_name, model.model_name) if model.model_name else None
+        )
+        check_component_name_free(view, "component_name", name, name in names)
+        if name is not None:
+            names.add(name)
+        if view:
+            continue  # its copies are not counted until its own problems are fixed
+        demands.append(model.demand(name))
+        if fits:  # report the model at which the minimum copies stop fitting
+            capacity = view.scoped("")
+            check_min_copies_fit(
+                capacity,
+                "scaling.min_copies" if model.scaling is not None else "initial_copies",
+                demands,
+                endpoint.instance_type,
+                endpoint.max_instance_count,
+            )
+            fits = not capacity
 
 
 def _check_alarms(problems: Problems, item: object) -> None:

@@ -111,26 +111,38 @@ def check_instance_group(
         member_shape_name(_SPEC, "TrainingPlanArn"),
     )
     if deep_health_checks:
-        for position, check in enumerate(deep_health_checks):
-            problems.check_shape(
-                f"{field}.deep_health_checks[{position}]", check, "DeepHealthCheckType"
-            )
-        if instance_type is not None and not supports_deep_health_checks(instance_type):
-            problems.add(
-                f"{field}.deep_health_checks",
-                tuple(deep_health_checks),
-                f"deep health checks run only on NVIDIA GPU and Trainium instances, "
-                f"not on {instance_type}; leave them unset or use ()",
-            )
+        _check_deep_health_checks(problems, field, deep_health_checks, instance_type)
     if partition is not None and role is not None:
-        if role != WORKER:
-            problems.add(
-                f"{field}.partition",
-                partition,
-                f"only WORKER groups have a Slurm partition; this group is {role.upper()}",
-            )
-        else:
-            problems.check_shape(f"{field}.partition", partition, "ClusterPartitionName")
+        _check_partition(problems, field, partition, role)
+
+
+def _check_deep_health_checks(
+    problems: Problems, field: str, checks: Sequence[str], instance_type: str | None
+) -> None:
+    """Each check is one botocore knows, on a type the checks run on."""
+    for position, check in enumerate(checks):
+        problems.check_shape(
+            f"{field}.deep_health_checks[{position}]", check, "DeepHealthCheckType"
+        )
+    if instance_type is not None and not supports_deep_health_checks(instance_type):
+        problems.add(
+            f"{field}.deep_health_checks",
+            tuple(checks),
+            f"deep health checks run only on NVIDIA GPU and Trainium instances, "
+            f"not on {instance_type}; leave them unset or use ()",
+        )
+
+
+def _check_partition(problems: Problems, field: str, partition: str, role: str) -> None:
+    """Only a worker group has a partition, named as botocore allows."""
+    if role != WORKER:
+        problems.add(
+            f"{field}.partition",
+            partition,
+            f"only WORKER groups have a Slurm partition; this group is {role.upper()}",
+        )
+    else:
+        problems.check_shape(f"{field}.partition", partition, "ClusterPartitionName")
 
 
 def check_min_count(

@@ -121,32 +121,49 @@ class SlurmAccountingDatabase(Construct):
         self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(
             self, "Key", purpose="Slurm accounting database and its secret"
         )
-        self.security_group = ec2.SecurityGroup(
+        self.security_group, self.rotation_security_group = self._security_groups(props)
+        self.database = self._database(props)
+        # Generated credentials always come with a secret (``secret`` is its attachment to
+        # the database; the secret itself is the child ``Secret``).
+        self.secret = cast(secretsmanager.ISecret, self.database.secret)
+        self._retain_and_rotate(props)
+        self.endpoint: str = self.database.cluster_endpoint.hostname
+        self.port: int = MYSQL_PORT
+        self.secret_arn: str = self.secret.secret_arn
+        self._acknowledge()
+
+    def _security_groups(
+        self, props: SlurmAccountingDatabaseProps
+    ) -> tuple[ec2.SecurityGroup, ec2.SecurityGroup]:
+        """The database's group (MySQL from the cluster and the rotation function only)
+        and the rotation function's (MySQL to the database, HTTPS to Secrets Manager)."""
+        database = ec2.SecurityGroup(
             self,
             "SecurityGroup",
             vpc=props.vpc,
             description="Slurm accounting database: MySQL from the cluster only",
             allow_all_outbound=False,
         )
-        self.rotation_security_group = ec2.SecurityGroup(
+        rotation = ec2.SecurityGroup(
             self,
             "RotationSecurityGroup",
             vpc=props.vpc,
             description="Slurm accounting database password rotation: MySQL and HTTPS out",
             allow_all_outbound=False,
         )
-        self.rotation_security_group.add_egress_rule(
-            ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "Secrets Manager API"
-        )
-        self.rotation_security_group.add_egress_rule(
-            self.security_group, ec2.Port.tcp(MYSQL_PORT), "The accounting database"
-        )
+        rotation.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "Secrets Manager API")
+        rotation.add_egress_rule(database, ec2.Port.tcp(MYSQL_PORT), "The accounting database")
         for peer, why in (
             (props.cluster_security_group, "slurmdbd on the cluster's controller"),
-            (self.rotation_security_group, "Secrets Manager password rotation"),
+            (rotation, "Secrets Manager password rotation"),
         ):
-            self.security_group.add_ingress_rule(peer, ec2.Port.tcp(MYSQL_PORT), why)
-        self.database = rds.DatabaseCluster(
+            database.add_ingress_rule(peer, ec2.Port.tcp(MYSQL_PORT), why)
+        return database, rotation
+
+    def _database(self, props: SlurmAccountingDatabaseProps) -> rds.DatabaseCluster:
+        """The Aurora MySQL Serverless v2 cluster, its one writer and generated
+        credentials."""
+        return rds.DatabaseCluster(
             self,
             "Database",
             engine=rds.DatabaseClusterEngine.aurora_mysql(version=ENGINE_VERSION),
@@ -171,9 +188,10 @@ class SlurmAccountingDatabase(Construct):
             cloudwatch_logs_exports=list(LOG_EXPORTS),
             removal_policy=RemovalPolicy.RETAIN,
         )
-        # Generated credentials always come with a secret (``secret`` is its attachment to
-        # the database; the secret itself is the child ``Secret``).
-        self.secret = cast(secretsmanager.ISecret, self.database.secret)
+
+    def _retain_and_rotate(self, props: SlurmAccountingDatabaseProps) -> None:
+        """Retain the secret and the subnet group with the database, rotate the password
+        from the first subnet, and leave out the writer's needless ``DependsOn``."""
         generated = cast(secretsmanager.Secret, self.database.node.find_child("Secret"))
         generated.apply_removal_policy(RemovalPolicy.RETAIN)
         subnet_group = self.database.node.find_child("Subnets")
@@ -192,10 +210,6 @@ class SlurmAccountingDatabase(Construct):
         # that deleting the stack deletes (its references order it after its cluster).
         writer = cast(CfnResource, self.database.node.find_child("Writer").node.default_child)
         writer.add_deletion_override("DependsOn")
-        self.endpoint: str = self.database.cluster_endpoint.hostname
-        self.port: int = MYSQL_PORT
-        self.secret_arn: str = self.secret.secret_arn
-        self._acknowledge()
 
     def secret_read_statements(self) -> list[iam.PolicyStatement]:
         """What a reader of the credentials needs: the secret's value, decrypted with its
