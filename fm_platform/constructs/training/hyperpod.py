@@ -301,29 +301,8 @@ class HyperPodClusterProps(HyperPodClusterOptions, Props):
                 slurm_mode=mode,
                 continuous=self.continuous,
             )
-        if props.managed and props.file_system is not None:
-            missing = [
-                name
-                for name in ("dns_name", "mount_name", "mount_path")
-                if not hasattr(props.file_system, name)
-            ]
-            if missing:
-                problems.add(
-                    "file_system",
-                    type(props.file_system).__name__,
-                    "managed Slurm mode mounts the file system through InstanceStorageConfigs: "
-                    f"it must give dns_name, mount_name and mount_path (missing: "
-                    f"{', '.join(missing)}; SharedFileSystem has them)",
-                )
-            else:
-                lustre = cast(LustreFileSystemSource, props.file_system)
-                check_managed_mount_path(
-                    problems, "file_system.mount_path", _known(lustre.mount_path)
-                )
-        if props.managed and props.home_file_system is not None:
-            check_managed_mount_path(
-                problems, "home_file_system.mount_path", _known(props.home_file_system.mount_path)
-            )
+        if props.managed:
+            props._check_managed_mounts(problems)
         cidr = _known_cidr(self.subnet)
         check_subnet_capacity(
             problems,
@@ -332,6 +311,33 @@ class HyperPodClusterProps(HyperPodClusterOptions, Props):
             ipaddress.IPv4Network(cidr, strict=False).prefixlen if cidr else None,
             props.required_ipv4_addresses,
         )
+
+    def _check_managed_mounts(self, problems: Problems) -> None:
+        """In managed Slurm mode HyperPod mounts the file systems itself: the shared file
+        system must say where it is, and both mount paths must be ones HyperPod accepts."""
+        if self.file_system is not None:
+            missing = [
+                name
+                for name in ("dns_name", "mount_name", "mount_path")
+                if not hasattr(self.file_system, name)
+            ]
+            if missing:
+                problems.add(
+                    "file_system",
+                    type(self.file_system).__name__,
+                    "managed Slurm mode mounts the file system through InstanceStorageConfigs: "
+                    f"it must give dns_name, mount_name and mount_path (missing: "
+                    f"{', '.join(missing)}; SharedFileSystem has them)",
+                )
+            else:
+                lustre = cast(LustreFileSystemSource, self.file_system)
+                check_managed_mount_path(
+                    problems, "file_system.mount_path", _known(lustre.mount_path)
+                )
+        if self.home_file_system is not None:
+            check_managed_mount_path(
+                problems, "home_file_system.mount_path", _known(self.home_file_system.mount_path)
+            )
 
 
 def _value(option: enum.Enum | None) -> str | None:
