@@ -1,4 +1,5 @@
-"""The README's embedding samples run as written, and what they build passes cdk-nag."""
+"""The documentation's embedding samples (README.md and docs/*.md, chiefly docs/embedding.md)
+run as written, type-check as an embedding app's would, and what they build passes cdk-nag."""
 
 from __future__ import annotations
 
@@ -17,16 +18,24 @@ from tests.support import ROOT, nag_findings
 SAMPLE = re.compile(r"<!-- sample: (?P<name>[a-z-]+) -->\n```python\n(?P<code>.*?)```", re.S)
 
 
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+
+
 def readme_samples() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text()
-    return {match["name"]: match["code"] for match in SAMPLE.finditer(text)}
+    """Every marked sample of the documentation, by name (a name is used once)."""
+    samples: dict[str, str] = {}
+    for page in PAGES:
+        for match in SAMPLE.finditer(page.read_text()):
+            assert match["name"] not in samples, (page.name, match["name"])
+            samples[match["name"]] = match["code"]
+    return samples
 
 
 def run_sample(name: str) -> dict:
     """Execute the sample as a user would (it builds and synthesizes its own App) and
     return its namespace."""
     namespace: dict = {"__name__": f"readme_sample_{name}"}
-    exec(compile(readme_samples()[name], f"README.md:{name}", "exec"), namespace)
+    exec(compile(readme_samples()[name], f"docs:{name}", "exec"), namespace)
     return namespace
 
 
@@ -69,7 +78,7 @@ def test_samples_import_no_deprecated_name():
         imports = "\n".join(_import_block(code))
         with warnings.catch_warnings():
             warnings.simplefilter("error", DeprecationWarning)
-            exec(compile(imports, f"README.md:{name}", "exec"), {})
+            exec(compile(imports, f"docs:{name}", "exec"), {})
 
 
 def _import_block(code: str) -> list[str]:
