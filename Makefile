@@ -76,18 +76,21 @@ bench: $(TEST_READY)
 	$(BIN)/python scripts/bench_synth.py
 	$(BIN)/python scripts/bench_fleet.py
 
-# Documentation: architecture diagrams of the synthesized stacks (docs/diagrams, committed),
-# the HTML API reference (docs/api, generated) and its check in headless Chromium. Graphviz
-# and Chromium come from Debian when missing.
+# Documentation: architecture and dashboard pictures of the synthesized stacks
+# (docs/diagrams, committed), drawn by the project's pinned Graphviz (WebAssembly builds from
+# package.json on the virtualenv's Node.js: nothing from the machine); then one HTML site
+# (docs/api, generated): README.md as its index, the docs/*.md pages and CHANGELOG.md
+# beside pdoc's API reference; and its check in headless Chromium (Chromium comes from
+# Debian when missing; `make test` never needs it).
 API_DOCS := docs/api
 
 docs: $(TEST_READY)
-	command -v dot >/dev/null || (apt-get update -qq && apt-get install -y -qq graphviz fonts-dejavu-core)
 	$(CDK) synth --quiet
 	$(BIN)/python scripts/docs_diagrams.py cdk.out docs/diagrams
 	$(BIN)/python scripts/docs_dashboards.py cdk.out docs/diagrams
 	rm -rf $(API_DOCS)
 	$(BIN)/pdoc --docformat restructuredtext --template-directory docs/templates --output-directory $(API_DOCS) fm_platform
+	$(BIN)/python scripts/docs_pages.py $(API_DOCS)
 
 docs-check: docs
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Open the generated API reference in headless Chromium and check it as a reader would.
+"""Open the generated site (the pages and the API reference) in headless Chromium and check
+it as a reader would.
 
     python scripts/docs_check.py docs/api docs/screenshots
 
-Fails (exit 1, listing every problem) when a page fails to load an asset or throws, a local
-link or anchor leads nowhere, or a public name of ``fm_platform.__all__`` has no section.
-Writes screenshots of the index and of one construct (``SingleModelEndpoint``)."""
+Fails (exit 1, listing every problem) when a page fails to load an asset or a picture or
+throws, a local link or anchor leads nowhere, a documentation page (``docs_pages.pages``)
+is missing or not linked from the index, or a public name of ``fm_platform.__all__`` has
+no section. Writes screenshots of the index (README.md), of every page's top and of one
+construct of the reference (``SingleModelEndpoint``)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from docs_browser import Browser  # noqa: E402
+from docs_pages import pages  # noqa: E402
 
 import fm_platform  # noqa: E402
 
@@ -31,6 +35,9 @@ CONSTRUCT_MEMBERS = ("SingleModelEndpointProps", "grant_invoke", "metric_invocat
 _LINKS_JS = """[...document.querySelectorAll('a[href], link[href], script[src], img[src]')]
   .map(e => e.href || e.src)"""
 _IDS_JS = "[...document.querySelectorAll('[id]')].map(e => e.id)"
+_BROKEN_IMAGES_JS = """[...document.images].filter(i => !i.complete || i.naturalWidth === 0)
+  .map(i => i.src)"""
+_NAV_JS = "[...document.querySelectorAll('nav.site a')].map(a => a.getAttribute('href'))"
 
 
 class _Ids(HTMLParser):
@@ -63,11 +70,13 @@ def check(api_dir: Path, shots_dir: Path) -> list[str]:
             problems += [f"{page.name}: script error {item}" for item in report.errors]
             for link in sorted(set(browser.evaluate(_LINKS_JS))):
                 problems += _check_link(page, str(link))
+            problems += [
+                f"{page.name}: picture not shown {src}"
+                for src in browser.evaluate(_BROKEN_IMAGES_JS)
+            ]
+        problems += _check_pages(browser, api_dir, shots_dir)
         module_page = api_dir / "fm_platform.html"
-        browser.load((api_dir / "index.html").as_uri(), settle_s=1.0)
-        if not str(browser.evaluate("location.pathname")).endswith("fm_platform.html"):
-            problems.append("index.html does not lead to fm_platform.html")
-        browser.screenshot(shots_dir / "index.png")
+        browser.load(module_page.as_uri(), settle_s=1.0)
         ids = set(browser.evaluate(_IDS_JS))
         text = browser.evaluate("document.body.innerText")
         for name in fm_platform.__all__:
@@ -88,6 +97,27 @@ def check(api_dir: Path, shots_dir: Path) -> list[str]:
         for member in CONSTRUCT_MEMBERS:
             if member not in section:
                 problems.append(f"{CONSTRUCT} section does not mention {member}")
+    return problems
+
+
+def _check_pages(browser: Browser, api_dir: Path, shots_dir: Path) -> list[str]:
+    """Every documentation page is in the site and in the index's navigation, and links to
+    the API reference; a screenshot of each page's top."""
+    problems = []
+    expected = [page.output for page in pages()]
+    for output in expected:
+        if not (api_dir / output).is_file():
+            problems.append(f"{output}: page missing (make docs writes it)")
+            continue
+        browser.load((api_dir / output).as_uri())
+        navigation = browser.evaluate(_NAV_JS)
+        if output == "index.html":
+            problems += [
+                f"index.html: no link to {name}" for name in expected if name not in navigation
+            ]
+        if "fm_platform.html" not in navigation:
+            problems.append(f"{output}: no link to the API reference")
+        browser.screenshot(shots_dir / output.replace(".html", ".png"))
     return problems
 
 

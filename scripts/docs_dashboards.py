@@ -7,8 +7,9 @@ Per dashboard resource, ``<stack>-dashboard[-N].png`` (the stack's name without 
 ``Fmp`` prefix, in lower case: ``inference-dashboard.png``): each widget a box at its
 place on CloudWatch's 24-column grid, with its title and how many metric lines or alarms
 it holds. Everything drawn is read from the dashboard body in the template, its
-CloudFormation references shown by the resource they name. Needs Graphviz ``neato`` on
-PATH."""
+CloudFormation references shown by the resource they name. Rendered by the project's
+pinned Graphviz (``docs_graphviz``: WebAssembly builds from npm), positions as given
+(``nop2``, which is ``neato -n2``)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ import argparse
 import html
 import json
 import re
-import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from docs_graphviz import render_png  # noqa: E402
 
 #: Points per grid unit, across and down (CloudWatch's grid: 24 columns).
 COLUMN_PT, ROW_PT = 40, 22
@@ -129,7 +134,7 @@ def render(assembly_dir: Path, out_dir: Path) -> list[Path]:
             source = out_dir / f"{name}.dot"
             source.write_text(dot(widgets, f"{stack_name}: dashboard {number}"))
             png = out_dir / f"{name}.png"
-            subprocess.run(["neato", "-n2", "-Tpng", str(source), "-o", str(png)], check=True)
+            render_png(source, png, engine="nop2", dpi=96)
             written.append(png)
     return written
 

@@ -6,8 +6,8 @@
 Stacks that refer to each other (exports, dependencies) share one picture, named
 ``training.png`` when it holds a HyperPod cluster, ``inference.png`` when it holds SageMaker
 endpoints, else after its stacks. Everything drawn is read from the templates (resource
-types, properties and references), so a picture changes when the stacks do. Needs Graphviz
-``dot`` on PATH."""
+types, properties and references), so a picture changes when the stacks do. Rendered by the
+project's pinned Graphviz (``docs_graphviz``: WebAssembly builds from npm)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import argparse
 import html
 import ipaddress
 import re
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from docs_assembly import Assembly, Key, literal  # noqa: E402
+from docs_graphviz import render_png  # noqa: E402
 
 FONT = "DejaVu Sans"
 COLORS = {
@@ -923,7 +923,7 @@ def render(assembly_dir: Path, out_dir: Path) -> list[Path]:
         source = out_dir / f"{picture.name}.dot"
         source.write_text(picture.dot())
         png = source.with_suffix(".png")
-        subprocess.run(["dot", "-Tpng", "-Gdpi=110", str(source), "-o", str(png)], check=True)
+        render_png(source, png, engine="dot", dpi=110)
         written.append(png)
     return written
 

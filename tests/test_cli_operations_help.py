@@ -42,17 +42,18 @@ def test_endpoint_commands_take_the_endpoint_as_an_argument(capsys: Any) -> None
         assert "ENDPOINT" in help_text(["endpoint", action], capsys)
 
 
-def readme_fmp_lines() -> list[str]:
-    """The `fmp ...` lines of the README's "Deploy, use, destroy" section, without comments."""
-    text = (ROOT / "README.md").read_text()
+def operations_fmp_lines() -> list[str]:
+    """The `fmp ...` lines of the "Deploy, use, destroy" section (docs/operations.md),
+    without comments."""
+    text = (ROOT / "docs" / "operations.md").read_text()
     section = text.split("## Deploy, use, destroy", 1)[1].split("\n## ", 1)[0]
     return [
         line.split(" # ", 1)[0].strip() for line in section.splitlines() if line.startswith("fmp ")
     ]
 
 
-def test_the_readme_day2_lines_parse() -> None:
-    lines = readme_fmp_lines()
+def test_the_operations_page_day2_lines_parse() -> None:
+    lines = operations_fmp_lines()
     assert any(line.startswith("fmp endpoint scale ") for line in lines)
     parser = build_parser()
     for line in lines:

@@ -121,7 +121,8 @@ def test_help_points_to_the_catalog_reference(capsys):
     with contextlib.suppress(SystemExit):
         main(["plan", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "Plan hundreds of models from one catalog" in out and "--min-saving" in out
+    assert "docs/planner.md, section 'Catalog fields'" in out and "--min-saving" in out
+    assert "\n## Catalog fields\n" in (ROOT / "docs" / "planner.md").read_text()
 
 
 def test_bad_catalog_is_one_message_without_traceback(tmp_path, capsys):

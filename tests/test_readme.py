@@ -1,4 +1,5 @@
-"""The README's embedding samples run as written, and what they build passes cdk-nag."""
+"""The documentation's embedding samples (README.md and docs/*.md, chiefly docs/embedding.md)
+run as written, type-check as an embedding app's would, and what they build passes cdk-nag."""
 
 from __future__ import annotations
 
@@ -10,28 +11,43 @@ import warnings
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Match, Template
 
 from tests.support import ROOT, nag_findings
 
 SAMPLE = re.compile(r"<!-- sample: (?P<name>[a-z-]+) -->\n```python\n(?P<code>.*?)```", re.S)
 
 
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+
+
 def readme_samples() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text()
-    return {match["name"]: match["code"] for match in SAMPLE.finditer(text)}
+    """Every marked sample of the documentation, by name (a name is used once)."""
+    samples: dict[str, str] = {}
+    for page in PAGES:
+        for match in SAMPLE.finditer(page.read_text()):
+            assert match["name"] not in samples, (page.name, match["name"])
+            samples[match["name"]] = match["code"]
+    return samples
 
 
 def run_sample(name: str) -> dict:
     """Execute the sample as a user would (it builds and synthesizes its own App) and
     return its namespace."""
     namespace: dict = {"__name__": f"readme_sample_{name}"}
-    exec(compile(readme_samples()[name], f"README.md:{name}", "exec"), namespace)
+    exec(compile(readme_samples()[name], f"docs:{name}", "exec"), namespace)
     return namespace
 
 
-def test_readme_has_the_three_samples():
-    assert set(readme_samples()) == {"training", "inference", "config"}
+def test_the_docs_have_every_sample():
+    assert set(readme_samples()) == {
+        "training",
+        "inference",
+        "config",
+        "imported-network",
+        "grant-invoke",
+        "alarms",
+    }
 
 
 def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
@@ -39,7 +55,7 @@ def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
     package.mkdir()
     (package / "__init__.py").write_text("")
     for name, code in readme_samples().items():
-        (package / f"{name}.py").write_text(code)
+        (package / f"{name.replace('-', '_')}.py").write_text(code)
     # The project's mypy settings (pyproject.toml gives readme_samples.* the --strict flags)
     # and its cache, so that the libraries `make lint` analysed are not analysed again.
     result = subprocess.run(
@@ -69,7 +85,7 @@ def test_samples_import_no_deprecated_name():
         imports = "\n".join(_import_block(code))
         with warnings.catch_warnings():
             warnings.simplefilter("error", DeprecationWarning)
-            exec(compile(imports, f"README.md:{name}", "exec"), {})
+            exec(compile(imports, f"docs:{name}", "exec"), {})
 
 
 def _import_block(code: str) -> list[str]:
@@ -121,8 +137,113 @@ def test_inference_sample_builds_an_endpoint_with_two_scaled_models(inference_sa
     template.resource_count_is("AWS::CloudWatch::Alarm", 2)
 
 
+@pytest.fixture(scope="module")
+def imported_network_sample() -> dict:
+    return run_sample("imported-network")
+
+
+@pytest.fixture(scope="module")
+def grant_invoke_sample() -> dict:
+    return run_sample("grant-invoke")
+
+
+@pytest.fixture(scope="module")
+def alarms_sample() -> dict:
+    return run_sample("alarms")
+
+
+def _template(namespace: dict, stack_name: str) -> Template:
+    return Template.from_json(namespace["app"].synth().get_stack_by_name(stack_name).template)
+
+
+def test_imported_network_sample_creates_no_network_and_no_rule(imported_network_sample):
+    template = _template(imported_network_sample, "ClusterInMyNetwork")
+    for resource_type in (
+        "AWS::EC2::VPC",
+        "AWS::EC2::Subnet",
+        "AWS::EC2::SecurityGroup",
+        "AWS::EC2::SecurityGroupIngress",
+        "AWS::EC2::SecurityGroupEgress",
+    ):
+        template.resource_count_is(resource_type, 0)
+    template.has_resource_properties(
+        "AWS::FSx::FileSystem",
+        {"SubnetIds": ["subnet-0123456789abcdef0"], "SecurityGroupIds": ["sg-0123456789abcdef0"]},
+    )
+    template.has_resource_properties(
+        "AWS::SageMaker::Cluster",
+        {
+            "VpcConfig": {
+                "SecurityGroupIds": ["sg-0123456789abcdef0"],
+                "Subnets": ["subnet-0123456789abcdef0"],
+            }
+        },
+    )
+
+
+def test_a_mutable_imported_group_gets_only_the_lustre_rule(imported_network_sample):
+    code = readme_samples()["imported-network"].replace("mutable=False", "mutable=True")
+    namespace: dict = {"__name__": "readme_sample_mutable"}
+    exec(compile(code, "docs:imported-network (mutable)", "exec"), namespace)
+    template = _template(namespace, "ClusterInMyNetwork")
+    (rule,) = template.find_resources("AWS::EC2::SecurityGroupIngress").values()
+    assert {
+        key: rule["Properties"][key]
+        for key in ("IpProtocol", "FromPort", "ToPort", "GroupId", "SourceSecurityGroupId")
+    } == {
+        "IpProtocol": "tcp",
+        "FromPort": 988,
+        "ToPort": 1023,
+        "GroupId": "sg-0123456789abcdef0",
+        "SourceSecurityGroupId": "sg-0123456789abcdef0",
+    }
+
+
+def test_grant_invoke_sample_lets_the_function_invoke_only_that_endpoint(grant_invoke_sample):
+    template = _template(grant_invoke_sample, "ChatApi")
+    (endpoint_id,) = template.find_resources("AWS::SageMaker::Endpoint")
+    policies = template.find_resources(
+        "AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": Match.string_like_regexp("^Ask")}]}}
+    )
+    ((_, policy),) = policies.items()
+    assert policy["Properties"]["PolicyDocument"]["Statement"] == [
+        {
+            "Action": ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"],
+            "Effect": "Allow",
+            "Resource": {"Ref": endpoint_id},
+        }
+    ]
+    # The constructs alone: no topic, and no alarm (no model scales to zero here).
+    template.resource_count_is("AWS::SNS::Topic", 0)
+    template.resource_count_is("AWS::CloudWatch::Alarm", 0)
+
+
+def test_alarms_sample_sends_both_alarms_to_its_encrypted_topic(alarms_sample):
+    template = _template(alarms_sample, "WatchedModels")
+    (topic_id,) = template.find_resources(
+        "AWS::SNS::Topic", {"Properties": {"KmsMasterKeyId": Match.any_value()}}
+    )
+    alarms = template.find_resources("AWS::CloudWatch::Alarm")
+    assert sorted(a["Properties"]["AlarmName"] for a in alarms.values()) == [
+        "WatchedModels-chat-8b-health",
+        "WatchedModels-chat-health",
+    ]
+    for alarm in alarms.values():
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
+    template.has_resource_properties(
+        "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": "ml-oncall@example.com"}
+    )
+
+
 @pytest.mark.parametrize(
-    ("sample", "stack_class"), [("training", "MyTrainingStack"), ("inference", "MyModelsStack")]
+    ("sample", "stack_class"),
+    [
+        ("training", "MyTrainingStack"),
+        ("inference", "MyModelsStack"),
+        ("imported_network", "ClusterInMyNetworkStack"),
+        ("grant_invoke", "ChatApiStack"),
+        ("alarms", "WatchedModelsStack"),
+    ],
 )
 def test_sample_stacks_pass_the_compliance_packs_in_a_bare_app(sample, stack_class, request):
     namespace = request.getfixturevalue(f"{sample}_sample")

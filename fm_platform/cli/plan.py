@@ -5,8 +5,7 @@ it. Re-planning keeps every model on its endpoint, recomputes copies, scale to z
 instance counts from the catalog, moves a model that no longer fits, and prints what
 changed. ``--repack`` shows the moves whose saving reaches ``--min-saving`` (USD a month);
 ``--repack --apply`` writes them. ``--explain MODEL`` says why a model got its option.
-Every catalog field, its default and unit: README.md, "Plan hundreds of models from one
-catalog".
+Every catalog field, its default and unit: docs/planner.md, "Catalog fields".
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         help="plan a model catalog onto endpoints and stacks",
         description="Plan a model catalog onto SageMaker endpoints and stacks. --region picks "
         "the on-demand prices (default: the plan file's region, else us-east-1). Every "
-        "catalog field, its default and unit: README.md, section 'Plan hundreds of models "
-        "from one catalog'.",
+        "catalog field, its default and unit: docs/planner.md, section 'Catalog fields'.",
     )
     parser.add_argument("catalog", help="catalog file (YAML or JSON)")
     parser.add_argument(

@@ -2,9 +2,9 @@
 
 A catalog is YAML or JSON with ``name`` (stack name prefix, by default ``fleet``), ``models``
 (a list), optional ``weights`` (the fitness priorities of every model) and ``tenants``
-(``{tenant: {weights: {...}}}``, the priorities of a tenant's models). README.md, section
-"Plan hundreds of models from one catalog", documents every field with its default and
-unit; :class:`ModelEntry` lists them.
+(``{tenant: {weights: {...}}}``, the priorities of a tenant's models). docs/planner.md, section
+"Catalog fields", documents every field with its default and unit; :class:`ModelEntry`
+lists them.
 
 Every problem is collected and reported at once, each under its path, e.g.
 ``models[12].params_b=-1: must be > 0``.

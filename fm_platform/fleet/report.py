@@ -125,7 +125,8 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     )
     if defaulted:
         lines.append(
-            f"{len(defaulted)} models sized with defaults (column defaults; README lists them)"
+            f"{len(defaulted)} models sized with defaults "
+            "(column defaults; docs/planner.md lists them)"
         )
     return lines
 

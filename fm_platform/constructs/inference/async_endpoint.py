@@ -63,7 +63,7 @@ class AsyncEndpointOptions(VariantEndpointOptions):
         a family asynchronous inference runs on (not inf1).
     container: what the model runs; by default the Large Model Inference image and no
         artifacts (the stacks default the artifacts to their bucket). The container's own
-        request timeout and size limits must allow the requests (see the README).
+        request timeout and size limits must allow the requests (docs/inference.md).
     initial_instance_count: instances at creation (at least 1: SageMaker creates an
         endpoint with instances; ``scaling`` then takes it to zero); by default 1.
     variant_name: the production variant's name; by default ``AllTraffic``.
