@@ -76,6 +76,9 @@ BAD_CONFIG = {
     },
 }
 
+# The replacement key of an ml.g5.xlarge endpoint with variant AllTraffic.
+KEY = "44e58056"
+
 
 def problem_lines(data) -> list[str]:
     with pytest.raises(ValidationError) as error:
@@ -259,7 +262,7 @@ def test_endpoint_and_model_names_are_named_by_position():
         "inference.single_model_endpoints[0].name='a': must be unique among the endpoint names",
         "inference.ic_endpoints[1].models[0].model_name='m': must be unique: it names the "
         "inference component, and those are unique per account and region",
-        "inference.ic_endpoints[1].models[0].component_name='FmpInference-m' (model 'm' on "
+        f"inference.ic_endpoints[1].models[0].component_name='FmpInference-m-{KEY}' (model 'm' on "
         "endpoint 'b_c'): must be unique on the endpoint and in the stack (component names are "
         "unique per account and region); another component already uses it",
     ]

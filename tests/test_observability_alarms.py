@@ -203,13 +203,13 @@ def test_a_models_description_names_the_model_its_component_and_endpoint(built):
     alarm = built.alarm(built.stack.observability.model_alarms["chat"])
     text = built.stack.resolve(alarm["AlarmDescription"])
     flat = str(text)
-    assert "model chat (inference component Watched-chat)" in flat
+    assert "model chat (inference component Watched-chat-62e167c0)" in flat
     assert "1 = 5xx errors at or above 5% of requests" in flat
     assert "8 = p50 model latency over the 800 ms objective" in flat
     endpoint = built.stack.ic_endpoints["shared"]
     assert built.stack.get_logical_id(endpoint.endpoint) in flat  # the endpoint's name
     assert "fmp endpoint metrics" in flat
-    assert alarm["AlarmName"] == "Watched-chat-health"
+    assert alarm["AlarmName"] == "Watched-chat-62e167c0-health"
 
 
 def test_a_model_scaling_to_zero_waits_out_its_startup_before_firing(built):
@@ -340,7 +340,7 @@ def test_an_alarms_arn_is_written_from_its_name(built):
                 {"Ref": "AWS::Region"},
                 ":",
                 {"Ref": "AWS::AccountId"},
-                ":alarm:Watched-chat-health",
+                ":alarm:Watched-chat-62e167c0-health",
             ],
         ]
     }

@@ -53,6 +53,8 @@ from fm_platform.rules.inference import (
     check_output_count,
 )
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.replacement import component_endpoint_key
+from fm_platform.rules.variant_features import check_counted_frequency
 
 #: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample, NotificationTopicArn.
 FIXED_OUTPUTS = 3
@@ -361,6 +363,12 @@ class InferenceConfig:
         for index, endpoint in enumerate(self.ic_endpoints):
             where = f"ic_endpoints[{index}]."
             endpoint.check(problems.scoped(where, about=f"endpoint {endpoint.name!r}"))
+            if endpoint.metrics is not None and _counts_copies(endpoint):
+                check_counted_frequency(
+                    problems.scoped(where, about=f"endpoint {endpoint.name!r}"),
+                    "metrics",
+                    endpoint.metrics.publish_frequency_s,
+                )
             _check_alarms(
                 problems.scoped(f"{where}alarms.", about=f"endpoint {endpoint.name!r}"), endpoint
             )
@@ -374,7 +382,16 @@ class InferenceConfig:
                 model.check(view, instance_type=endpoint.instance_type)
                 _check_alarms(view.scoped("alarms."), model)
                 name = model.component_name or (
-                    component_name_for(stack_name, model.model_name) if model.model_name else None
+                    component_name_for(
+                        stack_name,
+                        model.model_name,
+                        component_endpoint_key(
+                            instance_type=endpoint.instance_type,
+                            variant_name=endpoint.variant_name,
+                        ),
+                    )
+                    if model.model_name
+                    else None
                 )
                 check_component_name_free(view, "component_name", name, name in names)
                 if name is not None:
@@ -411,6 +428,19 @@ class InferenceConfig:
             view = problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
             queued.check(view)
             _check_alarms(view.scoped("alarms."), queued)
+
+
+def _counts_copies(endpoint: InferenceComponentEndpointConfig) -> bool:
+    """Whether the alarms of ``endpoint`` or of its models count instances or copies."""
+    alarms = endpoint.alarms
+    if alarms.enabled and alarms.instances_at_max:
+        return True
+    return any(
+        isinstance(model, InferenceComponentModelConfig)
+        and model.alarms.enabled
+        and model.alarms.copies_at_max
+        for model in endpoint.models or ()
+    )
 
 
 def _check_alarms(problems: Problems, item: object) -> None:

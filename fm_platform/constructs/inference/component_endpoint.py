@@ -32,6 +32,12 @@ from fm_platform.constructs.inference.execution_role import (
     role_arn,
 )
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
+from fm_platform.constructs.inference.variant_features import (
+    CapacityReservation,
+    EndpointMetrics,
+    PrefixAwareRouting,
+    ScaleInPolicy,
+)
 from fm_platform.constructs.options import checked
 from fm_platform.constructs.scopes import inherit_stack, stack_of
 from fm_platform.constructs.tokens import is_unresolved, known
@@ -42,6 +48,12 @@ from fm_platform.rules.hosting import (
     check_vpc_options,
 )
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.replacement import component_endpoint_key
+from fm_platform.rules.variant_features import (
+    check_metrics_config,
+    check_routing,
+    check_variant_host,
+)
 
 INITIAL_COPIES_WARNING = "fm_platform:initialCopiesExceedInstances"
 
@@ -64,7 +76,24 @@ class InferenceComponentEndpointOptions:
         container. Set False only for containers that must reach the network themselves,
         e.g. to download weights from a model hub at startup.
     variant_name: the production variant's name; by default AllTraffic.
-    endpoint_name: the endpoint's name; by default CloudFormation generates one.
+    endpoint_name: the endpoint's name; by default CloudFormation generates one. A change
+        of instance type or variant name creates a new endpoint beside the old one, which
+        cannot take the running endpoint's name: change an explicit name with them.
+    scale_in: how managed instance scaling releases instances (:class:`ScaleInPolicy`);
+        by default SageMaker's behaviour (no ``ScaleInPolicy``).
+    prefix_aware_routing: the settings of ``routing_strategy: PREFIX_AWARE``
+        (:class:`PrefixAwareRouting`); by default SageMaker's.
+    capacity_reservation: serve only from an ML capacity reservation or training plan
+        (:class:`CapacityReservation`); by default on-demand capacity.
+    inference_ami_version: the variant's inference AMI (botocore
+        ``ProductionVariantInferenceAmiVersion``); by default SageMaker's for the type.
+    enable_ssm_access: let operators open SSM sessions to the variant's instances; by
+        default False.
+    instance_provision_timeout_s: seconds SageMaker waits for instances at creation or
+        scale-out before it fails them (``VariantInstanceProvisionTimeoutInSeconds``,
+        300-3600); by default SageMaker's.
+    metrics: the endpoint config's ``MetricsConfig`` (:class:`EndpointMetrics`); by
+        default SageMaker's (one datapoint a minute, no enhanced metrics).
     """
 
     instance_type: str
@@ -75,6 +104,13 @@ class InferenceComponentEndpointOptions:
     network_isolation: bool = True
     variant_name: str = "AllTraffic"
     endpoint_name: str | None = None
+    scale_in: ScaleInPolicy | None = None
+    prefix_aware_routing: PrefixAwareRouting | None = None
+    capacity_reservation: CapacityReservation | None = None
+    inference_ami_version: str | None = None
+    enable_ssm_access: bool = False
+    instance_provision_timeout_s: int | None = None
+    metrics: EndpointMetrics | None = None
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
@@ -85,7 +121,29 @@ class InferenceComponentEndpointOptions:
             min_instance_count=self.min_instance_count,
             max_instance_count=self.max_instance_count,
         )
-        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
+        prefix = self.prefix_aware_routing
+        check_routing(
+            problems,
+            strategy=self.routing_strategy,
+            prefix_length=prefix.prefix_length if prefix else None,
+            concurrency_threshold=prefix.concurrency_threshold if prefix else None,
+            prefix_aware_given=prefix is not None,
+        )
+        if self.scale_in is not None:
+            self.scale_in.check(problems)
+        if self.capacity_reservation is not None:
+            self.capacity_reservation.check(problems, self.instance_type)
+        check_variant_host(
+            problems,
+            inference_ami_version=self.inference_ami_version,
+            instance_provision_timeout_s=self.instance_provision_timeout_s,
+        )
+        if self.metrics is not None:
+            check_metrics_config(
+                problems,
+                "metrics",
+                publish_frequency_s=self.metrics.publish_frequency_s,
+            )
         problems.check_shape("variant_name", self.variant_name, "VariantName")
         problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
 
@@ -230,7 +288,10 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
     Resources (construct IDs are stable): ``ExecutionRole`` (unless a role is passed),
     ``VolumeKey`` (EBS-backed types, unless a key is passed), ``SecurityGroup`` (VPC
     without security groups), ``Config`` (no physical name: a change rolls out as a new
-    config) and ``Endpoint``.
+    config) and ``Endpoint<key>``: ``replacement_key`` of the instance type and variant
+    name, which SageMaker cannot change on an endpoint with components, so a change
+    creates a new endpoint (and new components, see :class:`InferenceComponentModel`)
+    beside the old one; CloudFormation deletes the old ones once the new are in service.
 
     Attributes: those of :class:`InferenceComponentEndpointBase`, ``endpoint_config``,
     ``hosting_role`` (None when a role was passed), ``encryption_key`` (None for NVMe
@@ -274,6 +335,7 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
             execution_role_arn=role_arn(self.execution_role),
             enable_network_isolation=props.network_isolation or None,
             vpc_config=self.vpc_config.endpoint_config_property() if self.vpc_config else None,
+            metrics_config=props.metrics.to_property() if props.metrics else None,
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
                     variant_name=props.variant_name,
@@ -284,10 +346,28 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
                             status="ENABLED",
                             min_instance_count=props.min_instance_count,
                             max_instance_count=props.max_instance_count,
+                            scale_in_policy=(
+                                props.scale_in.to_property() if props.scale_in else None
+                            ),
                         )
                     ),
                     routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(
-                        routing_strategy=props.routing_strategy
+                        routing_strategy=props.routing_strategy,
+                        prefix_aware_routing_config=(
+                            props.prefix_aware_routing.to_property()
+                            if props.prefix_aware_routing
+                            else None
+                        ),
+                    ),
+                    capacity_reservation_config=(
+                        props.capacity_reservation.to_property()
+                        if props.capacity_reservation
+                        else None
+                    ),
+                    inference_ami_version=props.inference_ami_version,
+                    enable_ssm_access=props.enable_ssm_access or None,
+                    variant_instance_provision_timeout_in_seconds=(
+                        props.instance_provision_timeout_s
                     ),
                 )
             ],
@@ -297,7 +377,13 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         )
         # The config names the role; its policy must exist before SageMaker uses it.
         depend_on_role_policies(self.endpoint_config, self.execution_role)
-        self._create_endpoint(self.endpoint_config, props.endpoint_name)
+        self._create_endpoint(
+            self.endpoint_config,
+            props.endpoint_name,
+            component_endpoint_key(
+                instance_type=props.instance_type, variant_name=props.variant_name
+            ),
+        )
         self._start_counting()
 
     @staticmethod
@@ -384,6 +470,11 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
         self.initial_instance_count = initial_instance_count
         self.max_instance_count = max_instance_count
         self.endpoint_arn = endpoint_arn or _endpoint_arn(self, endpoint_name)
+        if not is_unresolved(instance_type) and not is_unresolved(variant_name):
+            # The key the endpoint's own stack uses: components follow its replacements.
+            self.replacement_key = component_endpoint_key(
+                instance_type=instance_type, variant_name=variant_name
+            )
         self._start_counting()
 
 

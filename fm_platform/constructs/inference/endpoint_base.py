@@ -210,8 +210,9 @@ def sagemaker_metric(
 class RealtimeEndpoint(Construct):
     """Base of the endpoint constructs: invoke grants and per-variant metrics.
 
-    Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``;
-    None for an imported endpoint), ``endpoint_name``, ``endpoint_arn`` (the endpoint's
+    Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``,
+    followed by ``replacement_key`` when the kind has one; None for an imported endpoint),
+    ``replacement_key``, ``endpoint_name``, ``endpoint_arn`` (the endpoint's
     ``Ref``, which is its ARN: the same token for every endpoint construct, so cross-stack
     exports of it stay stable); ``variant_name`` (set by the subclass: the variant the
     ``metric_*`` methods measure unless told another).
@@ -221,18 +222,26 @@ class RealtimeEndpoint(Construct):
     endpoint_name: str
     endpoint_arn: str
     variant_name: str
+    replacement_key: str | None = None
     #: The utilisation metric every instance of a variant reports once per publishing
     #: period (namespace ``/aws/sagemaker/Endpoints``): counted by :meth:`metric_instances`.
     INSTANCE_METRIC = "CPUUtilization"
 
     def _create_endpoint(
-        self, endpoint_config: sagemaker.CfnEndpointConfig, endpoint_name: str | None
+        self,
+        endpoint_config: sagemaker.CfnEndpointConfig,
+        endpoint_name: str | None,
+        replacement_key: str | None = None,
     ) -> None:
         """Create the endpoint serving ``endpoint_config``; without ``endpoint_name``
-        CloudFormation generates its name."""
+        CloudFormation generates its name. ``replacement_key`` (see
+        :mod:`fm_platform.rules.replacement`) follows ``Endpoint`` in its construct ID, so
+        that a change of the settings SageMaker cannot update in place creates a new
+        endpoint beside the old one."""
+        self.replacement_key = replacement_key
         self.endpoint = sagemaker.CfnEndpoint(
             self,
-            "Endpoint",
+            f"Endpoint{replacement_key or ''}",
             endpoint_config_name=endpoint_config.attr_endpoint_config_name,
             endpoint_name=endpoint_name,
         )

@@ -24,6 +24,10 @@ from fm_platform.constructs.inference.component_naming import (
     component_names_in_stack,
     default_component_name,
 )
+from fm_platform.constructs.inference.component_placement import (
+    ComponentScheduling,
+    data_cache_property,
+)
 from fm_platform.constructs.inference.component_scaling import (
     ComponentAutoScaling,
     ComponentScaling,
@@ -68,8 +72,10 @@ class RollingUpdate:
     wait_interval_s: seconds to watch each batch before the next (0-3600); by default 120.
     maximum_execution_timeout_s: seconds before the update is rolled back (600-28800); by
         default SageMaker's.
-    rollback_alarms: alarms (or alarm names) that roll the update back when they fire; by
-        default none.
+    rollback_alarms: alarms (or alarm names, at most 10) that roll the update back when
+        they fire; by default none.
+    rollback_batch_size: copies (or percent, in ``batch_unit``) restored per batch in a
+        rollback; by default SageMaker's (all at once).
     """
 
     batch_size: int = 1
@@ -77,6 +83,7 @@ class RollingUpdate:
     wait_interval_s: int = 120
     maximum_execution_timeout_s: int | None = None
     rollback_alarms: Sequence[cloudwatch.IAlarm | str] = ()
+    rollback_batch_size: int | None = None
 
     def check(self, problems: Problems, prefix: str = "rolling_update") -> None:
         """Record every problem of these settings in ``problems``."""
@@ -87,6 +94,8 @@ class RollingUpdate:
             batch_unit=self.batch_unit,
             wait_interval_s=self.wait_interval_s,
             maximum_execution_timeout_s=self.maximum_execution_timeout_s,
+            rollback_batch_size=self.rollback_batch_size,
+            rollback_alarms=len(self.rollback_alarms or ()),
         )
 
     def to_property(
@@ -110,6 +119,13 @@ class RollingUpdate:
                 ),
                 wait_interval_in_seconds=self.wait_interval_s,
                 maximum_execution_timeout_in_seconds=self.maximum_execution_timeout_s,
+                rollback_maximum_batch_size=(
+                    ic.InferenceComponentCapacitySizeProperty(
+                        type=self.batch_unit, value=self.rollback_batch_size
+                    )
+                    if self.rollback_batch_size is not None
+                    else None
+                ),
             ),
             auto_rollback_configuration=rollback,
         )
@@ -144,11 +160,20 @@ class InferenceComponentModelOptions:
     scaling: autoscaling of the copy count; by default none: the count stays at
         ``initial_copies``.
     component_name: the inference component's name, used to invoke the model; by default
-        ``<stack name>-<model_name>`` (trimmed with a hash to 63 characters, see
+        ``<stack name>-<model_name>-<key>``, ``<key>`` being the endpoint's
+        ``replacement_key`` (8 hex digits of its instance type and variant name: a new
+        instance type creates a new component beside the old one under a new name; the
+        stack's outputs give it), trimmed with a hash to 63 characters (see
         :func:`~fm_platform.rules.components.component_name_for`), so that copies of the
         stack in one account and region do not collide (component names are unique per
         account and region). An explicit name is used as given; give a distinct one to
-        place the same model on two endpoints of one stack.
+        place the same model on two endpoints of one stack, and a new one with a new
+        instance type (the replacement cannot take the running component's name).
+    scheduling: how the copies are placed on instances and Availability Zones
+        (:class:`ComponentScheduling`); by default SageMaker's placement.
+    enable_caching: cache the artifacts and image on each instance, so that a copy
+        started on an instance that had one starts faster (``DataCacheConfig``); by default
+        SageMaker's choice (it caches on types with large local NVMe storage).
     """
 
     model_name: str
@@ -163,6 +188,8 @@ class InferenceComponentModelOptions:
     rolling_update: RollingUpdate | None = None
     scaling: ComponentScaling | None = None
     component_name: str | None = None
+    scheduling: ComponentScheduling | None = None
+    enable_caching: bool | None = None
 
     @property
     def copies_at_creation(self) -> int:
@@ -221,6 +248,8 @@ class InferenceComponentModelOptions:
         )
         if self.rolling_update is not None:
             self.rolling_update.check(problems)
+        if self.scheduling is not None:
+            self.scheduling.check(problems)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -265,7 +294,8 @@ class InferenceComponentModel(Construct):
     """A model served by an inference component with dedicated compute per copy.
 
     Resources (stable construct IDs): ``Model`` (no physical name: a change creates a new
-    model and updates the component in place), ``Component`` and, with ``scaling``,
+    model and updates the component in place), ``Component<key>`` (the endpoint's
+    ``replacement_key``: a replaced endpoint gets new components) and, with ``scaling``,
     ``Scaling`` (see :class:`ComponentAutoScaling`). The endpoint's execution role is
     granted pull on the image and read on the artifacts.
 
@@ -288,7 +318,9 @@ class InferenceComponentModel(Construct):
             endpoint.endpoint_for(self) if isinstance(endpoint, EndpointReference) else endpoint
         )
         self.model_name = props.model_name
-        self.component_name = props.component_name or default_component_name(self, props.model_name)
+        self.component_name = props.component_name or default_component_name(
+            self, props.model_name, self.endpoint.replacement_key
+        )
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
         in_stack.add(self.component_name)
@@ -346,7 +378,7 @@ class InferenceComponentModel(Construct):
         ic = sagemaker.CfnInferenceComponent
         return ic(
             self,
-            "Component",
+            f"Component{self.endpoint.replacement_key or ''}",
             endpoint_name=self.endpoint.endpoint_name,
             variant_name=self.endpoint.variant_name,
             inference_component_name=self.component_name,
@@ -361,6 +393,10 @@ class InferenceComponentModel(Construct):
                     )
                 ),
                 startup_parameters=startup,
+                scheduling_config=(
+                    props.scheduling.to_property() if props.scheduling is not None else None
+                ),
+                data_cache_config=data_cache_property(props.enable_caching),
             ),
             runtime_config=ic.InferenceComponentRuntimeConfigProperty(
                 copy_count=props.copies_at_creation
