@@ -116,6 +116,14 @@ def test_ic_variant_rename_replaces_endpoint_and_components():
     assert _names(before).isdisjoint(_names(after))
 
 
+def test_ic_fallback_types_change_replaces_endpoint_and_components():
+    before = _ic(IC_ENDPOINT)
+    after = _ic(replace(IC_ENDPOINT, fallback_instance_types=["ml.g6e.12xlarge"]))
+    assert _replaced(before, after, ENDPOINT)
+    assert _replaced(before, after, COMPONENT)
+    assert _names(before).isdisjoint(_names(after))
+
+
 def test_ic_scaled_component_gets_a_new_scalable_target_with_its_new_name():
     from fm_platform.constructs.inference.component_scaling import ComponentScaling
 

@@ -27,6 +27,7 @@ from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModelProps,
     RollingUpdate,
 )
+from fm_platform.constructs.inference.instance_pools import InstanceTypeResources
 from fm_platform.constructs.inference.variant_features import (
     CapacityReservation,
     EndpointMetrics,
@@ -55,8 +56,12 @@ def every_option() -> dict[str, Any]:
     return {"app": app, "template": template}
 
 
-def _one(template: dict[str, Any], kind: str) -> dict[str, Any]:
-    (found,) = [r["Properties"] for r in template["Resources"].values() if r["Type"] == kind]
+def _one(template: dict[str, Any], kind: str, under: str = "") -> dict[str, Any]:
+    (found,) = [
+        r["Properties"]
+        for key, r in template["Resources"].items()
+        if r["Type"] == kind and key.startswith(under)
+    ]
     return found
 
 
@@ -73,7 +78,9 @@ def test_every_option_passes_the_three_compliance_packs():
 
 
 def test_the_variant_carries_every_endpoint_option(every_option):
-    config = _one(every_option["template"], "AWS::SageMaker::EndpointConfig")
+    config = _one(
+        every_option["template"], "AWS::SageMaker::EndpointConfig", "IcEndpointeveryoption"
+    )
     (variant,) = config["ProductionVariants"]
     assert variant["ManagedInstanceScaling"]["ScaleInPolicy"] == {
         "Strategy": "CONSOLIDATION",
@@ -99,7 +106,9 @@ def test_the_variant_carries_every_endpoint_option(every_option):
 
 
 def test_the_component_carries_every_component_option(every_option):
-    component = _one(every_option["template"], "AWS::SageMaker::InferenceComponent")
+    component = _one(
+        every_option["template"], "AWS::SageMaker::InferenceComponent", "IcEndpointeveryoption"
+    )
     specification = component["Specification"]
     assert specification["SchedulingConfig"] == {
         "PlacementStrategy": "BINPACK",
@@ -262,3 +271,126 @@ def test_without_counting_alarms_another_publish_frequency_is_accepted():
     endpoint["models"][0]["alarms"] = {"copies_at_max": False}
     config = load_config(mapping)
     assert config.inference.ic_endpoints[0].metrics.publish_frequency_s == 10
+
+
+# -- instance pools -------------------------------------------------------------------------
+
+
+def test_fallback_types_become_the_variants_pools_and_components_get_one_spec_per_type(
+    every_option,
+):
+    resources = every_option["template"]["Resources"]
+    (variant,) = next(
+        r["Properties"]["ProductionVariants"]
+        for key, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig" and key.startswith("IcEndpointfallback")
+    )
+    assert "InstanceType" not in variant  # a variant with pools names its types there only
+    assert variant["InstancePools"] == [
+        {"InstanceType": "ml.g5.12xlarge", "Priority": 1},
+        {"InstanceType": "ml.g6e.12xlarge", "Priority": 2},
+        {"InstanceType": "ml.g6.12xlarge", "Priority": 3},
+    ]
+    (component,) = [
+        r["Properties"]
+        for key, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::InferenceComponent" and "fallback" in key
+    ]
+    assert "Specification" not in component
+    required = {
+        s["InstanceType"]: s["ComputeResourceRequirements"]["NumberOfAcceleratorDevicesRequired"]
+        for s in component["Specifications"]
+    }
+    assert required == {"ml.g5.12xlarge": 2, "ml.g6e.12xlarge": 1, "ml.g6.12xlarge": 2}
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"fallback_instance_types": ["ml.g6.12xlarge", "ml.g6.12xlarge"]},
+            "fallback_instance_types='ml.g6.12xlarge': must be unique",
+        ),
+        (
+            {"fallback_instance_types": ["ml.g5.12xlarge"]},
+            "fallback_instance_types='ml.g5.12xlarge': must be unique",
+        ),
+        (
+            {
+                "fallback_instance_types": [
+                    "ml.g6.12xlarge",
+                    "ml.g6e.12xlarge",
+                    "ml.g5.24xlarge",
+                    "ml.g6.24xlarge",
+                    "ml.g6e.24xlarge",
+                ]
+            },
+            "at most 4 (with instance_type, botocore's InstancePoolList holds 5 pools)",
+        ),
+        (
+            {"fallback_instance_types": ["ml.g9.12xlarge"]},
+            "fallback_instance_types[0]='ml.g9.12xlarge': not an instance type",
+        ),
+        (
+            {
+                "fallback_instance_types": ["ml.g6.12xlarge"],
+                "capacity_reservation": CapacityReservation(ml_reservation_arn=ARN),
+            },
+            "none with a capacity_reservation: a reservation holds one instance type",
+        ),
+    ],
+)
+def test_bad_fallback_types_are_refused_by_key(changes, expected):
+    with pytest.raises(ValueError, match="invalid InferenceComponentEndpointProps") as error:
+        InferenceComponentEndpoint(
+            cdk.Stack(new_app(), "Bad"), "Endpoint", replace(BASE, **changes)
+        )
+    assert expected in str(error.value)
+
+
+def _pooled_model(stack: cdk.Stack, **model: Any) -> None:
+    endpoint = InferenceComponentEndpoint(
+        stack,
+        "Endpoint",
+        replace(BASE, fallback_instance_types=["ml.g5.2xlarge"], max_instance_count=1),
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            endpoint=endpoint,
+            **{"model_name": "chat", "accelerators": 1, "min_memory_mib": 16384, **model},
+        ),
+    )
+
+
+def test_a_copy_that_does_not_fit_a_fallback_type_is_refused():
+    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps") as error:
+        _pooled_model(cdk.Stack(new_app(), "Bad"), accelerators=2)
+    assert "on fallback ml.g5.2xlarge.accelerators=2" in str(error.value)
+
+
+def test_per_type_resources_must_name_a_fallback_type():
+    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps") as error:
+        _pooled_model(
+            cdk.Stack(new_app(), "Bad"),
+            per_instance_type=[
+                InstanceTypeResources(
+                    instance_type="ml.g6.2xlarge", accelerators=1, min_memory_mib=8192
+                )
+            ],
+        )
+    assert (
+        "per_instance_type[0].instance_type='ml.g6.2xlarge': one of the endpoint's "
+        "fallback_instance_types: ml.g5.2xlarge"
+    ) in str(error.value)
+
+
+def test_minimum_copies_must_fit_each_fallback_type_at_synth():
+    app = new_app()
+    stack = cdk.Stack(app, "Pooled")
+    # Two copies of one GPU each: the ml.g5.12xlarge (4 GPUs) holds them, one
+    # ml.g5.2xlarge (1 GPU) does not.
+    _pooled_model(stack, initial_copies=2)
+    with pytest.raises(Exception, match="on fallback ml.g5.2xlarge: accelerators"):
+        app.synth()

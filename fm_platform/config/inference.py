@@ -379,7 +379,11 @@ class InferenceConfig:
                     f"{where}models[{position}].",
                     about=f"model {model.model_name!r} on endpoint {endpoint.name!r}",
                 )
-                model.check(view, instance_type=endpoint.instance_type)
+                model.check(
+                    view,
+                    instance_type=endpoint.instance_type,
+                    fallback_types=list(endpoint.fallback_instance_types or ()),
+                )
                 _check_alarms(view.scoped("alarms."), model)
                 name = model.component_name or (
                     component_name_for(

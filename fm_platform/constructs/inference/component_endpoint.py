@@ -9,7 +9,7 @@ stack or others: pass the endpoint itself, or one imported with
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import jsii
@@ -31,6 +31,7 @@ from fm_platform.constructs.inference.execution_role import (
     depend_on_role_policies,
     role_arn,
 )
+from fm_platform.constructs.inference.instance_pools import variant_pools
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.constructs.inference.variant_features import (
     CapacityReservation,
@@ -47,6 +48,7 @@ from fm_platform.rules.hosting import (
     check_managed_instance_counts,
     check_vpc_options,
 )
+from fm_platform.rules.pools import check_fallback_types
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.replacement import component_endpoint_key
 from fm_platform.rules.variant_features import (
@@ -94,6 +96,10 @@ class InferenceComponentEndpointOptions:
         300-3600); by default SageMaker's.
     metrics: the endpoint config's ``MetricsConfig`` (:class:`EndpointMetrics`); by
         default SageMaker's (one datapoint a minute, no enhanced metrics).
+    fallback_instance_types: instance types SageMaker provisions, in this order, when
+        ``instance_type`` has no capacity (``InstancePools``, at most 4 besides
+        ``instance_type``); each model's copies must fit each type (or give its own
+        resources there, ``per_instance_type``); by default none.
     """
 
     instance_type: str
@@ -111,6 +117,12 @@ class InferenceComponentEndpointOptions:
     enable_ssm_access: bool = False
     instance_provision_timeout_s: int | None = None
     metrics: EndpointMetrics | None = None
+    fallback_instance_types: Sequence[str] = ()
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        """``instance_type``, then the fallback types: the pools in priority order."""
+        return (self.instance_type, *(self.fallback_instance_types or ()))
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
@@ -137,6 +149,12 @@ class InferenceComponentEndpointOptions:
             problems,
             inference_ami_version=self.inference_ami_version,
             instance_provision_timeout_s=self.instance_provision_timeout_s,
+        )
+        check_fallback_types(
+            problems,
+            instance_type=self.instance_type,
+            fallbacks=list(self.fallback_instance_types or ()),
+            reserved=self.capacity_reservation is not None,
         )
         if self.metrics is not None:
             check_metrics_config(
@@ -207,6 +225,8 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
     # Endpoints hosting inference components report the normalised figure per instance.
     INSTANCE_METRIC = "CPUUtilizationNormalized"
     instance_type: str
+    #: The pools' types in priority order (``instance_type`` alone without fallbacks).
+    instance_types: tuple[str, ...]
     execution_role: iam.IRole
     network_isolation: bool
     vpc_config: EndpointVpcConfig | None
@@ -217,6 +237,10 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
     def _start_counting(self) -> None:
         self.component_names: set[str] = set()
         self._totals = CopyTotals(known(self.instance_type), known(self.initial_instance_count))
+        # What the copies reserve on each fallback type, checked like the first type's.
+        self._fallback_demands: dict[str, list[CopyDemand]] = {
+            t: [] for t in self.instance_types[1:]
+        }
         self.node.add_validation(_MinimumCopiesFit(self))
 
     @property
@@ -224,10 +248,17 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
         """What the copies of the models placed on this endpoint reserve, in order."""
         return tuple(self._totals.demands)
 
-    def place(self, scope: Construct, demand: CopyDemand) -> None:
-        """Count ``demand`` (a model's copies, placed by ``scope``) on this endpoint; warn on
-        ``scope`` when with it the initial copies stop fitting ``initial_instance_count``
-        instances."""
+    def place(
+        self,
+        scope: Construct,
+        demand: CopyDemand,
+        by_type: Mapping[str, CopyDemand] | None = None,
+    ) -> None:
+        """Count ``demand`` (a model's copies, placed by ``scope``) on this endpoint, and
+        ``by_type`` (by default ``demand``) on each fallback type; warn on ``scope`` when
+        with it the initial copies stop fitting ``initial_instance_count`` instances."""
+        for instance_type, demands in self._fallback_demands.items():
+            demands.append((by_type or {}).get(instance_type, demand))
         fitted = not self._totals.initial_exceeds()
         self._totals.add(demand)
         if fitted and self._totals.initial_exceeds():
@@ -249,6 +280,14 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
             known(self.max_instance_count),
             "min_copies",
         )
+        for instance_type, demands in self._fallback_demands.items():
+            # The endpoint may run on a fallback type alone: its instances must hold them.
+            missing += [
+                f"on fallback {instance_type}: {line}"
+                for line in shortfalls(
+                    demands, instance_type, known(self.max_instance_count), "min_copies"
+                )
+            ]
         return min_copies_shortfall(self.max_instance_count, missing) if missing else None
 
     def arn_for(self, scope: Construct) -> str:
@@ -308,6 +347,7 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         inherit_stack(self, scope)
         props.validate()
         self.instance_type = props.instance_type
+        self.instance_types = props.instance_types
         self.variant_name = props.variant_name
         self.network_isolation = props.network_isolation
         self.min_instance_count = props.min_instance_count
@@ -339,7 +379,11 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
                     variant_name=props.variant_name,
-                    instance_type=props.instance_type,
+                    # A variant with pools names its types there only.
+                    instance_type=None if props.fallback_instance_types else props.instance_type,
+                    instance_pools=variant_pools(
+                        props.instance_type, props.fallback_instance_types
+                    ),
                     initial_instance_count=props.initial_instance_count,
                     managed_instance_scaling=(
                         sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
@@ -373,7 +417,7 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
             ],
         )
         self.encryption_key = encrypt_endpoint_config(
-            self, self.endpoint_config, [props.instance_type], props.encryption_key
+            self, self.endpoint_config, list(props.instance_types), props.encryption_key
         )
         # The config names the role; its policy must exist before SageMaker uses it.
         depend_on_role_policies(self.endpoint_config, self.execution_role)
@@ -381,7 +425,9 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
             self.endpoint_config,
             props.endpoint_name,
             component_endpoint_key(
-                instance_type=props.instance_type, variant_name=props.variant_name
+                instance_type=props.instance_type,
+                variant_name=props.variant_name,
+                pool_types=props.fallback_instance_types,
             ),
         )
         self._start_counting()
@@ -462,6 +508,7 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
         self.endpoint = None
         self.endpoint_name = endpoint_name
         self.instance_type = instance_type
+        self.instance_types = (instance_type,)
         self.execution_role = execution_role
         self.variant_name = variant_name
         self.network_isolation = network_isolation

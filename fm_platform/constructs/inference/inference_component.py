@@ -41,12 +41,17 @@ from fm_platform.constructs.inference.endpoint_base import (
     with_statistic,
 )
 from fm_platform.constructs.inference.execution_role import grant_containers
+from fm_platform.constructs.inference.instance_pools import (
+    InstanceTypeResources,
+    demands_by_type,
+    specifications,
+)
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.constructs.options import checked
 from fm_platform.constructs.scopes import inherit_stack
 from fm_platform.constructs.tokens import is_unresolved, known
-from fm_platform.rules.capacity import CopyDemand
+from fm_platform.rules.capacity import CopyDemand, check_fit
 from fm_platform.rules.components import (
     check_component_name_free,
     check_copy_resources,
@@ -54,6 +59,7 @@ from fm_platform.rules.components import (
     check_rolling_update,
     check_startup_timeouts,
 )
+from fm_platform.rules.pools import check_per_type_resources
 from fm_platform.rules.problems import Problems
 
 #: Utilisation metrics of inference components, one datapoint per copy (SageMaker
@@ -174,6 +180,10 @@ class InferenceComponentModelOptions:
     enable_caching: cache the artifacts and image on each instance, so that a copy
         started on an instance that had one starts faster (``DataCacheConfig``); by default
         SageMaker's choice (it caches on types with large local NVMe storage).
+    per_instance_type: what each copy reserves on the endpoint's fallback instance types
+        (:class:`InstanceTypeResources`; the fields above apply to its first type); with
+        any, the component gets one ``Specifications`` entry per type; by default the
+        fields above apply on every type, which each copy must fit.
     """
 
     model_name: str
@@ -190,6 +200,7 @@ class InferenceComponentModelOptions:
     component_name: str | None = None
     scheduling: ComponentScheduling | None = None
     enable_caching: bool | None = None
+    per_instance_type: Sequence[InstanceTypeResources] = ()
 
     @property
     def copies_at_creation(self) -> int:
@@ -217,9 +228,17 @@ class InferenceComponentModelOptions:
             initial_copies=self.copies_at_creation,
         )
 
-    def check(self, problems: Problems, *, instance_type: str | None = None) -> None:
+    def check(
+        self,
+        problems: Problems,
+        *,
+        instance_type: str | None = None,
+        fallback_types: Sequence[str] = (),
+    ) -> None:
         """Record every problem of these options in ``problems``; ``instance_type``: the
-        endpoint's, which each copy must fit."""
+        endpoint's, which each copy must fit; ``fallback_types``: its fallback types, which
+        each copy must fit too unless :attr:`per_instance_type` gives its resources
+        there."""
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
         if self.container is not None:
@@ -231,6 +250,25 @@ class InferenceComponentModelOptions:
             cpu_cores=self.cpu_cores,
             min_memory_mib=self.min_memory_mib,
             max_memory_mib=self.max_memory_mib,
+        )
+        own = {entry.instance_type for entry in self.per_instance_type or ()}
+        for fallback in fallback_types:
+            if fallback not in own:
+                check_fit(
+                    problems,
+                    f"on fallback {fallback}",
+                    fallback,
+                    accelerators=self.accelerators,
+                    cpu_cores=self.cpu_cores,
+                    min_memory_mib=self.min_memory_mib,
+                )
+        check_per_type_resources(
+            problems,
+            fallback_types=fallback_types,
+            given=[
+                (e.instance_type, e.accelerators, e.cpu_cores, e.min_memory_mib)
+                for e in self.per_instance_type or ()
+            ],
         )
         scaling = self.scaling
         if scaling is not None:
@@ -284,7 +322,12 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
         endpoint = self.endpoint
         instance_type = endpoint.instance_type if endpoint is not None else None
         name = component_name or props.component_name or props.model_name
-        props.check(problems, instance_type=known(instance_type))
+        fallbacks = tuple(getattr(endpoint, "instance_types", ())[1:])
+        props.check(
+            problems,
+            instance_type=known(instance_type),
+            fallback_types=[t for t in fallbacks if known(t) is not None],
+        )
         placed: set[str] = getattr(endpoint, "component_names", set())
         check_component_name_free(problems, "component_name", name, name in placed or name in taken)
         problems.raise_if_any()
@@ -325,7 +368,12 @@ class InferenceComponentModel(Construct):
         props.validate(component_name=self.component_name, taken=in_stack)
         in_stack.add(self.component_name)
         self.endpoint.component_names.add(self.component_name)
-        self.endpoint.place(self, props.demand(self.component_name))
+        demand = props.demand(self.component_name)
+        self.endpoint.place(
+            self,
+            demand,
+            demands_by_type(demand, self.endpoint.instance_types, props.per_instance_type),
+        )
         role = self.endpoint.execution_role
 
         grant_containers(self, role, [props.container], props.artifact_key)
@@ -376,27 +424,52 @@ class InferenceComponentModel(Construct):
         startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
     ) -> sagemaker.CfnInferenceComponent:
         ic = sagemaker.CfnInferenceComponent
+        own = ic.InferenceComponentComputeResourceRequirementsProperty(
+            number_of_accelerator_devices_required=props.accelerators or None,
+            number_of_cpu_cores_required=props.cpu_cores,
+            min_memory_required_in_mb=props.min_memory_mib,
+            max_memory_required_in_mb=props.max_memory_mib,
+        )
+        scheduling = props.scheduling.to_property() if props.scheduling is not None else None
+        data_cache = data_cache_property(props.enable_caching)
+        per_type = None
+        if props.per_instance_type:
+            resources = {t: own for t in self.endpoint.instance_types}
+            for entry in props.per_instance_type:
+                resources[entry.instance_type] = (
+                    ic.InferenceComponentComputeResourceRequirementsProperty(
+                        number_of_accelerator_devices_required=entry.accelerators or None,
+                        number_of_cpu_cores_required=entry.cpu_cores,
+                        min_memory_required_in_mb=entry.min_memory_mib,
+                        max_memory_required_in_mb=entry.max_memory_mib,
+                    )
+                )
+            per_type = specifications(
+                model_name=self.model.attr_model_name,
+                instance_types=self.endpoint.instance_types,
+                resources=resources,
+                startup=startup,
+                scheduling=scheduling,
+                data_cache=data_cache,
+            )
         return ic(
             self,
             f"Component{self.endpoint.replacement_key or ''}",
             endpoint_name=self.endpoint.endpoint_name,
             variant_name=self.endpoint.variant_name,
             inference_component_name=self.component_name,
-            specification=ic.InferenceComponentSpecificationProperty(
-                model_name=self.model.attr_model_name,
-                compute_resource_requirements=(
-                    ic.InferenceComponentComputeResourceRequirementsProperty(
-                        number_of_accelerator_devices_required=props.accelerators or None,
-                        number_of_cpu_cores_required=props.cpu_cores,
-                        min_memory_required_in_mb=props.min_memory_mib,
-                        max_memory_required_in_mb=props.max_memory_mib,
-                    )
-                ),
-                startup_parameters=startup,
-                scheduling_config=(
-                    props.scheduling.to_property() if props.scheduling is not None else None
-                ),
-                data_cache_config=data_cache_property(props.enable_caching),
+            # One specification per instance type, or one for every type.
+            specifications=per_type,
+            specification=(
+                None
+                if per_type
+                else ic.InferenceComponentSpecificationProperty(
+                    model_name=self.model.attr_model_name,
+                    compute_resource_requirements=own,
+                    startup_parameters=startup,
+                    scheduling_config=scheduling,
+                    data_cache_config=data_cache,
+                )
             ),
             runtime_config=ic.InferenceComponentRuntimeConfigProperty(
                 copy_count=props.copies_at_creation
