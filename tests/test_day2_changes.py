@@ -25,6 +25,10 @@ from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpoint,
     MultiModelEndpointProps,
 )
+from fm_platform.constructs.inference.serverless_endpoint import (
+    ServerlessEndpoint,
+    ServerlessEndpointProps,
+)
 from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureOptions,
     SingleModelEndpoint,
@@ -196,6 +200,17 @@ def test_kind_change_creates_another_endpoint_beside_the_old():
         )
     )
     assert _replaced(single, asynchronous, ENDPOINT)
+
+
+def test_serverless_to_instances_creates_another_endpoint_beside_the_old():
+    serverless = _resources(
+        lambda stack: ServerlessEndpoint(
+            stack,
+            "Summarizer",
+            ServerlessEndpointProps(model_name="summarizer", container=CONTAINER),
+        )
+    )
+    assert _replaced(serverless, _single(SINGLE), ENDPOINT)
 
 
 # -- in place: SageMaker updates the endpoint to the new config ---------------------------

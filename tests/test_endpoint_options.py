@@ -394,3 +394,28 @@ def test_minimum_copies_must_fit_each_fallback_type_at_synth():
     _pooled_model(stack, initial_copies=2)
     with pytest.raises(Exception, match="on fallback ml.g5.2xlarge: accelerators"):
         app.synth()
+
+
+def test_a_serverless_endpoint_comes_from_the_configuration(every_option):
+    variants = [
+        variant
+        for r in every_option["template"]["Resources"].values()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig"
+        for variant in r["Properties"]["ProductionVariants"]
+        if "ServerlessConfig" in variant
+    ]
+    assert [v["ServerlessConfig"] for v in variants] == [
+        {"MemorySizeInMB": 3072, "MaxConcurrency": 10, "ProvisionedConcurrency": 1}
+    ]
+    assert "EndpointSporadic" in every_option["template"]["Outputs"]
+
+
+def test_a_bad_serverless_endpoint_is_named_by_its_configuration_key():
+    mapping = _mapping()
+    mapping["inference"]["serverless_endpoints"][0]["memory_size_mib"] = 1000
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(
+        line.startswith("inference.serverless_endpoints[0].memory_size_mib=1000")
+        for line in error.value.problems
+    ), error.value.problems

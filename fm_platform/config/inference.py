@@ -30,6 +30,7 @@ from fm_platform.constructs.inference.inference_component import InferenceCompon
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import MultiModelEndpointOptions
+from fm_platform.constructs.inference.serverless_endpoint import ServerlessEndpointOptions
 from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureOptions,
     SingleModelEndpointOptions,
@@ -136,6 +137,22 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
 def _weights_gib(params_b: float) -> float:
     """The weights of a model of ``params_b`` billion parameters in bf16 (2 bytes each)."""
     return round(params_b * 1e9 * 2 / 2**30, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerlessEndpointConfig(ServerlessEndpointOptions):
+    """A serverless endpoint: the fields of :class:`ServerlessEndpointOptions`, and
+
+    name: a stable logical name; construct IDs derive from it.
+    model_name: by default ``name``.
+    """
+
+    name: str
+    model_name: str | None = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.model_name is None:
+            object.__setattr__(self, "model_name", self.name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,6 +289,8 @@ class InferenceConfig:
         roles can already use).
     async_endpoints: asynchronous endpoints; by default ``batch-summarizer`` on 0-2
         ml.g5.2xlarge.
+    serverless_endpoints: serverless endpoints (:class:`ServerlessEndpointConfig`) for
+        small CPU models with sporadic traffic; by default none.
     """
 
     ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = DEFAULT_IC_ENDPOINTS
@@ -280,6 +299,7 @@ class InferenceConfig:
     artifacts_bucket_name: str | None = None
     artifacts_key_arn: str | None = None
     async_endpoints: tuple[AsyncEndpointConfig, ...] = DEFAULT_ASYNC_ENDPOINTS
+    serverless_endpoints: tuple[ServerlessEndpointConfig, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
@@ -300,6 +320,7 @@ class InferenceConfig:
             self.single_model_endpoints,
             self.multi_model_endpoints,
             self.async_endpoints,
+            self.serverless_endpoints,
         )
         return tuple(item.name for group in groups for item in group)
 
@@ -329,6 +350,7 @@ class InferenceConfig:
                 "single_model_endpoints": [e.name for e in self.single_model_endpoints],
                 "multi_model_endpoints": [e.name for e in self.multi_model_endpoints],
                 "async_endpoints": [e.name for e in self.async_endpoints],
+                "serverless_endpoints": [e.name for e in self.serverless_endpoints],
             },
         )
         check_unique_prefixes(
@@ -432,6 +454,12 @@ class InferenceConfig:
             view = problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
             queued.check(view)
             _check_alarms(view.scoped("alarms."), queued)
+        for index, serverless in enumerate(self.serverless_endpoints):
+            serverless.check(
+                problems.scoped(
+                    f"serverless_endpoints[{index}].", about=f"endpoint {serverless.name!r}"
+                )
+            )
 
 
 def _counts_copies(endpoint: InferenceComponentEndpointConfig) -> bool:
