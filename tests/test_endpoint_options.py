@@ -419,3 +419,25 @@ def test_a_bad_serverless_endpoint_is_named_by_its_configuration_key():
         line.startswith("inference.serverless_endpoints[0].memory_size_mib=1000")
         for line in error.value.problems
     ), error.value.problems
+
+
+def test_single_model_variants_take_the_ami_and_ssm_access(every_option):
+    config = _one(
+        every_option["template"],
+        "AWS::SageMaker::EndpointConfig",
+        "SingleModelEndpointisolated",
+    )
+    (variant,) = config["ProductionVariants"]
+    assert variant["InferenceAmiVersion"] == "al2-ami-sagemaker-inference-gpu-3-1"
+    assert variant["EnableSSMAccess"] is True
+
+
+def test_a_bad_ami_on_a_single_model_endpoint_is_refused():
+    mapping = _mapping()
+    mapping["inference"]["single_model_endpoints"][0]["inference_ami_version"] = "al2-gpu"
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(
+        line.startswith("inference.single_model_endpoints[0].inference_ami_version='al2-gpu'")
+        for line in error.value.problems
+    ), error.value.problems

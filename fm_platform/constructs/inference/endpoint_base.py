@@ -41,6 +41,7 @@ from fm_platform.rules.components import check_startup_timeouts
 from fm_platform.rules.hosting import check_vpc_options
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import member_shape_name
+from fm_platform.rules.variant_features import check_variant_host
 
 #: Invocation metrics, and per-instance utilisation metrics of endpoints (SageMaker
 #: Developer Guide, "Amazon SageMaker AI metrics in Amazon CloudWatch").
@@ -348,6 +349,10 @@ class VariantEndpointOptions:
     volume_size_gb: the storage volume of each instance (1-512 GB; types without a local
         disk only); by default SageMaker's, or, for weights over its 30 GB default, the
         weights (twice for a ``model.tar.gz``) plus 10 GB.
+    inference_ami_version: the production variant's inference AMI (botocore
+        ``ProductionVariantInferenceAmiVersion``); by default SageMaker's for the type.
+    enable_ssm_access: let operators open SSM sessions to the production variant's
+        instances; by default False.
     """
 
     network_isolation: bool = True
@@ -355,6 +360,8 @@ class VariantEndpointOptions:
     model_data_download_timeout_s: int | None = None
     container_startup_health_check_timeout_s: int | None = None
     volume_size_gb: int | None = None
+    inference_ami_version: str | None = None
+    enable_ssm_access: bool = False
 
     def check_endpoint(self, problems: Problems) -> None:
         """Add the problems of these shared fields to ``problems``."""
@@ -368,6 +375,11 @@ class VariantEndpointOptions:
             "volume_size_gb",
             self.volume_size_gb,
             member_shape_name("ProductionVariant", "VolumeSizeInGB"),
+        )
+        check_variant_host(
+            problems,
+            inference_ami_version=self.inference_ami_version,
+            instance_provision_timeout_s=None,
         )
 
 
@@ -501,4 +513,6 @@ class VariantEndpoint(RealtimeEndpoint):
             model_data_download_timeout_in_seconds=download_s,
             container_startup_health_check_timeout_in_seconds=health_check_s,
             volume_size_in_gb=volume,
+            inference_ami_version=options.inference_ami_version if options else None,
+            enable_ssm_access=(options.enable_ssm_access or None) if options else None,
         )
