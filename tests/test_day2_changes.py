@@ -268,3 +268,21 @@ def test_weighted_variant_without_scaling_is_added_in_place():
         variant_name="Challenger", container=CONTAINER, instance_type="ml.g5.2xlarge"
     )
     assert _kept(_single(SINGLE), _single(replace(SINGLE, variants=[extra])), ENDPOINT)
+
+
+def test_a_new_model_on_a_scaled_single_model_endpoint_updates_in_place():
+    scaled = replace(SINGLE, scaling=SCALING)
+    newer = replace(CONTAINER, model_data_url="s3://models/chat-v2/")
+    before, after = _single(scaled), _single(replace(scaled, container=newer))
+    assert _kept(before, after, ENDPOINT)
+    assert _kept(before, after, TARGET)
+
+
+def test_a_new_models_prefix_on_a_multi_model_endpoint_updates_in_place():
+    props = MultiModelEndpointProps(instance_type="ml.m5.xlarge", models_s3_prefix="s3://models/a/")
+
+    def build(props: MultiModelEndpointProps) -> Any:
+        return _resources(lambda stack: MultiModelEndpoint(stack, "Small", props))
+
+    after = build(replace(props, models_s3_prefix="s3://models/b/"))
+    assert _kept(build(props), after, ENDPOINT)
