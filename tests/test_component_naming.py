@@ -63,21 +63,21 @@ def test_two_copies_of_a_stack_get_distinct_component_names():
     production = _names(_serving_stack(cdk.App(), "ServingProd"))
     staging = _names(_serving_stack(cdk.App(), "ServingStaging"))
     assert production == (
-        "ServingProd-chat",
-        "inference-component/ServingProd-chat",
-        "ServingProd-chat",
+        "ServingProd-chat-62e167c0",
+        "inference-component/ServingProd-chat-62e167c0",
+        "ServingProd-chat-62e167c0",
     )
     assert staging == (
-        "ServingStaging-chat",
-        "inference-component/ServingStaging-chat",
-        "ServingStaging-chat",
+        "ServingStaging-chat-62e167c0",
+        "inference-component/ServingStaging-chat-62e167c0",
+        "ServingStaging-chat-62e167c0",
     )
 
 
 def test_the_stack_name_not_the_construct_id_prefixes_the_name():
     app = cdk.App()
     template = _serving_stack_named(app, "Serving", "tenant-a-serving")
-    assert _names(template)[0] == "tenant-a-serving-chat"
+    assert _names(template)[0] == "tenant-a-serving-chat-62e167c0"
 
 
 def _serving_stack_named(app: cdk.App, stack_id: str, stack_name: str) -> Template:
@@ -156,7 +156,7 @@ def test_models_in_nested_stacks_are_named_after_the_parent_and_the_nested_stack
             ),
         )
         names.append(model.component_name)
-    assert names == ["Serving-TenantA-chat", "Serving-TenantB-chat"]
+    assert names == ["Serving-TenantA-chat-62e167c0", "Serving-TenantB-chat-62e167c0"]
 
 
 def test_one_component_name_twice_in_a_stack_is_rejected():
@@ -176,5 +176,5 @@ def test_one_component_name_twice_in_a_stack_is_rejected():
             )
         )
     InferenceComponentModel(stack, "Chat", models[0])
-    with pytest.raises(ValueError, match="component_name='Serving-chat': must be unique"):
+    with pytest.raises(ValueError, match="component_name='Serving-chat-62e167c0': must be unique"):
         InferenceComponentModel(stack, "ChatAgain", models[1])

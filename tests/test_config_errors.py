@@ -76,6 +76,9 @@ BAD_CONFIG = {
     },
 }
 
+# The replacement key of an ml.g5.xlarge endpoint with variant AllTraffic.
+KEY = "44e58056"
+
 
 def problem_lines(data) -> list[str]:
     with pytest.raises(ValidationError) as error:
@@ -146,7 +149,7 @@ def test_a_misspelled_or_mistyped_key_hides_nothing_else_of_its_item():
         "initial_instance_count, variant_name, initial_weight, scaling, variants, "
         "shadow_variant, data_capture, network_isolation, endpoint_name, "
         "model_data_download_timeout_s, container_startup_health_check_timeout_s, "
-        "volume_size_gb",
+        "volume_size_gb, inference_ami_version, enable_ssm_access",
         "inference.ic_endpoints[1].min_instance_count=3 (endpoint 'ok'): must not exceed "
         "max_instance_count (2)",
         "inference.ic_endpoints[1].models[0].cpu_cores=64 (model 'm' on endpoint 'ok'): at "
@@ -260,7 +263,7 @@ def test_endpoint_and_model_names_are_named_by_position():
         "inference.single_model_endpoints[0].name='a': must be unique among the endpoint names",
         "inference.ic_endpoints[1].models[0].model_name='m': must be unique: it names the "
         "inference component, and those are unique per account and region",
-        "inference.ic_endpoints[1].models[0].component_name='FmpInference-m' (model 'm' on "
+        f"inference.ic_endpoints[1].models[0].component_name='FmpInference-m-{KEY}' (model 'm' on "
         "endpoint 'b_c'): must be unique on the endpoint and in the stack (component names are "
         "unique per account and region); another component already uses it",
     ]

@@ -21,6 +21,9 @@ from destroy_leftovers import main, record  # noqa: E402
 from docs_assembly import Assembly  # noqa: E402
 from leftovers import Deployed, Leftovers, destroy_order  # noqa: E402
 
+# The replacement key of an ml.g5.12xlarge endpoint with variant AllTraffic.
+KEY = "62e167c0"
+
 
 @pytest.fixture(scope="module")
 def leftovers(default_assembly: CloudAssembly) -> Leftovers:
@@ -109,13 +112,18 @@ def test_the_retained_vpcs_default_security_group_gets_its_rules_back(leftovers)
 def test_the_log_groups_the_services_create_are_listed(leftovers):
     inference = {item.name for item in leftovers.log_groups("FmpInference")}
     assert {
-        "/aws/sagemaker/InferenceComponents/FmpInference-llama-7b-chat",
-        "/aws/sagemaker/InferenceComponents/FmpInference-llama-13b",
-        "/aws/sagemaker/InferenceComponents/FmpInference-flan-t5-xl",
-        "/aws/sagemaker/Endpoints/<EndpointName of IcEndpointsharedg5EndpointFB451BB1>",
-        "/aws/sagemaker/Endpoints/<EndpointName of SingleModelEndpointsummarizerEndpointAA52ED3E>",
-        "/aws/sagemaker/Endpoints/<EndpointName of MultiModelEndpointsmallmodelsEndpointB0CDC62A>",
-        "/aws/sagemaker/Endpoints/<EndpointName of AsyncEndpointbatchsummarizerEndpointA0D76C7A>",
+        f"/aws/sagemaker/InferenceComponents/FmpInference-llama-7b-chat-{KEY}",
+        f"/aws/sagemaker/InferenceComponents/FmpInference-llama-13b-{KEY}",
+        f"/aws/sagemaker/InferenceComponents/FmpInference-flan-t5-xl-{KEY}",
+        *(
+            f"/aws/sagemaker/Endpoints/<EndpointName of {logical_id}>"
+            for logical_id in (
+                f"IcEndpointsharedg5EndpointEndpoint{KEY}368092A3",
+                "SingleModelEndpointsummarizerEndpoint829f941f8CFDCC3C",
+                "MultiModelEndpointsmallmodelsEndpoint8a468dd3553869E2",
+                "AsyncEndpointbatchsummarizerEndpoint829f941fFA3A380D",
+            )
+        ),
     } == inference
     (cluster,) = leftovers.log_groups("FmpTraining")  # not the upload function: own group
     assert cluster.name == "/aws/sagemaker/Clusters/<cluster name>/<ClusterEB0386A7>"

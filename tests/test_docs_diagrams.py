@@ -85,8 +85,8 @@ def test_inference_picture_shows_endpoints_components_and_scaling(
         assert re.search(rf"endpoint [A-Za-z]*-?{re.escape(spec.name)}<", dot), spec.name
     for spec in inference.ic_endpoints:
         for model in spec.models:
-            # Components are named <stack>-<model> by default.
-            assert f"component FmpInference-{model.model_name}<" in dot
+            # Components are named <stack>-<model>-<replacement key> by default.
+            assert f"component FmpInference-{model.model_name}-" in dot
     assert dot.count("autoscaling ") == (
         sum(len(spec.models) for spec in inference.ic_endpoints)
         + len(inference.single_model_endpoints)

@@ -26,6 +26,9 @@ from fm_platform.rules.capacity import CopyDemand
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 WARNING_ID = "fm_platform:initialCopiesExceedInstances"
 
+# The replacement key of an ml.g5.12xlarge endpoint with variant AllTraffic.
+KEY = "62e167c0"
+
 
 def _endpoint(stack: cdk.Stack, **props) -> InferenceComponentEndpoint:
     # ml.g5.12xlarge: 4 GPUs, 48 vCPUs, 196608 MiB per instance.
@@ -69,10 +72,11 @@ def test_minimum_copies_beyond_max_instances_are_rejected_at_synth_with_the_arit
         scaling=ComponentScaling(min_copies=3, max_copies=3),
     )
     assert (
-        "[Serving/Endpoint] invalid inference component placement (Serving-chat, "
-        "Serving-code, Serving-large): the minimum copies of the endpoint's models need more "
-        "than its max_instance_count (2) instances hold: accelerators: Serving-chat 1 x 2 + "
-        "Serving-code 2 x 1 + Serving-large 3 x 2 = 10 > 2 instances x 4 (ml.g5.12xlarge) = 8. "
+        f"[Serving/Endpoint] invalid inference component placement (Serving-chat-{KEY}, "
+        f"Serving-code-{KEY}, Serving-large-{KEY}): the minimum copies of the endpoint's "
+        "models need more than its max_instance_count (2) instances hold: accelerators: "
+        f"Serving-chat-{KEY} 1 x 2 + Serving-code-{KEY} 2 x 1 + Serving-large-{KEY} 3 x 2 = 10 "
+        "> 2 instances x 4 (ml.g5.12xlarge) = 8. "
         "Raise the endpoint's max_instance_count, use a larger instance type or lower the "
         "models' minimum copies"
     ) in _synth_error(app)
@@ -86,11 +90,11 @@ def test_accelerators_memory_and_cpu_are_each_checked():
     _model(stack, endpoint, "code", accelerators=3, cpu_cores=30, min_memory_mib=100000)
     assert (
         "need more than its max_instance_count (1) instances hold: "
-        "accelerators: Serving-chat 1 x 2 + Serving-code 1 x 3 = 5 > 1 instances x 4 "
+        f"accelerators: Serving-chat-{KEY} 1 x 2 + Serving-code-{KEY} 1 x 3 = 5 > 1 instances x 4 "
         "(ml.g5.12xlarge) = 4; "
-        "CPU cores: Serving-chat 1 x 20 + Serving-code 1 x 30 = 50 > 1 instances x 48 "
+        f"CPU cores: Serving-chat-{KEY} 1 x 20 + Serving-code-{KEY} 1 x 30 = 50 > 1 instances x 48 "
         "(ml.g5.12xlarge) = 48; "
-        "MiB of memory: Serving-chat 1 x 100000 + Serving-code 1 x 100000 = 200000 > "
+        f"MiB of memory: Serving-chat-{KEY} 1 x 100000 + Serving-code-{KEY} 1 x 100000 = 200000 > "
         "1 instances x 196608 (ml.g5.12xlarge) = 196608."
     ) in _synth_error(app)
 
@@ -111,8 +115,8 @@ def test_models_that_scale_to_zero_need_no_capacity_at_their_minimum():
     annotations.has_warning(
         "/Serving/b",
         Match.string_like_regexp(
-            r"initial_instance_count \(1\) instances hold: accelerators: Serving-a 1 x 4 \+ "
-            r"Serving-b 1 x 4 = 8 > 1 instances x 4 \(ml.g5.12xlarge\) = 4"
+            rf"initial_instance_count \(1\) instances hold: accelerators: Serving-a-{KEY} 1 x 4 \+ "
+            rf"Serving-b-{KEY} 1 x 4 = 8 > 1 instances x 4 \(ml.g5.12xlarge\) = 4"
         ),
     )
     # warned once, where the initial copies first stop fitting
@@ -127,7 +131,7 @@ def test_a_model_in_another_stack_counts_against_the_endpoint():
     _model(serving, endpoint, "chat", accelerators=3)
     tenant = cdk.Stack(app, "Tenant")
     _model(tenant, endpoint, "code", accelerators=2)
-    assert "Serving-chat 1 x 3 + Tenant-code 1 x 2 = 5 > 1" in _synth_error(app)
+    assert "Serving-chat-62e167c0 1 x 3 + Tenant-code-62e167c0 1 x 2 = 5 > 1" in _synth_error(app)
 
 
 def test_an_imported_endpoint_is_checked_against_the_counts_it_was_given():
@@ -143,7 +147,7 @@ def test_an_imported_endpoint_is_checked_against_the_counts_it_was_given():
         max_instance_count=1,
     )
     _model(stack, known, "big", accelerators=4, initial_copies=2)
-    assert "Serving-big 2 x 4 = 8 > 1 instances x 4" in _synth_error(app)
+    assert "Serving-big-62e167c0 2 x 4 = 8 > 1 instances x 4" in _synth_error(app)
 
 
 def test_an_imported_endpoint_without_known_instance_counts_is_not_checked():
@@ -182,7 +186,7 @@ def test_deploy_time_values_skip_the_check_and_synthesize():
     [code] = [
         c
         for c in components.values()
-        if c["Properties"]["InferenceComponentName"] == "Serving-code"
+        if c["Properties"]["InferenceComponentName"] == "Serving-code-62e167c0"
     ]
     # memory known only at deploy time: SageMaker's default startup timeouts
     assert "StartupParameters" not in code["Properties"]["Specification"]

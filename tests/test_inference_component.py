@@ -115,7 +115,7 @@ def test_component_spec(synthesized):
     synthesized["serving"].has_resource_properties(
         "AWS::SageMaker::InferenceComponent",
         {
-            "InferenceComponentName": "Serving-idle-chat",
+            "InferenceComponentName": "Serving-idle-chat-62e167c0",
             "EndpointName": {"Fn::GetAtt": [Match.string_like_regexp("Endpoint"), "EndpointName"]},
             "VariantName": "AllTraffic",
             "Specification": {
@@ -158,7 +158,10 @@ def test_a_deprecated_endpoint_reference_still_places_a_model_with_a_warning():
     first = InferenceComponentModel(stack, "First", _model(reference, "first"))
     second = InferenceComponentModel(stack, "Second", _model(reference, "second"))
     assert first.endpoint is second.endpoint  # one imported endpoint per reference and stack
-    assert [d.name for d in first.endpoint.placements] == ["Legacy-first", "Legacy-second"]
+    assert [d.name for d in first.endpoint.placements] == [
+        "Legacy-first-62e167c0",
+        "Legacy-second-62e167c0",
+    ]
     Template.from_stack(stack).has_resource_properties(
         "AWS::SageMaker::InferenceComponent", {"EndpointName": "chat-endpoint"}
     )
@@ -188,9 +191,11 @@ def test_model_has_no_fixed_name_and_uses_the_endpoint_role(synthesized):
 
 def test_scalable_target_depends_on_the_component(synthesized):
     template = synthesized["serving"]
-    component = _logical_id(template, "AWS::SageMaker::InferenceComponent", "Serving-busy-chat")
+    component = _logical_id(
+        template, "AWS::SageMaker::InferenceComponent", "Serving-busy-chat-62e167c0"
+    )
     target_id = _logical_id(
-        template, "AWS::ApplicationAutoScaling::ScalableTarget", "Serving-busy-chat"
+        template, "AWS::ApplicationAutoScaling::ScalableTarget", "Serving-busy-chat-62e167c0"
     )
     target = template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")[target_id]
     assert component in target["DependsOn"]
@@ -219,11 +224,11 @@ def test_target_tracking_per_model(synthesized):
     template = synthesized["serving"]
     for name, metric, value in (
         (
-            "Serving-busy-chat",
+            "Serving-busy-chat-62e167c0",
             "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution",
             4,
         ),
-        ("Serving-idle-chat", "SageMakerInferenceComponentInvocationsPerCopy", 5),
+        ("Serving-idle-chat-62e167c0", "SageMakerInferenceComponentInvocationsPerCopy", 5),
     ):
         target = _logical_id(template, "AWS::ApplicationAutoScaling::ScalableTarget", name)
         template.has_resource_properties(
@@ -248,7 +253,7 @@ def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
         "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "StepScaling"}}
     )
     target = _logical_id(
-        template, "AWS::ApplicationAutoScaling::ScalableTarget", "Serving-idle-chat"
+        template, "AWS::ApplicationAutoScaling::ScalableTarget", "Serving-idle-chat-62e167c0"
     )
     template.has_resource_properties(
         "AWS::ApplicationAutoScaling::ScalingPolicy",
@@ -268,7 +273,7 @@ def test_scale_to_zero_alarm_and_step_policy_only_for_min_zero(synthesized):
     assert alarm["Properties"] == {
         **alarm["Properties"],
         "Namespace": "AWS/SageMaker",
-        "Dimensions": [{"Name": "InferenceComponentName", "Value": "Serving-idle-chat"}],
+        "Dimensions": [{"Name": "InferenceComponentName", "Value": "Serving-idle-chat-62e167c0"}],
         "Statistic": "Maximum",
         "Period": 60,
         "Threshold": 1,
@@ -348,7 +353,7 @@ def test_metrics_name_the_component(synthesized):
         "Invocations",
         "Sum",
     )
-    assert invocations.dimensions == {"InferenceComponentName": "Serving-busy-chat"}
+    assert invocations.dimensions == {"InferenceComponentName": "Serving-busy-chat-62e167c0"}
     assert busy.metric_model_latency().metric_name == "ModelLatency"
     assert busy.metric_no_capacity_failures().metric_name == "NoCapacityInvocationFailures"
 
@@ -357,7 +362,7 @@ def test_component_in_another_stack(synthesized):
     template = synthesized["tenant"]
     template.has_resource_properties(
         "AWS::SageMaker::InferenceComponent",
-        {"InferenceComponentName": "Tenant-remote", "EndpointName": Match.object_like({})},
+        {"InferenceComponentName": "Tenant-remote-62e167c0", "EndpointName": Match.object_like({})},
     )
     template.resource_count_is("AWS::SageMaker::Endpoint", 0)
     app = synthesized["app"]
@@ -430,5 +435,5 @@ def test_validation(endpoint, props, expected):
 
 def test_two_components_with_one_name_on_an_endpoint(endpoint):
     InferenceComponentModel(endpoint, "First", _model(endpoint, "same"))
-    with pytest.raises(ValueError, match="component_name='Invalid-same': must be unique"):
+    with pytest.raises(ValueError, match="component_name='Invalid-same-62e167c0': must be unique"):
         InferenceComponentModel(endpoint, "Second", _model(endpoint, "same"))

@@ -86,9 +86,9 @@ def test_small_model_scales_to_zero_with_per_model_tracking(built):
     assert targets["flan-t5-xl"]["MinCapacity"] == 0
     assert targets["llama-7b-chat"]["MinCapacity"] == 1
     assert {t["ResourceId"] for t in targets.values()} == {
-        "inference-component/FmpInference-llama-7b-chat",
-        "inference-component/FmpInference-llama-13b",
-        "inference-component/FmpInference-flan-t5-xl",
+        "inference-component/FmpInference-llama-7b-chat-62e167c0",
+        "inference-component/FmpInference-llama-13b-62e167c0",
+        "inference-component/FmpInference-flan-t5-xl-62e167c0",
     }
     built.template.resource_properties_count_is(
         "AWS::ApplicationAutoScaling::ScalingPolicy",
@@ -243,7 +243,8 @@ def test_outputs(built):
             "Fn::Join": ["", ["s3://", async_bucket, f"/async/batch-summarizer/{folder}"]]
         }
     assert outputs["ComponentsSharedG5"]["Value"] == (
-        "FmpInference-llama-7b-chat,FmpInference-llama-13b,FmpInference-flan-t5-xl"
+        "FmpInference-llama-7b-chat-62e167c0,FmpInference-llama-13b-62e167c0,"
+        "FmpInference-flan-t5-xl-62e167c0"
     )
     assert "ModelArtifactsBucket" not in outputs  # the artifacts stack's output
     assert outputs["InvokeExample"]["Value"] == {
@@ -252,7 +253,7 @@ def test_outputs(built):
             [
                 "aws sagemaker-runtime invoke-endpoint --endpoint-name ",
                 endpoint_name_of(built, endpoints[0]),
-                " --inference-component-name FmpInference-llama-7b-chat "
+                " --inference-component-name FmpInference-llama-7b-chat-62e167c0 "
                 "--content-type application/json --body fileb://request.json response.json",
             ],
         ]
@@ -265,9 +266,10 @@ def test_outputs(built):
 def test_construct_ids_derive_from_names(built):
     resources = built.json["Resources"]
     ids = {
-        "IcEndpointsharedg5Endpoint": "AWS::SageMaker::Endpoint",
-        "IcEndpointsharedg5Modelflant5xlComponent": "AWS::SageMaker::InferenceComponent",
-        "SingleModelEndpointsummarizerEndpoint": "AWS::SageMaker::Endpoint",
+        # Endpoints and components carry their replacement key (fm_platform.rules.replacement).
+        "IcEndpointsharedg5EndpointEndpoint62e167c0": "AWS::SageMaker::Endpoint",
+        "IcEndpointsharedg5Modelflant5xlComponent62e167c0": "AWS::SageMaker::InferenceComponent",
+        "SingleModelEndpointsummarizerEndpoint829f941f": "AWS::SageMaker::Endpoint",
         "MultiModelEndpointsmallmodelsModel": "AWS::SageMaker::Model",
     }
     for prefix, resource_type in ids.items():

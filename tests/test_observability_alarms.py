@@ -203,13 +203,17 @@ def test_a_models_description_names_the_model_its_component_and_endpoint(built):
     alarm = built.alarm(built.stack.observability.model_alarms["chat"])
     text = built.stack.resolve(alarm["AlarmDescription"])
     flat = str(text)
-    assert "model chat (inference component Watched-chat)" in flat
+    assert "model chat (inference component Watched-chat-62e167c0)" in flat
     assert "1 = 5xx errors at or above 5% of requests" in flat
     assert "8 = p50 model latency over the 800 ms objective" in flat
+    assert (
+        "4 = copies at the maximum (4; counted as the copies' CPUUtilizationNormalized "
+        "datapoints per minute, AWS publishing no copy count)"
+    ) in flat
     endpoint = built.stack.ic_endpoints["shared"]
     assert built.stack.get_logical_id(endpoint.endpoint) in flat  # the endpoint's name
     assert "fmp endpoint metrics" in flat
-    assert alarm["AlarmName"] == "Watched-chat-health"
+    assert alarm["AlarmName"] == "Watched-chat-62e167c0-health"
 
 
 def test_a_model_scaling_to_zero_waits_out_its_startup_before_firing(built):
@@ -249,7 +253,11 @@ def test_an_inference_components_endpoint_alarm_watches_its_instances(built):
     }
     assert expression(alarm) == "(FILL(instances, 0) >= 3)"
     description = str(alarm["AlarmDescription"])
-    assert "endpoint shared (" in description and "1 = instances at the maximum (3)" in description
+    assert "endpoint shared (" in description
+    assert (
+        "1 = instances at the maximum (3; counted as the instances' CPUUtilizationNormalized "
+        "datapoints per minute, AWS publishing no instance count)"
+    ) in description
 
 
 def test_a_single_model_endpoint_alarm_takes_its_overrides(built):
@@ -340,7 +348,7 @@ def test_an_alarms_arn_is_written_from_its_name(built):
                 {"Ref": "AWS::Region"},
                 ":",
                 {"Ref": "AWS::AccountId"},
-                ":alarm:Watched-chat-health",
+                ":alarm:Watched-chat-62e167c0-health",
             ],
         ]
     }

@@ -132,7 +132,7 @@ def test_inference_sample_builds_an_endpoint_with_two_scaled_models(inference_sa
         c["Properties"]["InferenceComponentName"]
         for c in template.find_resources("AWS::SageMaker::InferenceComponent").values()
     }
-    assert names == {"MyModels-chat-7b", "MyModels-summarize-13b"}
+    assert names == {"MyModels-chat-7b-62e167c0", "MyModels-summarize-13b-62e167c0"}
     template.resource_count_is("AWS::ApplicationAutoScaling::ScalableTarget", 2)
     template.resource_count_is("AWS::CloudWatch::Alarm", 2)
 
@@ -261,4 +261,4 @@ def test_config_sample_builds_its_one_endpoint_from_a_configuration_in_code():
     ]
     template = Template.from_json(assembly.get_stack_by_name("FmpInference").template)
     (component,) = template.find_resources("AWS::SageMaker::InferenceComponent").values()
-    assert component["Properties"]["InferenceComponentName"] == "FmpInference-chat-8b"
+    assert component["Properties"]["InferenceComponentName"] == "FmpInference-chat-8b-007b1363"

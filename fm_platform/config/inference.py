@@ -30,6 +30,7 @@ from fm_platform.constructs.inference.inference_component import InferenceCompon
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import MultiModelEndpointOptions
+from fm_platform.constructs.inference.serverless_endpoint import ServerlessEndpointOptions
 from fm_platform.constructs.inference.single_model_endpoint import (
     DataCaptureOptions,
     SingleModelEndpointOptions,
@@ -51,7 +52,9 @@ from fm_platform.rules.inference import (
     check_output_count,
 )
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.replacement import component_endpoint_key
 from fm_platform.rules.types import read
+from fm_platform.rules.variant_features import check_counted_frequency
 
 #: Outputs besides the per-endpoint ones: EndpointNames, InvokeExample, NotificationTopicArn.
 FIXED_OUTPUTS = 3
@@ -125,6 +128,22 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
 def _weights_gib(params_b: float) -> float:
     """The weights of a model of ``params_b`` billion parameters in bf16 (2 bytes each)."""
     return round(params_b * 1e9 * 2 / 2**30, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerlessEndpointConfig(ServerlessEndpointOptions):
+    """A serverless endpoint: the fields of :class:`ServerlessEndpointOptions`, and
+
+    name: a stable logical name; construct IDs derive from it.
+    model_name: by default ``name``.
+    """
+
+    name: str
+    model_name: str | None = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.model_name is None:
+            object.__setattr__(self, "model_name", self.name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,6 +280,8 @@ class InferenceConfig:
         roles can already use).
     async_endpoints: asynchronous endpoints; by default ``batch-summarizer`` on 0-2
         ml.g5.2xlarge.
+    serverless_endpoints: serverless endpoints (:class:`ServerlessEndpointConfig`) for
+        small CPU models with sporadic traffic; by default none.
     """
 
     ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = DEFAULT_IC_ENDPOINTS
@@ -269,6 +290,7 @@ class InferenceConfig:
     artifacts_bucket_name: str | None = None
     artifacts_key_arn: str | None = None
     async_endpoints: tuple[AsyncEndpointConfig, ...] = DEFAULT_ASYNC_ENDPOINTS
+    serverless_endpoints: tuple[ServerlessEndpointConfig, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> InferenceConfig:
@@ -289,6 +311,7 @@ class InferenceConfig:
             self.single_model_endpoints,
             self.multi_model_endpoints,
             self.async_endpoints,
+            self.serverless_endpoints,
         )
         return tuple(item.name for group in groups for item in group)
 
@@ -318,6 +341,7 @@ class InferenceConfig:
                 "single_model_endpoints": [e.name for e in self.single_model_endpoints],
                 "multi_model_endpoints": [e.name for e in self.multi_model_endpoints],
                 "async_endpoints": [e.name for e in self.async_endpoints],
+                "serverless_endpoints": [e.name for e in self.serverless_endpoints],
             },
         )
         check_unique_prefixes(
@@ -370,6 +394,25 @@ class InferenceConfig:
             view = problems.scoped(f"async_endpoints[{index}].", about=f"endpoint {queued.name!r}")
             queued.check(view)
             _check_alarms(view.scoped("alarms."), queued)
+        for index, serverless in enumerate(self.serverless_endpoints):
+            serverless.check(
+                problems.scoped(
+                    f"serverless_endpoints[{index}].", about=f"endpoint {serverless.name!r}"
+                )
+            )
+
+
+def _counts_copies(endpoint: InferenceComponentEndpointConfig) -> bool:
+    """Whether the alarms of ``endpoint`` or of its models count instances or copies."""
+    alarms = endpoint.alarms
+    if alarms.enabled and alarms.instances_at_max:
+        return True
+    return any(
+        isinstance(model, InferenceComponentModelConfig)
+        and model.alarms.enabled
+        and model.alarms.copies_at_max
+        for model in endpoint.models or ()
+    )
 
 
 def _check_ic_endpoint(
@@ -383,6 +426,12 @@ def _check_ic_endpoint(
     each model's (its component name must be none of ``names``, which gains it), and the
     first model at which the minimum copies no longer fit the endpoint."""
     endpoint.check(problems.scoped(where, about=f"endpoint {endpoint.name!r}"))
+    if endpoint.metrics is not None and _counts_copies(endpoint):
+        check_counted_frequency(
+            problems.scoped(where, about=f"endpoint {endpoint.name!r}"),
+            "metrics",
+            endpoint.metrics.publish_frequency_s,
+        )
     _check_alarms(problems.scoped(f"{where}alarms.", about=f"endpoint {endpoint.name!r}"), endpoint)
     demands: list[CopyDemand] = []
     fits = True
@@ -391,10 +440,23 @@ def _check_ic_endpoint(
             f"{where}models[{position}].",
             about=f"model {model.model_name!r} on endpoint {endpoint.name!r}",
         )
-        model.check(view, instance_type=endpoint.instance_type)
+        model.check(
+            view,
+            instance_type=endpoint.instance_type,
+            fallback_types=list(endpoint.fallback_instance_types or ()),
+        )
         _check_alarms(view.scoped("alarms."), model)
         name = model.component_name or (
-            component_name_for(stack_name, model.model_name) if model.model_name else None
+            component_name_for(
+                stack_name,
+                model.model_name,
+                component_endpoint_key(
+                    instance_type=endpoint.instance_type,
+                    variant_name=endpoint.variant_name,
+                ),
+            )
+            if model.model_name
+            else None
         )
         check_component_name_free(view, "component_name", name, name in names)
         if name is not None:

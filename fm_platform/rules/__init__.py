@@ -10,7 +10,10 @@ calls the same rules through a view that puts the configuration key in front
 :mod:`~fm_platform.rules.lifecycle`, :mod:`~fm_platform.rules.hosting`,
 :mod:`~fm_platform.rules.components`, :mod:`~fm_platform.rules.capacity`,
 :mod:`~fm_platform.rules.scaling`, :mod:`~fm_platform.rules.variants`,
-:mod:`~fm_platform.rules.inference`, :mod:`~fm_platform.rules.asynchronous`; limits and
+:mod:`~fm_platform.rules.inference`, :mod:`~fm_platform.rules.asynchronous`,
+:mod:`~fm_platform.rules.variant_features`, :mod:`~fm_platform.rules.placement`,
+:mod:`~fm_platform.rules.pools`, :mod:`~fm_platform.rules.serverless`; which changes
+replace an endpoint: :mod:`~fm_platform.rules.replacement`; limits and
 enums come from botocore (:mod:`~fm_platform.rules.sagemaker_model`), Python types from annotations,
 for options built in Python and read from mappings (:mod:`~fm_platform.rules.types`).
 """

@@ -17,14 +17,19 @@ _HASH_LENGTH = 8
 BATCH_UNITS = ("COPY_COUNT", "CAPACITY_PERCENT")
 
 
-def component_name_for(stack_name: str, model_name: str) -> str:
-    """``<stack_name>-<model_name>`` when it fits the name limit (63 characters).
+def component_name_for(stack_name: str, model_name: str, replacement_key: str | None = None) -> str:
+    """``<stack_name>-<model_name>`` (``<stack_name>-<model_name>-<replacement_key>`` on an
+    endpoint with a replacement key, see :mod:`fm_platform.rules.replacement`: a
+    replacement component needs a name of its own while the old one still runs) when it
+    fits the name limit (63 characters).
 
     A longer name keeps the whole model name and as much of the stack name as fits, with
     8 hex digits of the SHA-256 of the untrimmed name between them
     (``<stack prefix>-<hash>-<model_name>``), so that trimmed names stay distinct; a model
     name too long for even that gives ``<first characters>-<hash>``.
     """
+    if replacement_key:
+        model_name = f"{model_name}-{replacement_key}"
     full = f"{stack_name}-{model_name}"
     limit = shape_rule("InferenceComponentName").max or 63
     if len(full) <= limit:
@@ -131,12 +136,23 @@ def check_rolling_update(
     batch_unit: str | None,
     wait_interval_s: int | None,
     maximum_execution_timeout_s: int | None,
+    rollback_batch_size: int | None = None,
+    rollback_alarms: int = 0,
 ) -> None:
-    """A rolling update's batch (1-100 percent, or at least one copy) and its times within
-    botocore's limits."""
+    """A rolling update's batch and rollback batch (1-100 percent, or at least one copy),
+    its times within botocore's limits and at most 10 rollback alarms (botocore
+    ``AlarmList``)."""
     problems.check_choice(f"{field}.batch_unit", batch_unit, BATCH_UNITS)
     high = 100 if batch_unit == "CAPACITY_PERCENT" else None
     problems.check_range(f"{field}.batch_size", batch_size, 1, high)
+    problems.check_range(f"{field}.rollback_batch_size", rollback_batch_size, 1, high)
+    most_alarms = shape_rule("AlarmList").max
+    if most_alarms is not None and rollback_alarms > most_alarms:
+        problems.add(
+            f"{field}.rollback_alarms",
+            f"{rollback_alarms} alarms",
+            f"at most {most_alarms} (botocore AlarmList)",
+        )
     problems.check_shape(
         f"{field}.wait_interval_s",
         wait_interval_s,

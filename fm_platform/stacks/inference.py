@@ -59,6 +59,11 @@ from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpointOptions,
     MultiModelEndpointProps,
 )
+from fm_platform.constructs.inference.serverless_endpoint import (
+    ServerlessEndpoint,
+    ServerlessEndpointOptions,
+    ServerlessEndpointProps,
+)
 from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpoint,
     SingleModelEndpointOptions,
@@ -99,7 +104,8 @@ class InferenceStack(Stack):
 
     Attributes: ``config``, ``artifacts`` (the :class:`ModelArtifacts`), ``artifacts_stack``
     (None unless created here), ``ic_endpoints``, ``ic_models`` (by model name),
-    ``single_model_endpoints``, ``multi_model_endpoints``, ``async_endpoints`` (dicts by
+    ``single_model_endpoints``, ``multi_model_endpoints``, ``async_endpoints``,
+    ``serverless_endpoints`` (``ServerlessEndpoint-<name>``; no alarm yet) (dicts by
     name), ``async_storage`` (the asynchronous endpoints' :class:`SecureBucket`; None
     without them).
 
@@ -161,6 +167,15 @@ class InferenceStack(Stack):
             self._multi_model_endpoint(multi_item)
         for async_item in config.async_endpoints:
             self._async_endpoint(async_item)
+        self.serverless_endpoints: dict[str, ServerlessEndpoint] = {}
+        for serverless_item in config.serverless_endpoints:
+            options = options_values(ServerlessEndpointOptions, serverless_item)
+            options["container"] = self._container(serverless_item.container, serverless_item.name)
+            self.serverless_endpoints[serverless_item.name] = ServerlessEndpoint(
+                self,
+                f"ServerlessEndpoint-{serverless_item.name}",
+                ServerlessEndpointProps(**options, artifact_key=self.artifacts.key),
+            )
         self._add_outputs()
         self.observability = InferenceObservability(
             self, "Observability", notifications=notifications, dashboards=dashboards
@@ -265,6 +280,7 @@ class InferenceStack(Stack):
             **{n: e.endpoint_name for n, e in self.single_model_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.multi_model_endpoints.items()},
             **{n: e.endpoint_name for n, e in self.async_endpoints.items()},
+            **{n: e.endpoint_name for n, e in self.serverless_endpoints.items()},
         }
         CfnOutput(
             self,

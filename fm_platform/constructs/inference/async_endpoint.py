@@ -48,6 +48,7 @@ from fm_platform.rules.asynchronous import (
     check_s3_prefix,
 )
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.replacement import scaled_variants_key
 
 INVOKE_ASYNC_ACTION = "sagemaker:InvokeEndpointAsync"
 
@@ -178,7 +179,8 @@ class AsyncEndpoint(VariantEndpoint):
     unknown), ``success_topic``, ``error_topic``, ``input_location``, ``output_location``
     and ``failure_location`` (``s3://`` URIs), ``scaling`` (an :class:`AsyncAutoScaling`,
     None without scaling).
-    Construct IDs: ``Model``, ``EndpointConfig``, ``Endpoint``, ``Results``, ``Key``,
+    Construct IDs: ``Model``, ``EndpointConfig``, ``Endpoint`` (``Endpoint<key>`` with
+    scaling: ``replacement_key`` of the instance type), ``Results``, ``Key``,
     ``SuccessTopic``, ``ErrorTopic``, ``Scaling``, ``ExecutionRole``, ``SecurityGroup``.
 
     Metrics: ``Invocations`` is not published for asynchronous endpoints ("Monitor
@@ -219,7 +221,14 @@ class AsyncEndpoint(VariantEndpoint):
         self.storage_key = encrypt_endpoint_config(
             self, self.endpoint_config, [props.instance_type], props.encryption_key
         )
-        self._create_endpoint(self.endpoint_config, props.endpoint_name)
+        self._create_endpoint(
+            self.endpoint_config,
+            props.endpoint_name,
+            # A scaled variant's instance type cannot change in place: a new endpoint.
+            scaled_variants_key(
+                [(props.variant_name, props.instance_type)] if props.scaling is not None else []
+            ),
+        )
         self.scaling: AsyncAutoScaling | None = (
             AsyncAutoScaling(
                 self,

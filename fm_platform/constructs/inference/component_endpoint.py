@@ -9,7 +9,7 @@ stack or others: pass the endpoint itself, or one imported with
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import jsii
@@ -31,7 +31,14 @@ from fm_platform.constructs.inference.execution_role import (
     depend_on_role_policies,
     role_arn,
 )
+from fm_platform.constructs.inference.instance_pools import variant_pools
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
+from fm_platform.constructs.inference.variant_features import (
+    CapacityReservation,
+    EndpointMetrics,
+    PrefixAwareRouting,
+    ScaleInPolicy,
+)
 from fm_platform.core.options import Props, checked
 from fm_platform.core.scopes import inherit_stack, stack_of
 from fm_platform.core.tokens import is_unresolved, known
@@ -41,7 +48,14 @@ from fm_platform.rules.hosting import (
     check_managed_instance_counts,
     check_vpc_options,
 )
+from fm_platform.rules.pools import check_fallback_types
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.replacement import component_endpoint_key
+from fm_platform.rules.variant_features import (
+    check_metrics_config,
+    check_routing,
+    check_variant_host,
+)
 
 INITIAL_COPIES_WARNING = "fm_platform:initialCopiesExceedInstances"
 
@@ -64,7 +78,28 @@ class InferenceComponentEndpointOptions:
         container. Set False only for containers that must reach the network themselves,
         e.g. to download weights from a model hub at startup.
     variant_name: the production variant's name; by default AllTraffic.
-    endpoint_name: the endpoint's name; by default CloudFormation generates one.
+    endpoint_name: the endpoint's name; by default CloudFormation generates one. A change
+        of instance type or variant name creates a new endpoint beside the old one, which
+        cannot take the running endpoint's name: change an explicit name with them.
+    scale_in: how managed instance scaling releases instances (:class:`ScaleInPolicy`);
+        by default SageMaker's behaviour (no ``ScaleInPolicy``).
+    prefix_aware_routing: the settings of ``routing_strategy: PREFIX_AWARE``
+        (:class:`PrefixAwareRouting`); by default SageMaker's.
+    capacity_reservation: serve only from an ML capacity reservation or training plan
+        (:class:`CapacityReservation`); by default on-demand capacity.
+    inference_ami_version: the variant's inference AMI (botocore
+        ``ProductionVariantInferenceAmiVersion``); by default SageMaker's for the type.
+    enable_ssm_access: let operators open SSM sessions to the variant's instances; by
+        default False.
+    instance_provision_timeout_s: seconds SageMaker waits for instances at creation or
+        scale-out before it fails them (``VariantInstanceProvisionTimeoutInSeconds``,
+        300-3600); by default SageMaker's.
+    metrics: the endpoint config's ``MetricsConfig`` (:class:`EndpointMetrics`); by
+        default SageMaker's (one datapoint a minute, no enhanced metrics).
+    fallback_instance_types: instance types SageMaker provisions, in this order, when
+        ``instance_type`` has no capacity (``InstancePools``, at most 4 besides
+        ``instance_type``); each model's copies must fit each type (or give its own
+        resources there, ``per_instance_type``); by default none.
     """
 
     instance_type: str
@@ -75,6 +110,19 @@ class InferenceComponentEndpointOptions:
     network_isolation: bool = True
     variant_name: str = "AllTraffic"
     endpoint_name: str | None = None
+    scale_in: ScaleInPolicy | None = None
+    prefix_aware_routing: PrefixAwareRouting | None = None
+    capacity_reservation: CapacityReservation | None = None
+    inference_ami_version: str | None = None
+    enable_ssm_access: bool = False
+    instance_provision_timeout_s: int | None = None
+    metrics: EndpointMetrics | None = None
+    fallback_instance_types: Sequence[str] = ()
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        """``instance_type``, then the fallback types: the pools in priority order."""
+        return (self.instance_type, *(self.fallback_instance_types or ()))
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
@@ -85,7 +133,35 @@ class InferenceComponentEndpointOptions:
             min_instance_count=self.min_instance_count,
             max_instance_count=self.max_instance_count,
         )
-        problems.check_shape("routing_strategy", self.routing_strategy, "RoutingStrategy")
+        prefix = self.prefix_aware_routing
+        check_routing(
+            problems,
+            strategy=self.routing_strategy,
+            prefix_length=prefix.prefix_length if prefix else None,
+            concurrency_threshold=prefix.concurrency_threshold if prefix else None,
+            prefix_aware_given=prefix is not None,
+        )
+        if self.scale_in is not None:
+            self.scale_in.check(problems)
+        if self.capacity_reservation is not None:
+            self.capacity_reservation.check(problems, self.instance_type)
+        check_variant_host(
+            problems,
+            inference_ami_version=self.inference_ami_version,
+            instance_provision_timeout_s=self.instance_provision_timeout_s,
+        )
+        check_fallback_types(
+            problems,
+            instance_type=self.instance_type,
+            fallbacks=list(self.fallback_instance_types or ()),
+            reserved=self.capacity_reservation is not None,
+        )
+        if self.metrics is not None:
+            check_metrics_config(
+                problems,
+                "metrics",
+                publish_frequency_s=self.metrics.publish_frequency_s,
+            )
         problems.check_shape("variant_name", self.variant_name, "VariantName")
         problems.check_shape("endpoint_name", self.endpoint_name, "EndpointName")
 
@@ -145,6 +221,8 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
     # Endpoints hosting inference components report the normalised figure per instance.
     INSTANCE_METRIC = "CPUUtilizationNormalized"
     instance_type: str
+    #: The pools' types in priority order (``instance_type`` alone without fallbacks).
+    instance_types: tuple[str, ...]
     execution_role: iam.IRole
     network_isolation: bool
     vpc_config: EndpointVpcConfig | None
@@ -155,6 +233,10 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
     def _start_counting(self) -> None:
         self.component_names: set[str] = set()
         self._totals = CopyTotals(known(self.instance_type), known(self.initial_instance_count))
+        # What the copies reserve on each fallback type, checked like the first type's.
+        self._fallback_demands: dict[str, list[CopyDemand]] = {
+            t: [] for t in self.instance_types[1:]
+        }
         self.node.add_validation(_MinimumCopiesFit(self))
 
     @property
@@ -162,10 +244,17 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
         """What the copies of the models placed on this endpoint reserve, in order."""
         return tuple(self._totals.demands)
 
-    def place(self, scope: Construct, demand: CopyDemand) -> None:
-        """Count ``demand`` (a model's copies, placed by ``scope``) on this endpoint; warn on
-        ``scope`` when with it the initial copies stop fitting ``initial_instance_count``
-        instances."""
+    def place(
+        self,
+        scope: Construct,
+        demand: CopyDemand,
+        by_type: Mapping[str, CopyDemand] | None = None,
+    ) -> None:
+        """Count ``demand`` (a model's copies, placed by ``scope``) on this endpoint, and
+        ``by_type`` (by default ``demand``) on each fallback type; warn on ``scope`` when
+        with it the initial copies stop fitting ``initial_instance_count`` instances."""
+        for instance_type, demands in self._fallback_demands.items():
+            demands.append((by_type or {}).get(instance_type, demand))
         fitted = not self._totals.initial_exceeds()
         self._totals.add(demand)
         if fitted and self._totals.initial_exceeds():
@@ -187,6 +276,14 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
             known(self.max_instance_count),
             "min_copies",
         )
+        for instance_type, demands in self._fallback_demands.items():
+            # The endpoint may run on a fallback type alone: its instances must hold them.
+            missing += [
+                f"on fallback {instance_type}: {line}"
+                for line in shortfalls(
+                    demands, instance_type, known(self.max_instance_count), "min_copies"
+                )
+            ]
         return min_copies_shortfall(self.max_instance_count, missing) if missing else None
 
     def arn_for(self, scope: Construct) -> str:
@@ -226,7 +323,10 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
     Resources (construct IDs are stable): ``ExecutionRole`` (unless a role is passed),
     ``VolumeKey`` (EBS-backed types, unless a key is passed), ``SecurityGroup`` (VPC
     without security groups), ``Config`` (no physical name: a change rolls out as a new
-    config) and ``Endpoint``.
+    config) and ``Endpoint<key>``: ``replacement_key`` of the instance type and variant
+    name, which SageMaker cannot change on an endpoint with components, so a change
+    creates a new endpoint (and new components, see :class:`InferenceComponentModel`)
+    beside the old one; CloudFormation deletes the old ones once the new are in service.
 
     Attributes: those of :class:`InferenceComponentEndpointBase`, ``endpoint_config``,
     ``hosting_role`` (None when a role was passed), ``encryption_key`` (None for NVMe
@@ -243,6 +343,7 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         inherit_stack(self, scope)
         props.validate()
         self.instance_type = props.instance_type
+        self.instance_types = props.instance_types
         self.variant_name = props.variant_name
         self.network_isolation = props.network_isolation
         self.min_instance_count = props.min_instance_count
@@ -270,30 +371,61 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
             execution_role_arn=role_arn(self.execution_role),
             enable_network_isolation=props.network_isolation or None,
             vpc_config=self.vpc_config.endpoint_config_property() if self.vpc_config else None,
+            metrics_config=props.metrics.to_property() if props.metrics else None,
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
                     variant_name=props.variant_name,
-                    instance_type=props.instance_type,
+                    # A variant with pools names its types there only.
+                    instance_type=None if props.fallback_instance_types else props.instance_type,
+                    instance_pools=variant_pools(
+                        props.instance_type, props.fallback_instance_types
+                    ),
                     initial_instance_count=props.initial_instance_count,
                     managed_instance_scaling=(
                         sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
                             status="ENABLED",
                             min_instance_count=props.min_instance_count,
                             max_instance_count=props.max_instance_count,
+                            scale_in_policy=(
+                                props.scale_in.to_property() if props.scale_in else None
+                            ),
                         )
                     ),
                     routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(
-                        routing_strategy=props.routing_strategy
+                        routing_strategy=props.routing_strategy,
+                        prefix_aware_routing_config=(
+                            props.prefix_aware_routing.to_property()
+                            if props.prefix_aware_routing
+                            else None
+                        ),
+                    ),
+                    capacity_reservation_config=(
+                        props.capacity_reservation.to_property()
+                        if props.capacity_reservation
+                        else None
+                    ),
+                    inference_ami_version=props.inference_ami_version,
+                    enable_ssm_access=props.enable_ssm_access or None,
+                    variant_instance_provision_timeout_in_seconds=(
+                        props.instance_provision_timeout_s
                     ),
                 )
             ],
         )
         self.encryption_key = encrypt_endpoint_config(
-            self, self.endpoint_config, [props.instance_type], props.encryption_key
+            self, self.endpoint_config, list(props.instance_types), props.encryption_key
         )
         # The config names the role; its policy must exist before SageMaker uses it.
         depend_on_role_policies(self.endpoint_config, self.execution_role)
-        self._create_endpoint(self.endpoint_config, props.endpoint_name)
+        self._create_endpoint(
+            self.endpoint_config,
+            props.endpoint_name,
+            component_endpoint_key(
+                instance_type=props.instance_type,
+                variant_name=props.variant_name,
+                pool_types=props.fallback_instance_types,
+            ),
+        )
         self._start_counting()
 
     @staticmethod
@@ -372,6 +504,7 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
         self.endpoint = None
         self.endpoint_name = endpoint_name
         self.instance_type = instance_type
+        self.instance_types = (instance_type,)
         self.execution_role = execution_role
         self.variant_name = variant_name
         self.network_isolation = network_isolation
@@ -380,6 +513,11 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
         self.initial_instance_count = initial_instance_count
         self.max_instance_count = max_instance_count
         self.endpoint_arn = endpoint_arn or _endpoint_arn(self, endpoint_name)
+        if not is_unresolved(instance_type) and not is_unresolved(variant_name):
+            # The key the endpoint's own stack uses: components follow its replacements.
+            self.replacement_key = component_endpoint_key(
+                instance_type=instance_type, variant_name=variant_name
+            )
         self._start_counting()
 
 

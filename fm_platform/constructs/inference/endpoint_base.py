@@ -41,6 +41,7 @@ from fm_platform.rules.components import check_startup_timeouts
 from fm_platform.rules.hosting import check_vpc_options
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import member_shape_name
+from fm_platform.rules.variant_features import check_variant_host
 
 #: Invocation metrics, and per-instance utilisation metrics of endpoints (SageMaker
 #: Developer Guide, "Amazon SageMaker AI metrics in Amazon CloudWatch").
@@ -210,8 +211,9 @@ def sagemaker_metric(
 class RealtimeEndpoint(Construct):
     """Base of the endpoint constructs: invoke grants and per-variant metrics.
 
-    Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``;
-    None for an imported endpoint), ``endpoint_name``, ``endpoint_arn`` (the endpoint's
+    Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``,
+    followed by ``replacement_key`` when the kind has one; None for an imported endpoint),
+    ``replacement_key``, ``endpoint_name``, ``endpoint_arn`` (the endpoint's
     ``Ref``, which is its ARN: the same token for every endpoint construct, so cross-stack
     exports of it stay stable); ``variant_name`` (set by the subclass: the variant the
     ``metric_*`` methods measure unless told another).
@@ -221,18 +223,26 @@ class RealtimeEndpoint(Construct):
     endpoint_name: str
     endpoint_arn: str
     variant_name: str
+    replacement_key: str | None = None
     #: The utilisation metric every instance of a variant reports once per publishing
     #: period (namespace ``/aws/sagemaker/Endpoints``): counted by :meth:`metric_instances`.
     INSTANCE_METRIC = "CPUUtilization"
 
     def _create_endpoint(
-        self, endpoint_config: sagemaker.CfnEndpointConfig, endpoint_name: str | None
+        self,
+        endpoint_config: sagemaker.CfnEndpointConfig,
+        endpoint_name: str | None,
+        replacement_key: str | None = None,
     ) -> None:
         """Create the endpoint serving ``endpoint_config``; without ``endpoint_name``
-        CloudFormation generates its name."""
+        CloudFormation generates its name. ``replacement_key`` (see
+        :mod:`fm_platform.rules.replacement`) follows ``Endpoint`` in its construct ID, so
+        that a change of the settings SageMaker cannot update in place creates a new
+        endpoint beside the old one."""
+        self.replacement_key = replacement_key
         self.endpoint = sagemaker.CfnEndpoint(
             self,
-            "Endpoint",
+            f"Endpoint{replacement_key or ''}",
             endpoint_config_name=endpoint_config.attr_endpoint_config_name,
             endpoint_name=endpoint_name,
         )
@@ -339,6 +349,10 @@ class VariantEndpointOptions:
     volume_size_gb: the storage volume of each instance (1-512 GB; types without a local
         disk only); by default SageMaker's, or, for weights over its 30 GB default, the
         weights (twice for a ``model.tar.gz``) plus 10 GB.
+    inference_ami_version: the production variant's inference AMI (botocore
+        ``ProductionVariantInferenceAmiVersion``); by default SageMaker's for the type.
+    enable_ssm_access: let operators open SSM sessions to the production variant's
+        instances; by default False.
     """
 
     network_isolation: bool = True
@@ -346,6 +360,8 @@ class VariantEndpointOptions:
     model_data_download_timeout_s: int | None = None
     container_startup_health_check_timeout_s: int | None = None
     volume_size_gb: int | None = None
+    inference_ami_version: str | None = None
+    enable_ssm_access: bool = False
 
     def check_endpoint(self, problems: Problems) -> None:
         """Add the problems of these shared fields to ``problems``."""
@@ -359,6 +375,11 @@ class VariantEndpointOptions:
             "volume_size_gb",
             self.volume_size_gb,
             member_shape_name("ProductionVariant", "VolumeSizeInGB"),
+        )
+        check_variant_host(
+            problems,
+            inference_ami_version=self.inference_ami_version,
+            instance_provision_timeout_s=None,
         )
 
 
@@ -492,4 +513,6 @@ class VariantEndpoint(RealtimeEndpoint):
             model_data_download_timeout_in_seconds=download_s,
             container_startup_health_check_timeout_in_seconds=health_check_s,
             volume_size_in_gb=volume,
+            inference_ami_version=options.inference_ami_version if options else None,
+            enable_ssm_access=(options.enable_ssm_access or None) if options else None,
         )

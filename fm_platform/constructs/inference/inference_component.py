@@ -24,6 +24,10 @@ from fm_platform.constructs.inference.component_naming import (
     component_names_in_stack,
     default_component_name,
 )
+from fm_platform.constructs.inference.component_placement import (
+    ComponentScheduling,
+    data_cache_property,
+)
 from fm_platform.constructs.inference.component_scaling import (
     ComponentAutoScaling,
     ComponentScaling,
@@ -37,12 +41,17 @@ from fm_platform.constructs.inference.endpoint_base import (
     with_statistic,
 )
 from fm_platform.constructs.inference.execution_role import grant_containers
+from fm_platform.constructs.inference.instance_pools import (
+    InstanceTypeResources,
+    demands_by_type,
+    specifications,
+)
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.core.options import checked
 from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved, known
-from fm_platform.rules.capacity import CopyDemand
+from fm_platform.rules.capacity import CopyDemand, check_fit
 from fm_platform.rules.components import (
     check_component_name_free,
     check_copy_resources,
@@ -50,6 +59,7 @@ from fm_platform.rules.components import (
     check_rolling_update,
     check_startup_timeouts,
 )
+from fm_platform.rules.pools import check_per_type_resources
 from fm_platform.rules.problems import Problems
 
 #: Utilisation metrics of inference components, one datapoint per copy (SageMaker
@@ -68,8 +78,10 @@ class RollingUpdate:
     wait_interval_s: seconds to watch each batch before the next (0-3600); by default 120.
     maximum_execution_timeout_s: seconds before the update is rolled back (600-28800); by
         default SageMaker's.
-    rollback_alarms: alarms (or alarm names) that roll the update back when they fire; by
-        default none.
+    rollback_alarms: alarms (or alarm names, at most 10) that roll the update back when
+        they fire; by default none.
+    rollback_batch_size: copies (or percent, in ``batch_unit``) restored per batch in a
+        rollback; by default SageMaker's (all at once).
     """
 
     batch_size: int = 1
@@ -77,6 +89,7 @@ class RollingUpdate:
     wait_interval_s: int = 120
     maximum_execution_timeout_s: int | None = None
     rollback_alarms: Sequence[cloudwatch.IAlarm | str] = ()
+    rollback_batch_size: int | None = None
 
     def check(self, problems: Problems, prefix: str = "rolling_update") -> None:
         """Record every problem of these settings in ``problems``."""
@@ -87,6 +100,8 @@ class RollingUpdate:
             batch_unit=self.batch_unit,
             wait_interval_s=self.wait_interval_s,
             maximum_execution_timeout_s=self.maximum_execution_timeout_s,
+            rollback_batch_size=self.rollback_batch_size,
+            rollback_alarms=len(self.rollback_alarms or ()),
         )
 
     def to_property(
@@ -110,6 +125,13 @@ class RollingUpdate:
                 ),
                 wait_interval_in_seconds=self.wait_interval_s,
                 maximum_execution_timeout_in_seconds=self.maximum_execution_timeout_s,
+                rollback_maximum_batch_size=(
+                    ic.InferenceComponentCapacitySizeProperty(
+                        type=self.batch_unit, value=self.rollback_batch_size
+                    )
+                    if self.rollback_batch_size is not None
+                    else None
+                ),
             ),
             auto_rollback_configuration=rollback,
         )
@@ -144,11 +166,24 @@ class InferenceComponentModelOptions:
     scaling: autoscaling of the copy count; by default none: the count stays at
         ``initial_copies``.
     component_name: the inference component's name, used to invoke the model; by default
-        ``<stack name>-<model_name>`` (trimmed with a hash to 63 characters, see
+        ``<stack name>-<model_name>-<key>``, ``<key>`` being the endpoint's
+        ``replacement_key`` (8 hex digits of its instance type and variant name: a new
+        instance type creates a new component beside the old one under a new name; the
+        stack's outputs give it), trimmed with a hash to 63 characters (see
         :func:`~fm_platform.rules.components.component_name_for`), so that copies of the
         stack in one account and region do not collide (component names are unique per
         account and region). An explicit name is used as given; give a distinct one to
-        place the same model on two endpoints of one stack.
+        place the same model on two endpoints of one stack, and a new one with a new
+        instance type (the replacement cannot take the running component's name).
+    scheduling: how the copies are placed on instances and Availability Zones
+        (:class:`ComponentScheduling`); by default SageMaker's placement.
+    enable_caching: cache the artifacts and image on each instance, so that a copy
+        started on an instance that had one starts faster (``DataCacheConfig``); by default
+        SageMaker's choice (it caches on types with large local NVMe storage).
+    per_instance_type: what each copy reserves on the endpoint's fallback instance types
+        (:class:`InstanceTypeResources`; the fields above apply to its first type); with
+        any, the component gets one ``Specifications`` entry per type; by default the
+        fields above apply on every type, which each copy must fit.
     """
 
     model_name: str
@@ -163,6 +198,9 @@ class InferenceComponentModelOptions:
     rolling_update: RollingUpdate | None = None
     scaling: ComponentScaling | None = None
     component_name: str | None = None
+    scheduling: ComponentScheduling | None = None
+    enable_caching: bool | None = None
+    per_instance_type: Sequence[InstanceTypeResources] = ()
 
     @property
     def copies_at_creation(self) -> int:
@@ -190,9 +228,17 @@ class InferenceComponentModelOptions:
             initial_copies=self.copies_at_creation,
         )
 
-    def check(self, problems: Problems, *, instance_type: str | None = None) -> None:
+    def check(
+        self,
+        problems: Problems,
+        *,
+        instance_type: str | None = None,
+        fallback_types: Sequence[str] = (),
+    ) -> None:
         """Record every problem of these options in ``problems``; ``instance_type``: the
-        endpoint's, which each copy must fit."""
+        endpoint's, which each copy must fit; ``fallback_types``: its fallback types, which
+        each copy must fit too unless :attr:`per_instance_type` gives its resources
+        there."""
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
         if self.container is not None:
@@ -204,6 +250,25 @@ class InferenceComponentModelOptions:
             cpu_cores=self.cpu_cores,
             min_memory_mib=self.min_memory_mib,
             max_memory_mib=self.max_memory_mib,
+        )
+        own = {entry.instance_type for entry in self.per_instance_type or ()}
+        for fallback in fallback_types:
+            if fallback not in own:
+                check_fit(
+                    problems,
+                    f"on fallback {fallback}",
+                    fallback,
+                    accelerators=self.accelerators,
+                    cpu_cores=self.cpu_cores,
+                    min_memory_mib=self.min_memory_mib,
+                )
+        check_per_type_resources(
+            problems,
+            fallback_types=fallback_types,
+            given=[
+                (e.instance_type, e.accelerators, e.cpu_cores, e.min_memory_mib)
+                for e in self.per_instance_type or ()
+            ],
         )
         scaling = self.scaling
         if scaling is not None:
@@ -221,6 +286,8 @@ class InferenceComponentModelOptions:
         )
         if self.rolling_update is not None:
             self.rolling_update.check(problems)
+        if self.scheduling is not None:
+            self.scheduling.check(problems)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,7 +322,12 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
         endpoint = self.endpoint
         instance_type = endpoint.instance_type if endpoint is not None else None
         name = component_name or props.component_name or props.model_name
-        props.check(problems, instance_type=known(instance_type))
+        fallbacks = tuple(getattr(endpoint, "instance_types", ())[1:])
+        props.check(
+            problems,
+            instance_type=known(instance_type),
+            fallback_types=[t for t in fallbacks if known(t) is not None],
+        )
         placed: set[str] = getattr(endpoint, "component_names", set())
         check_component_name_free(problems, "component_name", name, name in placed or name in taken)
         problems.raise_if_any()
@@ -265,7 +337,8 @@ class InferenceComponentModel(Construct):
     """A model served by an inference component with dedicated compute per copy.
 
     Resources (stable construct IDs): ``Model`` (no physical name: a change creates a new
-    model and updates the component in place), ``Component`` and, with ``scaling``,
+    model and updates the component in place), ``Component<key>`` (the endpoint's
+    ``replacement_key``: a replaced endpoint gets new components) and, with ``scaling``,
     ``Scaling`` (see :class:`ComponentAutoScaling`). The endpoint's execution role is
     granted pull on the image and read on the artifacts.
 
@@ -288,12 +361,19 @@ class InferenceComponentModel(Construct):
             endpoint.endpoint_for(self) if isinstance(endpoint, EndpointReference) else endpoint
         )
         self.model_name = props.model_name
-        self.component_name = props.component_name or default_component_name(self, props.model_name)
+        self.component_name = props.component_name or default_component_name(
+            self, props.model_name, self.endpoint.replacement_key
+        )
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
         in_stack.add(self.component_name)
         self.endpoint.component_names.add(self.component_name)
-        self.endpoint.place(self, props.demand(self.component_name))
+        demand = props.demand(self.component_name)
+        self.endpoint.place(
+            self,
+            demand,
+            demands_by_type(demand, self.endpoint.instance_types, props.per_instance_type),
+        )
         role = self.endpoint.execution_role
 
         grant_containers(self, role, [props.container], props.artifact_key)
@@ -344,23 +424,52 @@ class InferenceComponentModel(Construct):
         startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
     ) -> sagemaker.CfnInferenceComponent:
         ic = sagemaker.CfnInferenceComponent
+        own = ic.InferenceComponentComputeResourceRequirementsProperty(
+            number_of_accelerator_devices_required=props.accelerators or None,
+            number_of_cpu_cores_required=props.cpu_cores,
+            min_memory_required_in_mb=props.min_memory_mib,
+            max_memory_required_in_mb=props.max_memory_mib,
+        )
+        scheduling = props.scheduling.to_property() if props.scheduling is not None else None
+        data_cache = data_cache_property(props.enable_caching)
+        per_type = None
+        if props.per_instance_type:
+            resources = {t: own for t in self.endpoint.instance_types}
+            for entry in props.per_instance_type:
+                resources[entry.instance_type] = (
+                    ic.InferenceComponentComputeResourceRequirementsProperty(
+                        number_of_accelerator_devices_required=entry.accelerators or None,
+                        number_of_cpu_cores_required=entry.cpu_cores,
+                        min_memory_required_in_mb=entry.min_memory_mib,
+                        max_memory_required_in_mb=entry.max_memory_mib,
+                    )
+                )
+            per_type = specifications(
+                model_name=self.model.attr_model_name,
+                instance_types=self.endpoint.instance_types,
+                resources=resources,
+                startup=startup,
+                scheduling=scheduling,
+                data_cache=data_cache,
+            )
         return ic(
             self,
-            "Component",
+            f"Component{self.endpoint.replacement_key or ''}",
             endpoint_name=self.endpoint.endpoint_name,
             variant_name=self.endpoint.variant_name,
             inference_component_name=self.component_name,
-            specification=ic.InferenceComponentSpecificationProperty(
-                model_name=self.model.attr_model_name,
-                compute_resource_requirements=(
-                    ic.InferenceComponentComputeResourceRequirementsProperty(
-                        number_of_accelerator_devices_required=props.accelerators or None,
-                        number_of_cpu_cores_required=props.cpu_cores,
-                        min_memory_required_in_mb=props.min_memory_mib,
-                        max_memory_required_in_mb=props.max_memory_mib,
-                    )
-                ),
-                startup_parameters=startup,
+            # One specification per instance type, or one for every type.
+            specifications=per_type,
+            specification=(
+                None
+                if per_type
+                else ic.InferenceComponentSpecificationProperty(
+                    model_name=self.model.attr_model_name,
+                    compute_resource_requirements=own,
+                    startup_parameters=startup,
+                    scheduling_config=scheduling,
+                    data_cache_config=data_cache,
+                )
             ),
             runtime_config=ic.InferenceComponentRuntimeConfigProperty(
                 copy_count=props.copies_at_creation

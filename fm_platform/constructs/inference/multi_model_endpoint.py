@@ -35,6 +35,7 @@ from fm_platform.rules.hosting import (
     check_s3_prefix,
 )
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.replacement import scaled_variants_key
 
 VARIANT_NAME = "AllTraffic"
 
@@ -122,7 +123,8 @@ class MultiModelEndpoint(VariantEndpoint):
     Attributes: ``model``, ``endpoint_config``, ``endpoint``, ``endpoint_name``,
     ``endpoint_arn``, ``execution_role``, ``network`` and ``security_group`` (None outside a
     VPC), ``storage_key``, ``scalable_target`` (None without scaling), ``variant_name``.
-    Construct IDs: ``Model``, ``EndpointConfig``, ``Endpoint``, ``Scaling``,
+    Construct IDs: ``Model``, ``EndpointConfig``, ``Endpoint`` (``Endpoint<key>`` with
+    scaling: ``replacement_key`` of the scaled variant's instance type), ``Scaling``,
     ``ExecutionRole``, ``SecurityGroup``.
     """
 
@@ -166,7 +168,14 @@ class MultiModelEndpoint(VariantEndpoint):
         self.storage_key = encrypt_endpoint_config(
             self, self.endpoint_config, [props.instance_type], props.encryption_key
         )
-        self._create_endpoint(self.endpoint_config, props.endpoint_name)
+        self._create_endpoint(
+            self.endpoint_config,
+            props.endpoint_name,
+            # A scaled variant's instance type cannot change in place: a new endpoint.
+            scaled_variants_key(
+                [(self.variant_name, props.instance_type)] if props.scaling is not None else []
+            ),
+        )
         self.scalable_target: appscaling.ScalableTarget | None = (
             add_instance_scaling(
                 self,

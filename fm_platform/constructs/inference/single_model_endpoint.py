@@ -31,6 +31,7 @@ from fm_platform.core.compliance import acknowledge_wildcard_resource
 from fm_platform.core.encryption import customer_managed_key
 from fm_platform.core.options import Props, checked
 from fm_platform.rules.problems import Problems
+from fm_platform.rules.replacement import scaled_variants_key
 from fm_platform.rules.variants import check_data_capture, check_variant
 
 
@@ -214,7 +215,9 @@ class SingleModelEndpoint(VariantEndpoint):
     (None outside a VPC), ``data_capture_bucket`` (None without capture), ``storage_key``,
     ``scalable_targets`` (by variant name).
     Construct IDs: ``Model`` (production variant), ``Model-<variant>`` (other variants),
-    ``EndpointConfig``, ``Endpoint``, ``Scaling-<variant>``, ``ExecutionRole``,
+    ``EndpointConfig``, ``Endpoint`` (``Endpoint<key>`` when a variant scales:
+    ``replacement_key`` of the scaled variants' names and instance types, which SageMaker
+    cannot update in place), ``Scaling-<variant>``, ``ExecutionRole``,
     ``SecurityGroup``, ``DataCapture``.
     """
 
@@ -261,7 +264,14 @@ class SingleModelEndpoint(VariantEndpoint):
         self.storage_key = encrypt_endpoint_config(
             self, self.endpoint_config, [v.instance_type for v in variants], props.encryption_key
         )
-        self._create_endpoint(self.endpoint_config, props.endpoint_name)
+        self._create_endpoint(
+            self.endpoint_config,
+            props.endpoint_name,
+            # A scaled variant's instance type cannot change in place: a new endpoint.
+            scaled_variants_key(
+                (v.variant_name, v.instance_type) for v in production if v.scaling is not None
+            ),
+        )
 
         self.scalable_targets: dict[str, appscaling.ScalableTarget] = {}
         for variant in production:

@@ -175,7 +175,10 @@ def endpoint_conditions(props: EndpointAlarmProps) -> list[Condition]:
                 "SampleCount",
                 ">=",
                 instances[1],
-                f"instances at the maximum ({instances[1]})",
+                # AWS documents no instance-count metric: the description says how it counts.
+                f"instances at the maximum ({instances[1]}; counted as the instances' "
+                f"{endpoint.INSTANCE_METRIC} datapoints per minute, AWS publishing no "
+                "instance count)",
             )
         )
     return watched

@@ -185,7 +185,9 @@ def model_conditions(options: ModelAlarmProps) -> list[Condition]:
                 "SampleCount",
                 ">=",
                 top,
-                f"copies at the maximum ({top})",
+                # AWS documents no copy-count metric: the description says how it counts.
+                f"copies at the maximum ({top}; counted as the copies' {COPIES_METRIC} "
+                "datapoints per minute, AWS publishing no copy count)",
             )
         )
     if options.latency_objective_ms is not None:

@@ -1,0 +1,97 @@
+"""Capacity fallback: an Inference Components endpoint whose variant takes instances from
+up to five instance types in priority order (``InstancePools``), and the per-type
+resources of a component placed on it (``Specifications``).
+
+SageMaker provisions from the first type and falls back to the next one when it finds no
+capacity, until ``VariantInstanceProvisionTimeoutInSeconds`` (SageMaker Developer Guide,
+"Deploy to multiple instance types with instance pools"). A variant with pools names no
+``InstanceType`` of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from aws_cdk import aws_sagemaker as sagemaker
+
+from fm_platform.rules.capacity import CopyDemand
+
+_IC = sagemaker.CfnInferenceComponent
+
+
+@dataclass(frozen=True, kw_only=True)
+class InstanceTypeResources:
+    """What each copy of a component reserves on one fallback instance type (the
+    configuration's ``per_instance_type`` items of a model too).
+
+    instance_type: one of the endpoint's ``fallback_instance_types``.
+    accelerators: accelerator devices each copy needs there; 0 for CPU.
+    min_memory_mib: host memory reserved for each copy there.
+    cpu_cores: CPU cores reserved there; by default none reserved.
+    max_memory_mib: host memory limit there; by default no limit.
+    """
+
+    instance_type: str
+    accelerators: int
+    min_memory_mib: int
+    cpu_cores: float | None = None
+    max_memory_mib: int | None = None
+
+    def demand(self, base: CopyDemand) -> CopyDemand:
+        """``base`` (the component's copies) with this type's resources."""
+        return CopyDemand(
+            name=base.name,
+            accelerators=self.accelerators,
+            cpu_cores=self.cpu_cores,
+            min_memory_mib=self.min_memory_mib,
+            min_copies=base.min_copies,
+            initial_copies=base.initial_copies,
+        )
+
+
+def variant_pools(
+    instance_type: str, fallbacks: Sequence[str]
+) -> list[sagemaker.CfnEndpointConfig.InstancePoolProperty] | None:
+    """The variant's ``InstancePools`` (``instance_type`` first), None without fallbacks."""
+    if not fallbacks:
+        return None
+    return [
+        sagemaker.CfnEndpointConfig.InstancePoolProperty(instance_type=t, priority=rank)
+        for rank, t in enumerate([instance_type, *fallbacks], start=1)
+    ]
+
+
+def demands_by_type(
+    base: CopyDemand,
+    instance_types: Sequence[str],
+    per_type: Sequence[InstanceTypeResources],
+) -> dict[str, CopyDemand]:
+    """What the copies reserve on each of the endpoint's ``instance_types``: the type's
+    own resources where given, else the component's."""
+    given = {entry.instance_type: entry for entry in per_type}
+    return {t: given[t].demand(base) if t in given else base for t in instance_types}
+
+
+def specifications(
+    *,
+    model_name: str,
+    instance_types: Sequence[str],
+    resources: Mapping[str, _IC.InferenceComponentComputeResourceRequirementsProperty],
+    startup: _IC.InferenceComponentStartupParametersProperty | None,
+    scheduling: _IC.InferenceComponentSchedulingConfigProperty | None,
+    data_cache: _IC.InferenceComponentDataCacheConfigProperty | None,
+) -> list[_IC.InferenceComponentSpecificationForInstanceTypeProperty]:
+    """One ``Specifications`` entry per instance type: the same model, the type's
+    resources."""
+    return [
+        _IC.InferenceComponentSpecificationForInstanceTypeProperty(
+            instance_type=t,
+            model_name=model_name,
+            compute_resource_requirements=resources[t],
+            startup_parameters=startup,
+            scheduling_config=scheduling,
+            data_cache_config=data_cache,
+        )
+        for t in instance_types
+    ]

@@ -1,0 +1,49 @@
+"""Rules of a serverless endpoint's ``ServerlessConfig`` (botocore
+``ProductionVariantServerlessConfig``): memory 1024-6144 MB "in 1 GB increments", maximum
+concurrency 1-200, provisioned concurrency 1-200 and "less than or equal to
+MaxConcurrency"."""
+
+from __future__ import annotations
+
+from fm_platform.rules.problems import Problems
+from fm_platform.rules.sagemaker_model import member_shape_name
+
+_SERVERLESS = "ProductionVariantServerlessConfig"
+MEMORY_STEP_MIB = 1024
+
+
+def check_serverless(
+    problems: Problems,
+    *,
+    memory_size_mib: int | None,
+    max_concurrency: int | None,
+    provisioned_concurrency: int | None,
+) -> None:
+    """Memory, maximum and provisioned concurrency within botocore's limits."""
+    problems.check_shape(
+        "memory_size_mib", memory_size_mib, member_shape_name(_SERVERLESS, "MemorySizeInMB")
+    )
+    if isinstance(memory_size_mib, int) and memory_size_mib % MEMORY_STEP_MIB:
+        problems.add(
+            "memory_size_mib",
+            memory_size_mib,
+            "a multiple of 1024 (botocore: 1024, 2048, 3072, 4096, 5120 or 6144 MB)",
+        )
+    problems.check_shape(
+        "max_concurrency", max_concurrency, member_shape_name(_SERVERLESS, "MaxConcurrency")
+    )
+    problems.check_shape(
+        "provisioned_concurrency",
+        provisioned_concurrency,
+        member_shape_name(_SERVERLESS, "ProvisionedConcurrency"),
+    )
+    if (
+        isinstance(provisioned_concurrency, int)
+        and isinstance(max_concurrency, int)
+        and provisioned_concurrency > max_concurrency
+    ):
+        problems.add(
+            "provisioned_concurrency",
+            provisioned_concurrency,
+            f"at most max_concurrency ({max_concurrency})",
+        )

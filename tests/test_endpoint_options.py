@@ -1,0 +1,443 @@
+"""The newer endpoint and component options: a configuration turning every one on
+(tests/fixtures/every-endpoint-option.json) synthesizes clean under cfn-lint and the three
+cdk-nag packs and sets each property; each option's bad values are refused with the key,
+the value and what is allowed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Template
+from cfnlint.api import ManualArgs, lint
+
+from fm_platform.core.compliance import apply_compliance_packs
+from fm_platform.config import load_config
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
+from fm_platform.constructs.inference.component_placement import ComponentScheduling
+from fm_platform.constructs.inference.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+    RollingUpdate,
+)
+from fm_platform.constructs.inference.instance_pools import InstanceTypeResources
+from fm_platform.constructs.inference.variant_features import (
+    CapacityReservation,
+    EndpointMetrics,
+    PrefixAwareRouting,
+    ScaleInPolicy,
+)
+from fm_platform.rules.problems import ValidationError
+from fm_platform.stacks.inference import InferenceStack
+from tests.support import nag_findings, new_app
+
+FIXTURE = Path(__file__).parent / "fixtures" / "every-endpoint-option.json"
+ARN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/inference-g5"
+
+
+def _mapping() -> dict[str, Any]:
+    mapping: dict[str, Any] = json.loads(FIXTURE.read_text())
+    return mapping
+
+
+@pytest.fixture(scope="module")
+def every_option() -> dict[str, Any]:
+    app = new_app()
+    config = load_config(_mapping())
+    stack = InferenceStack(app, "EveryOption", config=config.inference)
+    template = Template.from_stack(stack).to_json()
+    return {"app": app, "template": template}
+
+
+def _one(template: dict[str, Any], kind: str, under: str = "") -> dict[str, Any]:
+    (found,) = [
+        r["Properties"]
+        for key, r in template["Resources"].items()
+        if r["Type"] == kind and key.startswith(under)
+    ]
+    return found
+
+
+def test_every_option_is_cfn_lint_clean(every_option):
+    matches = lint(json.dumps(every_option["template"]), config=ManualArgs(regions=["us-east-1"]))
+    assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+def test_every_option_passes_the_three_compliance_packs():
+    app = new_app()
+    InferenceStack(app, "EveryOption", config=load_config(_mapping()).inference)
+    apply_compliance_packs(app)
+    assert nag_findings(app) == []
+
+
+def test_the_variant_carries_every_endpoint_option(every_option):
+    config = _one(
+        every_option["template"], "AWS::SageMaker::EndpointConfig", "IcEndpointeveryoption"
+    )
+    (variant,) = config["ProductionVariants"]
+    assert variant["ManagedInstanceScaling"]["ScaleInPolicy"] == {
+        "Strategy": "CONSOLIDATION",
+        "CooldownInMinutes": 15,
+        "MaximumStepSize": 2,
+    }
+    assert variant["RoutingConfig"] == {
+        "RoutingStrategy": "PREFIX_AWARE",
+        "PrefixAwareRoutingConfig": {"PrefixLength": 2048, "ConcurrencyThreshold": 8},
+    }
+    assert variant["CapacityReservationConfig"] == {
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "MlReservationArn": ARN,
+    }
+    assert variant["InferenceAmiVersion"] == "al2-ami-sagemaker-inference-gpu-3-1"
+    assert variant["EnableSSMAccess"] is True
+    assert variant["VariantInstanceProvisionTimeoutInSeconds"] == 1800
+    assert config["MetricsConfig"] == {
+        "EnableEnhancedMetrics": True,
+        "EnableDetailedObservability": True,
+        "MetricPublishFrequencyInSeconds": 60,
+    }
+
+
+def test_the_component_carries_every_component_option(every_option):
+    component = _one(
+        every_option["template"], "AWS::SageMaker::InferenceComponent", "IcEndpointeveryoption"
+    )
+    specification = component["Specification"]
+    assert specification["SchedulingConfig"] == {
+        "PlacementStrategy": "BINPACK",
+        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 1},
+    }
+    assert specification["DataCacheConfig"] == {"EnableCaching": True}
+    policy = component["DeploymentConfig"]["RollingUpdatePolicy"]
+    assert policy["RollbackMaximumBatchSize"] == {"Type": "COPY_COUNT", "Value": 2}
+    assert policy["MaximumExecutionTimeoutInSeconds"] == 1800
+
+
+def test_defaults_leave_the_new_properties_out():
+    stack = cdk.Stack(new_app(), "Plain")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            endpoint=endpoint, model_name="chat", accelerators=1, min_memory_mib=16384
+        ),
+    )
+    template = Template.from_stack(stack).to_json()
+    config = _one(template, "AWS::SageMaker::EndpointConfig")
+    (variant,) = config["ProductionVariants"]
+    assert "MetricsConfig" not in config
+    for key in (
+        "CapacityReservationConfig",
+        "InferenceAmiVersion",
+        "EnableSSMAccess",
+        "VariantInstanceProvisionTimeoutInSeconds",
+    ):
+        assert key not in variant
+    assert "ScaleInPolicy" not in variant["ManagedInstanceScaling"]
+    assert variant["RoutingConfig"] == {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    specification = _one(template, "AWS::SageMaker::InferenceComponent")["Specification"]
+    assert "SchedulingConfig" not in specification
+    assert "DataCacheConfig" not in specification
+
+
+BASE = InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"scale_in": ScaleInPolicy(strategy="SHRINK")}, "scale_in.strategy='SHRINK'"),  # type: ignore[arg-type]
+        (
+            {"scale_in": ScaleInPolicy(cooldown_minutes=2)},
+            "scale_in.cooldown_minutes=2: below the minimum 5; allowed: 5-1440",
+        ),
+        (
+            {"scale_in": ScaleInPolicy(maximum_step_size=101)},
+            "scale_in.maximum_step_size=101: above the maximum 100; allowed: 1-100",
+        ),
+        (
+            {"routing_strategy": "KV_AWARE"},
+            "routing_strategy='KV_AWARE': not accepted by CloudFormation's",
+        ),
+        (
+            {"prefix_aware_routing": PrefixAwareRouting(prefix_length=2048)},
+            "prefix_aware_routing='LEAST_OUTSTANDING_REQUESTS': prefix-aware settings need "
+            "routing_strategy PREFIX_AWARE",
+        ),
+        (
+            {
+                "routing_strategy": "PREFIX_AWARE",
+                "prefix_aware_routing": PrefixAwareRouting(prefix_length=512),
+            },
+            "prefix_aware_routing.prefix_length=512: below the minimum 1024; allowed: 1024-65536",
+        ),
+        (
+            {
+                "routing_strategy": "PREFIX_AWARE",
+                "prefix_aware_routing": PrefixAwareRouting(concurrency_threshold=2000),
+            },
+            "prefix_aware_routing.concurrency_threshold=2000: above the maximum 1024; "
+            "allowed: 1-1024",
+        ),
+        (
+            {"capacity_reservation": CapacityReservation(ml_reservation_arn="plan-1")},
+            "capacity_reservation.ml_reservation_arn='plan-1'",
+        ),
+        (
+            {
+                "capacity_reservation": CapacityReservation(
+                    ml_reservation_arn=ARN, instance_type="ml.p5.48xlarge"
+                )
+            },
+            "capacity_reservation.instance_type='ml.p5.48xlarge': the reservation must hold the "
+            "endpoint's instance type ml.g5.12xlarge",
+        ),
+        ({"inference_ami_version": "al2-gpu"}, "inference_ami_version='al2-gpu'"),
+        (
+            {"instance_provision_timeout_s": 120},
+            "instance_provision_timeout_s=120: below the minimum 300; allowed: 300-3600",
+        ),
+        (
+            {"metrics": EndpointMetrics(publish_frequency_s=45)},
+            "metrics.publish_frequency_s=45: must be one of 10, 30, 60, 120, 180, 240, 300",
+        ),
+    ],
+)
+def test_bad_endpoint_options_are_refused_by_key(changes, expected):
+    with pytest.raises(ValueError, match="invalid InferenceComponentEndpointProps") as error:
+        InferenceComponentEndpoint(
+            cdk.Stack(new_app(), "Bad"), "Endpoint", replace(BASE, **changes)
+        )
+    assert expected in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"scheduling": ComponentScheduling(placement_strategy="PACK")},  # type: ignore[arg-type]
+            "scheduling.placement_strategy='PACK'",
+        ),
+        (
+            {"scheduling": ComponentScheduling(max_az_imbalance=101)},
+            "scheduling.max_az_imbalance=101: above the maximum 100; allowed: 0-100",
+        ),
+        (
+            {"rolling_update": RollingUpdate(rollback_batch_size=0)},
+            "rolling_update.rollback_batch_size=0: must be at least 1",
+        ),
+        (
+            {"rolling_update": RollingUpdate(rollback_alarms=[f"alarm-{n}" for n in range(11)])},
+            "rolling_update.rollback_alarms='11 alarms': at most 10 (botocore AlarmList)",
+        ),
+    ],
+)
+def test_bad_component_options_are_refused_by_key(changes, expected):
+    stack = cdk.Stack(new_app(), "Bad")
+    endpoint = InferenceComponentEndpoint(stack, "Endpoint", BASE)
+    props = InferenceComponentModelProps(
+        endpoint=endpoint, model_name="chat", accelerators=1, min_memory_mib=16384, **changes
+    )
+    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps") as error:
+        InferenceComponentModel(stack, "Chat", props)
+    assert expected in str(error.value)
+
+
+def test_a_publish_frequency_the_copy_counts_cannot_follow_is_refused_in_the_configuration():
+    mapping = _mapping()
+    mapping["inference"]["ic_endpoints"][0]["metrics"]["publish_frequency_s"] = 10
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    (line,) = error.value.problems
+    assert line.startswith("inference.ic_endpoints[0].metrics.publish_frequency_s=10")
+    assert "while the endpoint's alarms count instances or copies" in line
+
+
+def test_without_counting_alarms_another_publish_frequency_is_accepted():
+    mapping = _mapping()
+    endpoint = mapping["inference"]["ic_endpoints"][0]
+    endpoint["metrics"]["publish_frequency_s"] = 10
+    endpoint["alarms"] = {"instances_at_max": False, "latency_objective_ms": 500}
+    endpoint["models"][0]["alarms"] = {"copies_at_max": False}
+    config = load_config(mapping)
+    assert config.inference.ic_endpoints[0].metrics.publish_frequency_s == 10
+
+
+# -- instance pools -------------------------------------------------------------------------
+
+
+def test_fallback_types_become_the_variants_pools_and_components_get_one_spec_per_type(
+    every_option,
+):
+    resources = every_option["template"]["Resources"]
+    (variant,) = next(
+        r["Properties"]["ProductionVariants"]
+        for key, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig" and key.startswith("IcEndpointfallback")
+    )
+    assert "InstanceType" not in variant  # a variant with pools names its types there only
+    assert variant["InstancePools"] == [
+        {"InstanceType": "ml.g5.12xlarge", "Priority": 1},
+        {"InstanceType": "ml.g6e.12xlarge", "Priority": 2},
+        {"InstanceType": "ml.g6.12xlarge", "Priority": 3},
+    ]
+    (component,) = [
+        r["Properties"]
+        for key, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::InferenceComponent" and "fallback" in key
+    ]
+    assert "Specification" not in component
+    required = {
+        s["InstanceType"]: s["ComputeResourceRequirements"]["NumberOfAcceleratorDevicesRequired"]
+        for s in component["Specifications"]
+    }
+    assert required == {"ml.g5.12xlarge": 2, "ml.g6e.12xlarge": 1, "ml.g6.12xlarge": 2}
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"fallback_instance_types": ["ml.g6.12xlarge", "ml.g6.12xlarge"]},
+            "fallback_instance_types='ml.g6.12xlarge': must be unique",
+        ),
+        (
+            {"fallback_instance_types": ["ml.g5.12xlarge"]},
+            "fallback_instance_types='ml.g5.12xlarge': must be unique",
+        ),
+        (
+            {
+                "fallback_instance_types": [
+                    "ml.g6.12xlarge",
+                    "ml.g6e.12xlarge",
+                    "ml.g5.24xlarge",
+                    "ml.g6.24xlarge",
+                    "ml.g6e.24xlarge",
+                ]
+            },
+            "at most 4 (with instance_type, botocore's InstancePoolList holds 5 pools)",
+        ),
+        (
+            {"fallback_instance_types": ["ml.g9.12xlarge"]},
+            "fallback_instance_types[0]='ml.g9.12xlarge': not an instance type",
+        ),
+        (
+            {
+                "fallback_instance_types": ["ml.g6.12xlarge"],
+                "capacity_reservation": CapacityReservation(ml_reservation_arn=ARN),
+            },
+            "none with a capacity_reservation: a reservation holds one instance type",
+        ),
+    ],
+)
+def test_bad_fallback_types_are_refused_by_key(changes, expected):
+    with pytest.raises(ValueError, match="invalid InferenceComponentEndpointProps") as error:
+        InferenceComponentEndpoint(
+            cdk.Stack(new_app(), "Bad"), "Endpoint", replace(BASE, **changes)
+        )
+    assert expected in str(error.value)
+
+
+def _pooled_model(stack: cdk.Stack, **model: Any) -> None:
+    endpoint = InferenceComponentEndpoint(
+        stack,
+        "Endpoint",
+        replace(BASE, fallback_instance_types=["ml.g5.2xlarge"], max_instance_count=1),
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            endpoint=endpoint,
+            **{"model_name": "chat", "accelerators": 1, "min_memory_mib": 16384, **model},
+        ),
+    )
+
+
+def test_a_copy_that_does_not_fit_a_fallback_type_is_refused():
+    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps") as error:
+        _pooled_model(cdk.Stack(new_app(), "Bad"), accelerators=2)
+    assert "on fallback ml.g5.2xlarge.accelerators=2" in str(error.value)
+
+
+def test_per_type_resources_must_name_a_fallback_type():
+    with pytest.raises(ValueError, match="invalid InferenceComponentModelProps") as error:
+        _pooled_model(
+            cdk.Stack(new_app(), "Bad"),
+            per_instance_type=[
+                InstanceTypeResources(
+                    instance_type="ml.g6.2xlarge", accelerators=1, min_memory_mib=8192
+                )
+            ],
+        )
+    assert (
+        "per_instance_type[0].instance_type='ml.g6.2xlarge': one of the endpoint's "
+        "fallback_instance_types: ml.g5.2xlarge"
+    ) in str(error.value)
+
+
+def test_minimum_copies_must_fit_each_fallback_type_at_synth():
+    app = new_app()
+    stack = cdk.Stack(app, "Pooled")
+    # Two copies of one GPU each: the ml.g5.12xlarge (4 GPUs) holds them, one
+    # ml.g5.2xlarge (1 GPU) does not.
+    _pooled_model(stack, initial_copies=2)
+    with pytest.raises(Exception, match="on fallback ml.g5.2xlarge: accelerators"):
+        app.synth()
+
+
+def test_a_serverless_endpoint_comes_from_the_configuration(every_option):
+    variants = [
+        variant
+        for r in every_option["template"]["Resources"].values()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig"
+        for variant in r["Properties"]["ProductionVariants"]
+        if "ServerlessConfig" in variant
+    ]
+    assert [v["ServerlessConfig"] for v in variants] == [
+        {"MemorySizeInMB": 3072, "MaxConcurrency": 10, "ProvisionedConcurrency": 1}
+    ]
+    assert "EndpointSporadic" in every_option["template"]["Outputs"]
+
+
+def test_a_bad_serverless_endpoint_is_named_by_its_configuration_key():
+    mapping = _mapping()
+    mapping["inference"]["serverless_endpoints"][0]["memory_size_mib"] = 1000
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(
+        line.startswith("inference.serverless_endpoints[0].memory_size_mib=1000")
+        for line in error.value.problems
+    ), error.value.problems
+
+
+def test_single_model_variants_take_the_ami_and_ssm_access(every_option):
+    config = _one(
+        every_option["template"],
+        "AWS::SageMaker::EndpointConfig",
+        "SingleModelEndpointisolated",
+    )
+    (variant,) = config["ProductionVariants"]
+    assert variant["InferenceAmiVersion"] == "al2-ami-sagemaker-inference-gpu-3-1"
+    assert variant["EnableSSMAccess"] is True
+
+
+def test_a_bad_ami_on_a_single_model_endpoint_is_refused():
+    mapping = _mapping()
+    mapping["inference"]["single_model_endpoints"][0]["inference_ami_version"] = "al2-gpu"
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(
+        line.startswith("inference.single_model_endpoints[0].inference_ami_version='al2-gpu'")
+        for line in error.value.problems
+    ), error.value.problems
