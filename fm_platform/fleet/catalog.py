@@ -178,10 +178,13 @@ def _check_model(
         )
     if m.architecture is not None:
         problems.check_choice(f"{path}.architecture", m.architecture, known_architectures())
-    elif m.params_b is None and m.memory_gib is None and m.base_model is None:
-        # an adapter is sized with its base
-        if not bad & _SIZE_KEYS:
-            problems.add(path, m.name, "give architecture, params_b or memory_gib")
+    elif (  # an adapter is sized with its base
+        m.params_b is None
+        and m.memory_gib is None
+        and m.base_model is None
+        and not bad & _SIZE_KEYS
+    ):
+        problems.add(path, m.name, "give architecture, params_b or memory_gib")
     positive = (
         "params_b",
         "memory_gib",
