@@ -12,6 +12,7 @@ catalog".
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
+    from fm_platform.fleet.adapters import planning_catalog
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
     from fm_platform.fleet.options import family_types
@@ -73,7 +75,10 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         previous = read_plan(plan_file)
         asked = getattr(args, "region", None)
         region = asked or (previous.region if previous else DEFAULT_REGION)
-        catalog = load_catalog(args.catalog, family_types(region))
+        catalog = load_catalog(args.catalog, family_types(region), region)
+        for warning in catalog.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        catalog = planning_catalog(catalog)
         planner = Planner(catalog, previous, region=region)
         plan = planner.run()
         if args.explain:

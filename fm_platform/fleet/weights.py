@@ -161,6 +161,8 @@ def check_adapters(problems: _Recorder, models: Sequence[Any]) -> None:
             why = "is batch (an asynchronous endpoint)"
         elif base.framework == "pytorch":
             why = "runs on a multi-model endpoint (framework: pytorch)"
+        elif base.image is not None or base.container not in (None, "lmi"):
+            why = "does not run the lmi container, which serves LoRA adapters"
         if why is not None:
             problems.add(
                 field,

@@ -149,6 +149,8 @@ class InferenceComponentModelOptions:
         stack in one account and region do not collide (component names are unique per
         account and region). An explicit name is used as given; give a distinct one to
         place the same model on two endpoints of one stack.
+    network_isolation: run this model without network access; by default the endpoint's
+        setting (a model downloading its weights from the internet needs False).
     """
 
     model_name: str
@@ -163,6 +165,7 @@ class InferenceComponentModelOptions:
     rolling_update: RollingUpdate | None = None
     scaling: ComponentScaling | None = None
     component_name: str | None = None
+    network_isolation: bool | None = None
 
     @property
     def copies_at_creation(self) -> int:
@@ -302,7 +305,9 @@ class InferenceComponentModel(Construct):
             "Model",
             role=role,
             container=props.container.to_container_property(self),
-            network_isolation=self.endpoint.network_isolation,
+            network_isolation=self.endpoint.network_isolation
+            if props.network_isolation is None
+            else props.network_isolation,
             vpc_config=self.endpoint.vpc_config,
         )
         weights = props.container.model_size_gib
