@@ -5,8 +5,10 @@ into the base model's inference component (``Specification.BaseInferenceComponen
 and ``Container.ArtifactUrl``; SageMaker Developer Guide, "Fine-tuned models with adapter
 inference components"). So the planner sees the base only, carrying the adapters'
 traffic: its ``peak_rpm`` is its own plus every adapter's (each adapter by default 60
-requests a minute, as any model), over the longest of their ``active_hours``; the base's
-copies are sized and scaled for that combined traffic. LMI serves the adapters with
+requests a minute, as any model: the peaks are taken to coincide), and its
+``active_hours`` those that keep the day's requests (the sum of each peak x its hours,
+over the combined peak); the base's copies are sized and scaled for that combined
+traffic. LMI serves the adapters with
 vLLM's LoRA support (``OPTION_ENABLE_LORA``, ``OPTION_MAX_LORAS``), whose per-adapter
 weights are a few hundred MiB at most and are not counted beside the KV cache.
 """
@@ -49,10 +51,11 @@ def planning_catalog(catalog: Catalog) -> Catalog:
             continue
         own = adapters.get(entry.name)
         if own:
+            members = [entry, *own]
+            peak = sum(_rpm(m) for m in members)
+            daily = sum(_rpm(m) * m.active_hours for m in members)
             entry = dataclasses.replace(
-                entry,
-                peak_rpm=_rpm(entry) + sum(_rpm(a) for a in own),
-                active_hours=max([entry.active_hours] + [a.active_hours for a in own]),
+                entry, peak_rpm=peak, active_hours=round(daily / peak, 2) if peak else 24.0
             )
         models.append(entry)
     return dataclasses.replace(catalog, models=tuple(models))
