@@ -63,6 +63,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import Planner
     from fm_platform.fleet.report import endpoint_table, explain, model_table, summary
+    from fm_platform.fleet.serving import annotate, serving_line
     from fm_platform.hardware.prices import DEFAULT_REGION
 
     if args.charts:
@@ -78,19 +79,21 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         catalog = load_catalog(args.catalog, family_types(region), region)
         for warning in catalog.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        catalog = planning_catalog(catalog)
+        served, catalog = catalog, planning_catalog(catalog)
         planner = Planner(catalog, previous, region=region)
-        plan = planner.run()
+        plan = annotate(planner.run(), served)
         if args.explain:
             if args.explain not in plan.placements:
                 raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
             print(explain(planner, args.explain))
+            print(serving_line(plan, args.explain))
             return 0
         changes = plan_changes(previous, plan, planner.moves) if previous else []
         if args.repack:
             from fm_platform.fleet.repack import repack
 
             repacked, moves = repack(catalog, plan, args.min_saving)
+            annotate(repacked, served)
             for move in moves:
                 print(f"move {move.model}: {move.before} -> {move.after}")
             saving = (
@@ -115,6 +118,13 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         print(model_table(plan), end="\n\n")
         print(endpoint_table(plan), end="\n\n")
         print("\n".join(summary(plan, bound, note)))
+        bases = [p for p in plan.placements.values() if p.adapters]
+        if bases:
+            count = sum(len(p.adapters) for p in bases)
+            print(
+                f"{count} LoRA adapters on {len(bases)} base models' copies (no compute of "
+                "their own; each base sized for its adapters' traffic)"
+            )
         if previous is not None:
             print("changes since the plan file:" if changes else "no changes since the plan file")
             for line in changes:

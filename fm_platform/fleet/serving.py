@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 from fm_platform.containers.environment import ServingSettings, serving_environment
 from fm_platform.containers.images import CUSTOM, hardware_kind, image
-from fm_platform.fleet.catalog import ModelEntry
+from fm_platform.fleet.adapters import adapters_by_base
+from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.hardware import BF16_MIN_CAPABILITY, device
-from fm_platform.fleet.plan import Placement
-from fm_platform.fleet.sizing import Needs
+from fm_platform.fleet.plan import Placement, Plan
+from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.instances import instance_spec
 
 
@@ -100,3 +101,28 @@ def model_serving(
         network_isolation=entry.hub is None,
         weights_from=weights_from(entry),
     )
+
+
+def annotate(plan: Plan, catalog: Catalog) -> Plan:
+    """Write into each placement of ``plan`` its container, where its weights come from and
+    the adapters on it (``catalog``: the catalog with its adapters); returns ``plan``."""
+    entries = {m.name: m for m in catalog.models}
+    adapters = adapters_by_base(catalog)
+    for placement in plan.placements.values():
+        entry = entries.get(placement.name)
+        if entry is None:
+            continue
+        placement.container = resolve(entry, catalog).container
+        placement.weights_from = weights_from(entry)
+        placement.adapters = [a.name for a in adapters.get(entry.name, ())]
+    return plan
+
+
+def serving_line(plan: Plan, name: str) -> str:
+    """What ``--explain`` says of a model's container, weights and adapters."""
+    p = plan.placements[name]
+    line = f"serving: container {p.container}, weights from {p.weights_from}"
+    if p.adapters:
+        line += f"; {len(p.adapters)} LoRA adapters on its copies ({', '.join(p.adapters[:3])}"
+        line += ", ...)" if len(p.adapters) > 3 else ")"
+    return line

@@ -314,12 +314,13 @@ def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, Inf
     from fm_platform.fleet.options import family_types
     from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import plan_fleet
+    from fm_platform.fleet.serving import annotate
     from fm_platform.hardware.prices import DEFAULT_REGION
 
     plan_file = default_plan_file(catalog_path)
     previous = read_plan(plan_file)
     region = previous.region if previous else DEFAULT_REGION
     catalog = load_catalog(catalog_path, family_types(region), region)
-    plan = plan_fleet(planning_catalog(catalog), previous, region=region)
+    plan = annotate(plan_fleet(planning_catalog(catalog), previous, region=region), catalog)
     plan.write(plan_file)
     return fleet_stacks(scope, plan, catalog)
