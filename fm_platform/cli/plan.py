@@ -59,6 +59,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     from fm_platform.fleet.adapters import planning_catalog
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
+    from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
     from fm_platform.fleet.options import family_types
     from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import Planner
@@ -87,6 +88,9 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
                 raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
             print(explain(planner, args.explain))
             print(serving_line(plan, args.explain))
+            mine = [c for c in choice_costs(planner) if args.explain in c.models]
+            if mine:
+                print("cost of the catalog's choice:\n" + "\n".join(choice_lines(mine)))
             return 0
         changes = plan_changes(previous, plan, planner.moves) if previous else []
         if args.repack:
@@ -111,12 +115,18 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CliError(str(error)) from None
     bound, note = _bound(planner) if plan is planner.plan else (None, "")
+    costs = choice_costs(planner) if plan is planner.plan else []
+    for warning in choice_warnings(costs, catalog.choice_warning_monthly):
+        print(f"warning: {warning}", file=sys.stderr)
     plan.write(plan_file)
     if ctx.as_json:
         print(plan.to_json(), end="")
     else:
         print(model_table(plan), end="\n\n")
         print(endpoint_table(plan), end="\n\n")
+        if costs:
+            print("what the catalog's group and isolation choices cost (expected):")
+            print("\n".join(choice_lines(costs)), end="\n\n")
         print("\n".join(summary(plan, bound, note)))
         bases = [p for p in plan.placements.values() if p.adapters]
         if bases:

@@ -125,7 +125,9 @@ class ModelEntry:
 class Catalog:
     """A validated catalog: its ``name`` (stack prefix), ``models`` in file order, the
     fitness ``weights`` of the catalog and per tenant, and ``base_dir`` (where relative
-    ``benchmark_file`` paths start) and ``warnings`` (e.g. a hub id without revision)."""
+    ``benchmark_file`` paths start), ``warnings`` (e.g. a hub id without revision) and
+    ``choice_warning_monthly`` (USD a month a group or isolation choice may cost over the
+    plan without it before the run warns: :mod:`fm_platform.fleet.choices`)."""
 
     name: str
     models: tuple[ModelEntry, ...]
@@ -133,6 +135,7 @@ class Catalog:
     tenant_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     base_dir: Path = Path(".")
     warnings: tuple[str, ...] = ()
+    choice_warning_monthly: float = 500.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,6 +144,7 @@ class _CatalogFile:
     name: str = "fleet"
     weights: dict | None = None
     tenants: dict | None = None
+    choice_warning_monthly: float = 500.0
 
 
 def _check_weights(problems: Problems, path: str, weights: Any) -> None:
@@ -345,6 +349,9 @@ def catalog_from_data(
             continue
         _check_weights(problems, f"tenants.{tenant}.weights", settings.get("weights"))
         tenant_weights[tenant] = dict(settings.get("weights") or {})
+    threshold = top.get("choice_warning_monthly", 500.0)
+    if threshold < 0:
+        problems.add("choice_warning_monthly", threshold, "must be >= 0 (USD a month)")
     problems.raise_if_any()
     return Catalog(
         name=name,
@@ -353,6 +360,7 @@ def catalog_from_data(
         tenant_weights=tenant_weights,
         base_dir=base_dir,
         warnings=tuple(warnings),
+        choice_warning_monthly=float(threshold),
     )
 
 
