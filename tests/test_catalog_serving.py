@@ -48,7 +48,13 @@ def test_every_serving_mistake_is_reported_in_one_pass_naming_its_key():
             {"name": "e", "base_model": "f", "adapter": "s3://team-bucket/e/"},
             {"name": "f", "params_b": 8, "isolation": "dedicated", "isolation_reason": "PII"},
             {"name": "g", "params_b": 8, "adapter": "not-a-uri"},
-            {"name": "h", "params_b": 1, "task": "image-generation", "container": "tei"},
+            {
+                "name": "h",
+                "params_b": 1,
+                "task": "image-generation",
+                "container": "tei",
+                "rpm_per_copy": 6,
+            },
             {"name": "i", "params_b": 1, "environment": {"A": True}},
         ]
     )
@@ -109,9 +115,27 @@ def test_a_family_without_an_image_for_a_hardware_kind_rules_those_types_out():
         "pytorch"
     )
     catalog = catalog_from_data(
-        {"models": [{"name": "sdxl", "params_b": 3.5, "task": "image-generation"}]}, set()
+        {
+            "models": [
+                {"name": "sdxl", "params_b": 3.5, "task": "image-generation", "rpm_per_copy": 6}
+            ]
+        },
+        set(),
     )
     needs = resolve(catalog.models[0], catalog)
     assert needs.container == "stabilityai"
     rejected = assess(needs, "us-east-1").rejected
     assert rejected["ml.c5.xlarge"].startswith("container stabilityai has no cpu image")
+
+
+def test_image_and_speech_models_need_a_measured_throughput():
+    assert _problems(
+        [
+            {"name": "sdxl", "params_b": 3.5, "task": "image-generation"},
+            {"name": "asr", "params_b": 1.55, "task": "speech-to-text", "rpm_per_copy": 30},
+        ]
+    ) == [
+        "  - models[0].rpm_per_copy=None: give rpm_per_copy (images a minute one copy serves "
+        "at your steps, resolution or audio length) or benchmark_file: task image-generation "
+        "has no size-based estimate"
+    ]
