@@ -83,15 +83,14 @@ def model_serving(
         token_secret_arn=entry.hub_token_secret,
         adapters=adapters,
     )
-    if family == CUSTOM:
-        uri = entry.image or ""
-    else:
+    uri: str | None = entry.image
+    if family != CUSTOM:
         found = image(family, hardware)
         uri = found.uri(region) if found is not None else None
-        if uri is None:
-            raise ValueError(
-                f"model {entry.name}: container {family} has no {hardware} image in {region}"
-            )
+    if uri is None:
+        raise ValueError(
+            f"model {entry.name}: container {family} has no {hardware} image in {region}"
+        )
     return ModelServing(
         family=family,
         image=uri,
