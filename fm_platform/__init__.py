@@ -20,6 +20,8 @@ __version__ = "0.3.0"
 # that the ``fmp`` command (fm_platform.cli) starts without loading aws-cdk-lib.
 _EXPORTS = {
     "acknowledge": "fm_platform.compliance",
+    "AdapterComponent": "fm_platform.constructs.inference.adapter_component",
+    "AdapterComponentProps": "fm_platform.constructs.inference.adapter_component",
     "AppConfig": "fm_platform.config",
     "apply_compliance_packs": "fm_platform.compliance",
     "AsyncEndpoint": "fm_platform.constructs.inference.async_endpoint",
@@ -124,6 +126,8 @@ _DEPRECATED = {
 }
 
 __all__ = [
+    "AdapterComponent",
+    "AdapterComponentProps",
     "AppConfig",
     "AsyncEndpoint",
     "AsyncEndpointConfig",
@@ -243,6 +247,10 @@ if TYPE_CHECKING:
         SingleModelEndpointConfig,
         TrainingConfig,
         load_config,
+    )
+    from fm_platform.constructs.inference.adapter_component import (
+        AdapterComponent,
+        AdapterComponentProps,
     )
     from fm_platform.constructs.inference.async_endpoint import (
         AsyncEndpoint,

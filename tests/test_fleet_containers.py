@@ -153,6 +153,9 @@ def test_adapters_are_components_on_their_base_sized_for_the_combined_traffic(fl
         spec = components[name]["Specification"]
         assert spec == {"BaseInferenceComponentName": base, "Container": {"ArtifactUrl": url}}
         assert "RuntimeConfig" not in components[name]
+    outputs = {k: v for s in assembly.stacks for k, v in s.template.get("Outputs", {}).items()}
+    adapters = [n for n in components if n.endswith(("support-a", "support-b"))]
+    assert outputs["AdaptersChat8b"]["Value"] == ",".join(adapters)
     assert "support-a" not in plan.placements
     assert plan.placements["chat-8b"].peak_rpm == 120 + 60 + 60
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from aws_cdk import CfnOutput
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
@@ -287,22 +288,32 @@ def _add_adapters(plan: Plan, catalog: Catalog, stacks: dict[str, InferenceStack
                 )
             continue
         stack = stacks[endpoint.stack]
+        created = []
         for adapter in adapters:
             key = None
             if adapter.weights_kms_key_arn is not None:
                 key = kms.Key.from_key_arn(
                     stack, f"AdapterKey-{adapter.name}", adapter.weights_kms_key_arn
                 )
-            AdapterComponent(
-                stack,
-                f"Adapter-{adapter.name}",
-                AdapterComponentProps(
-                    base=stack.ic_models[base],
-                    adapter_name=adapter.name,
-                    artifact_url=adapter.adapter or "",
-                    artifact_key=key,
-                ),
+            created.append(
+                AdapterComponent(
+                    stack,
+                    f"Adapter-{adapter.name}",
+                    AdapterComponentProps(
+                        base=stack.ic_models[base],
+                        adapter_name=adapter.name,
+                        artifact_url=adapter.adapter or "",
+                        artifact_key=key,
+                    ),
+                )
             )
+        CfnOutput(
+            stack,
+            "Adapters" + "".join(part.capitalize() for part in base.split("-")),
+            description=f"LoRA adapter component names on {base} ({endpoint.name}), "
+            "comma-separated: invoke one with fmp endpoint invoke --component NAME",
+            value=",".join(a.component_name for a in created),
+        )
     problems.raise_if_any()
 
 
