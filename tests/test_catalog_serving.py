@@ -3,10 +3,12 @@ the container image table and the planner's candidate filter."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
+from fm_platform.containers.environment import ServingSettings, serving_environment
 from fm_platform.containers.images import (
     container_problem,
     default_family,
@@ -139,3 +141,28 @@ def test_image_and_speech_models_need_a_measured_throughput():
         "at your steps, resolution or audio length) or benchmark_file: task image-generation "
         "has no size-based estimate"
     ]
+
+
+def test_neuron_lmi_and_gpus_without_bf16_get_their_own_settings():
+    neuron = ServingSettings(
+        family="lmi",
+        hardware="neuron",
+        task="text-generation",
+        tensor_parallel=2,
+        max_concurrency=4,
+        max_model_len=4096,
+        max_input_tokens=3840,
+        half="fp16",
+    )
+    env = serving_environment(neuron, {"OPTION_MAX_ROLLING_BATCH_SIZE": 2})
+    assert env == {
+        "HF_MODEL_ID": "/opt/ml/model",
+        "OPTION_ROLLING_BATCH": "auto",
+        "OPTION_TENSOR_PARALLEL_DEGREE": "2",
+        "OPTION_MAX_ROLLING_BATCH_SIZE": "2",  # the catalog's environment wins
+        "OPTION_N_POSITIONS": "4096",
+        "OPTION_DTYPE": "fp16",
+    }
+    int4 = serving_environment(dataclasses.replace(neuron, family="tgi", dtype="int4"))
+    assert int4["QUANTIZE"] == "awq" and "DTYPE" not in int4
+    assert serving_environment(dataclasses.replace(neuron, family="custom")) == {}

@@ -14,7 +14,9 @@ from fm_platform.containers.images import image
 from fm_platform.fleet.adapters import planning_catalog
 from fm_platform.fleet.catalog import catalog_from_data
 from fm_platform.fleet.options import family_types
+from fm_platform.fleet.plan import read_plan
 from fm_platform.fleet.planner import plan_fleet
+from fm_platform.fleet.serving import annotate
 from fm_platform.fleet.sizing import resolve
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.support import nag_findings
@@ -65,11 +67,14 @@ MODELS = [
 
 
 @pytest.fixture(scope="module")
-def fleet():
+def fleet(tmp_path_factory):
     catalog = catalog_from_data(
         {"name": "teams", "models": MODELS}, family_types("us-east-1"), region="us-east-1"
     )
-    plan = plan_fleet(planning_catalog(catalog), region="us-east-1")
+    path = tmp_path_factory.mktemp("plan") / "teams.plan.json"
+    annotate(plan_fleet(planning_catalog(catalog), region="us-east-1"), catalog).write(path)
+    plan = read_plan(path)  # the settings are checked against the plan file
+    assert plan is not None
     app = cdk.App()
     fleet_stacks(app, plan, catalog)
     findings = nag_findings(app)
@@ -157,6 +162,8 @@ def test_adapters_are_components_on_their_base_sized_for_the_combined_traffic(fl
     adapters = [n for n in components if n.endswith(("support-a", "support-b"))]
     assert outputs["AdaptersChat8b"]["Value"] == ",".join(adapters)
     assert "support-a" not in plan.placements
+    assert plan.placements["chat-8b"].adapters == ["support-a", "support-b"]
+    assert plan.placements["chat-8b"].weights_from.endswith("network isolation off")
     assert plan.placements["chat-8b"].peak_rpm == 120 + 60 + 60
 
 
