@@ -25,7 +25,7 @@ def _modules(folder: str) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("package", ["rules", "fleet", "cli", "hardware"])
+@pytest.mark.parametrize("package", ["rules", "fleet", "cli", "hardware", "containers"])
 def test_a_pure_package_loads_no_aws_cdk_lib(package):
     modules = _modules(package)
     code = (
@@ -77,3 +77,9 @@ def test_nothing_below_the_stacks_imports_them():
 def test_the_rules_import_nothing_above_them():
     for upper in ("fm_platform.constructs", "fm_platform.config", "fm_platform.stacks"):
         assert _importers_of(upper, ["rules", "hardware", "mapping.py"]) == []
+
+
+def test_the_containers_package_imports_nothing_above_the_rules():
+    upper = ("fm_platform.fleet", "fm_platform.constructs", "fm_platform.config")
+    for name in (*upper, "fm_platform.stacks", "fm_platform.cli"):
+        assert _importers_of(name, ["containers"]) == [], name
