@@ -36,6 +36,10 @@ if TYPE_CHECKING:
         SingleModelEndpointConfig as SingleModelEndpointConfig,
         TrainingConfig as TrainingConfig,
     )
+    from fm_platform.constructs.inference.adapter_component import (
+        AdapterComponent as AdapterComponent,
+        AdapterComponentProps as AdapterComponentProps,
+    )
     from fm_platform.constructs.inference.async_endpoint import (
         AsyncEndpoint as AsyncEndpoint,
         AsyncEndpointOptions as AsyncEndpointOptions,

@@ -24,11 +24,17 @@ LAYERS: dict[str, frozenset[str]] = {
     "hardware": frozenset(),
     "rules": frozenset({"hardware"}),
     "core": frozenset({"rules", "hardware"}),
+    # Container images per family, region and hardware: data the planner and stacks read.
+    "containers": frozenset({"rules", "hardware"}),
     "constructs": frozenset({"core", "rules", "hardware"}),
     "config": frozenset({"constructs", "core", "rules", "hardware"}),
-    "fleet": frozenset({"rules", "hardware"}),
-    "stacks": frozenset({"config", "constructs", "core", "fleet", "rules", "hardware"}),
-    "app": frozenset({"stacks", "config", "constructs", "core", "fleet", "rules", "hardware"}),
+    "fleet": frozenset({"containers", "rules", "hardware"}),
+    "stacks": frozenset(
+        {"config", "constructs", "core", "fleet", "containers", "rules", "hardware"}
+    ),
+    "app": frozenset(
+        {"stacks", "config", "constructs", "core", "fleet", "containers", "rules", "hardware"}
+    ),
     "cli": frozenset({"fleet", "rules", "hardware"}),
     # The scripts HyperPod runs on every node: they import nothing of the package.
     "lifecycle_assets": frozenset(),
@@ -260,7 +266,7 @@ def _modules(folder: str) -> list[str]:
     return sorted(module_name(path) for path in (PACKAGE / folder).rglob("*.py"))
 
 
-@pytest.mark.parametrize("package", ["rules", "fleet", "cli", "hardware"])
+@pytest.mark.parametrize("package", ["rules", "fleet", "cli", "hardware", "containers"])
 def test_a_pure_package_loads_no_aws_cdk_lib(package):
     modules = _modules(package)
     code = (

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from fm_platform.cli import alarms, cluster, endpoint, job, plan
+from fm_platform.cli import alarms, cluster, endpoint, fleet_status, job, plan
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
 from fm_platform.cli.errors import describe_error
 
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     endpoint.add_parser(groups, common)
     plan.add_parser(groups, common)
     alarms.add_parser(groups, common)
+    fleet_status.add_parser(groups, common)
     return parser
 
 

@@ -11,6 +11,7 @@ Every catalog field, its default and unit: docs/planner.md, "Catalog fields".
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +54,15 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
+    from fm_platform.fleet.adapters import planning_catalog
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
+    from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
     from fm_platform.fleet.options import family_types
     from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import Planner
     from fm_platform.fleet.report import endpoint_table, explain, model_table, summary
+    from fm_platform.fleet.serving import annotate, serving_line
     from fm_platform.hardware.prices import DEFAULT_REGION
 
     if args.charts:
@@ -71,19 +75,27 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         previous = read_plan(plan_file)
         asked = getattr(args, "region", None)
         region = asked or (previous.region if previous else DEFAULT_REGION)
-        catalog = load_catalog(args.catalog, family_types(region))
+        catalog = load_catalog(args.catalog, family_types(region), region)
+        for warning in catalog.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        served, catalog = catalog, planning_catalog(catalog)
         planner = Planner(catalog, previous, region=region)
-        plan = planner.run()
+        plan = annotate(planner.run(), served)
         if args.explain:
             if args.explain not in plan.placements:
                 raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
             print(explain(planner, args.explain))
+            print(serving_line(plan, args.explain))
+            mine = [c for c in choice_costs(planner) if args.explain in c.models]
+            if mine:
+                print("cost of the catalog's choice:\n" + "\n".join(choice_lines(mine)))
             return 0
         changes = plan_changes(previous, plan, planner.moves) if previous else []
         if args.repack:
             from fm_platform.fleet.repack import repack
 
             repacked, moves = repack(catalog, plan, args.min_saving)
+            annotate(repacked, served)
             for move in moves:
                 print(f"move {move.model}: {move.before} -> {move.after}")
             saving = (
@@ -101,13 +113,26 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CliError(str(error)) from None
     bound, note = _bound(planner) if plan is planner.plan else (None, "")
+    costs = choice_costs(planner) if plan is planner.plan else []
+    for warning in choice_warnings(costs, catalog.choice_warning_monthly):
+        print(f"warning: {warning}", file=sys.stderr)
     plan.write(plan_file)
     if ctx.as_json:
         print(plan.to_json(), end="")
     else:
         print(model_table(plan), end="\n\n")
         print(endpoint_table(plan), end="\n\n")
+        if costs:
+            print("what the catalog's group and isolation choices cost (expected):")
+            print("\n".join(choice_lines(costs)), end="\n\n")
         print("\n".join(summary(plan, bound, note)))
+        bases = [p for p in plan.placements.values() if p.adapters]
+        if bases:
+            count = sum(len(p.adapters) for p in bases)
+            print(
+                f"{count} LoRA adapters on {len(bases)} base models' copies (no compute of "
+                "their own; each base sized for its adapters' traffic)"
+            )
         if previous is not None:
             print("changes since the plan file:" if changes else "no changes since the plan file")
             for line in changes:

@@ -22,6 +22,7 @@ import yaml
 
 from fm_platform.fleet.architectures import known_architectures
 from fm_platform.fleet.kinds import BATCH, KINDS
+from fm_platform.fleet.weights import check_adapters, check_image_region, check_sources
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
 from fm_platform.rules.types import dataclass_values, list_of
@@ -32,7 +33,14 @@ DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "
 LATENCY_CLASSES = ("strict", "standard", "relaxed", BATCH)
 ISOLATION = ("shared", "dedicated")
 #: What a model does; generative tasks decode token by token (memory-bandwidth-bound).
-TASKS = ("text-generation", "embedding", "classification")
+TASKS = (
+    "text-generation",
+    "embedding",
+    "reranking",
+    "classification",
+    "image-generation",
+    "speech-to-text",
+)
 GENERATIVE_TASKS = ("text-generation",)
 #: The five fitness axes (see :mod:`fm_platform.fleet.fitness`), the keys of ``weights``.
 AXES = ("model_size", "latency", "isolation", "cost", "scalability")
@@ -63,6 +71,10 @@ class ModelEntry:
     ``tenant``, ``weights``. Hardware: ``dtype`` (by default bf16), ``allow_fp16`` (may run
     as fp16 on GPUs without bf16; by default false), ``neuron_compiled`` (may run on
     Inferentia/Trainium; by default false), ``framework`` (by default lmi), ``task``.
+    Serving (:mod:`fm_platform.fleet.weights`): ``weights_uri`` + ``weights_kms_key_arn``
+    or ``hub`` + ``revision`` + ``hub_token_secret``; ``container`` or ``image``;
+    ``environment``; ``base_model`` + ``adapter`` (a LoRA adapter on its base). ``weights``
+    keeps its meaning: the model's fitness priorities.
     """
 
     name: str
@@ -97,19 +109,33 @@ class ModelEntry:
     tenant: str | None = None
     group: str | None = None
     weights: dict[str, float] | None = None
+    weights_uri: str | None = None
+    weights_kms_key_arn: str | None = None
+    hub: str | None = None
+    revision: str | None = None
+    hub_token_secret: str | None = None
+    container: str | None = None
+    image: str | None = None
+    environment: dict[str, str] | None = None
+    base_model: str | None = None
+    adapter: str | None = None
 
 
 @dataclass(frozen=True)
 class Catalog:
     """A validated catalog: its ``name`` (stack prefix), ``models`` in file order, the
     fitness ``weights`` of the catalog and per tenant, and ``base_dir`` (where relative
-    ``benchmark_file`` paths start)."""
+    ``benchmark_file`` paths start), ``warnings`` (e.g. a hub id without revision) and
+    ``choice_warning_monthly`` (USD a month a group or isolation choice may cost over the
+    plan without it before the run warns: :mod:`fm_platform.fleet.choices`)."""
 
     name: str
     models: tuple[ModelEntry, ...]
     weights: Mapping[str, float] = field(default_factory=dict)
     tenant_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     base_dir: Path = Path(".")
+    warnings: tuple[str, ...] = ()
+    choice_warning_monthly: float = 500.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +144,7 @@ class _CatalogFile:
     name: str = "fleet"
     weights: dict | None = None
     tenants: dict | None = None
+    choice_warning_monthly: float = 500.0
 
 
 def _check_weights(problems: Problems, path: str, weights: Any) -> None:
@@ -139,7 +166,8 @@ def _check_model(
     m: ModelEntry,
     families: set[str],
     bad: frozenset[str] = frozenset(),
-) -> None:
+    region: str | None = None,
+) -> list[str]:
     """Every problem of ``m`` under ``path``. ``bad``: the keys the entry gave with a value
     of the wrong type (already reported; their defaults stand in), which the checks that
     combine keys leave alone rather than report a second, consequent problem."""
@@ -154,7 +182,12 @@ def _check_model(
         )
     if m.architecture is not None:
         problems.check_choice(f"{path}.architecture", m.architecture, known_architectures())
-    elif m.params_b is None and m.memory_gib is None and not bad & _SIZE_KEYS:
+    elif (  # an adapter is sized with its base
+        m.params_b is None
+        and m.memory_gib is None
+        and m.base_model is None
+        and not bad & _SIZE_KEYS
+    ):
         problems.add(path, m.name, "give architecture, params_b or memory_gib")
     positive = (
         "params_b",
@@ -209,6 +242,9 @@ def _check_model(
     ):
         problems.add(f"{path}.benchmark_experiment", m.benchmark_experiment, "needs benchmark_file")
     _check_weights(problems, f"{path}.weights", m.weights)
+    if m.image is not None and region is not None:
+        check_image_region(problems, path, m.image, region)
+    return check_sources(problems, path, m)
 
 
 def _check_payload(problems: Problems, field: str, payload_mb: float, batch: bool) -> None:
@@ -262,7 +298,7 @@ def _plain_values(data: Any) -> dict[str, Any] | None:
     return dict(data)
 
 
-def _model(families: set[str]):
+def _model(families: set[str], warnings: list[str], region: str | None):
     """The builder of one catalog item: a well-formed item (the common case) is built
     directly; any other mapping is built from its readable keys, its misspelled keys and
     wrongly typed values reported, and checked all the same (the catalog is then refused,
@@ -273,7 +309,7 @@ def _model(families: set[str]):
         values = _plain_values(data)
         if values is not None:
             model = ModelEntry(**values)
-            _check_model(problems, path, model, families)
+            warnings.extend(_check_model(problems, path, model, families, region=region))
             return model
         if not isinstance(data, Mapping):
             dataclass_values(problems, where, data, ModelEntry)
@@ -283,22 +319,27 @@ def _model(families: set[str]):
         values = dataclass_values(problems, where, rest, ModelEntry)
         bad = frozenset(k for k in rest if k in _JSON_TYPES and k not in values)
         model = ModelEntry(**{"name": None, **values, "weights": data.get("weights")})
-        _check_model(problems, path, model, families, bad)
+        warnings.extend(_check_model(problems, path, model, families, bad, region))
         return model
 
     return build
 
 
-def catalog_from_data(data: Any, families: set[str], base_dir: Path = Path(".")) -> Catalog:
+def catalog_from_data(
+    data: Any, families: set[str], base_dir: Path = Path("."), region: str | None = None
+) -> Catalog:
     """A :class:`Catalog` from parsed YAML/JSON; ``families`` are the instance families a
-    model may prefer. Raises one ``ValueError`` listing every problem."""
+    model may prefer; ``region`` (when known) the region explicit ECR images must be in.
+    Raises one ``ValueError`` listing every problem."""
     problems = Problems("catalog")
+    warnings: list[str] = []
     top = dataclass_values(problems, "", data if data is not None else {}, _CatalogFile)
-    models = list_of(problems, "models", top.get("models", []), _model(families))
+    models = list_of(problems, "models", top.get("models", []), _model(families, warnings, region))
     name = top.get("name", "fleet")
     if isinstance(name, str) and shape_rule("EndpointName").problem(name) is not None:
         problems.add("name", name, "must be letters, digits and single hyphens")
     problems.check_unique("models[].name", (m.name for m in models))
+    check_adapters(problems, models)
     _check_weights(problems, "weights", top.get("weights"))
     tenants = top.get("tenants") or {}
     tenant_weights = {}
@@ -308,6 +349,9 @@ def catalog_from_data(data: Any, families: set[str], base_dir: Path = Path("."))
             continue
         _check_weights(problems, f"tenants.{tenant}.weights", settings.get("weights"))
         tenant_weights[tenant] = dict(settings.get("weights") or {})
+    threshold = top.get("choice_warning_monthly", 500.0)
+    if threshold < 0:
+        problems.add("choice_warning_monthly", threshold, "must be >= 0 (USD a month)")
     problems.raise_if_any()
     return Catalog(
         name=name,
@@ -315,10 +359,12 @@ def catalog_from_data(data: Any, families: set[str], base_dir: Path = Path("."))
         weights=dict(top.get("weights") or {}),
         tenant_weights=tenant_weights,
         base_dir=base_dir,
+        warnings=tuple(warnings),
+        choice_warning_monthly=float(threshold),
     )
 
 
-def load_catalog(path: str | Path, families: set[str]) -> Catalog:
+def load_catalog(path: str | Path, families: set[str], region: str | None = None) -> Catalog:
     """Read and validate a catalog file (``.json`` as JSON, anything else as YAML)."""
     path = Path(path)
     try:
@@ -333,4 +379,4 @@ def load_catalog(path: str | Path, families: set[str]) -> Catalog:
         ) from None
     if not isinstance(data, Mapping):
         raise ValueError(f"catalog {path}: must be a mapping with a 'models' list")
-    return catalog_from_data(data, families, path.parent)
+    return catalog_from_data(data, families, path.parent, region)

@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cache
 
+from fm_platform.containers.images import container_problem
 from fm_platform.fleet.hardware import (
     BF16_MIN_CAPABILITY,
     FP8_MIN_CAPABILITY,
@@ -113,7 +114,12 @@ class Assessment:
 
 
 def hardware_problem(needs: Needs, spec: InstanceSpec) -> str | None:
-    """Why ``needs`` cannot run on ``spec`` at all, or None."""
+    """Why ``needs`` cannot run on ``spec`` at all, or None: the device, then whether the
+    model's container has an image for the type's hardware."""
+    return _device_problem(needs, spec) or container_problem(needs.container, spec.accelerator)
+
+
+def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     name = spec.instance_type
     if needs.instance_family is not None and family(name) != needs.instance_family:
         return f"not the preferred family {needs.instance_family}"

@@ -15,7 +15,8 @@ JSON (version 2)::
                      "min_copies", "max_copies", "peak_rpm", "active_hours",
                      "rpm_per_copy", "throughput",
                      "throughput_detail", "concurrency", "latency_ms", "defaults",
-                     "reason", "scale_to_zero", "scores", "expected_hourly"}]}
+                     "reason", "scale_to_zero", "scores", "expected_hourly",
+                     "container", "weights_from", "adapters"}]}
 
 ``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
 live in the shared fields (``scaling_target`` counts what the kind's scaling policy
@@ -48,7 +49,10 @@ class Placement:
     (also the per-copy scaling target of an Inference Components model) with ``throughput``
     saying where it comes from (catalog, benchmark, measured, estimated, default);
     ``defaults`` the inputs that came from defaults; ``reason`` why the model has its kind;
-    ``expected_hourly`` its share of its endpoint's expected cost (USD per hour).
+    ``expected_hourly`` its share of its endpoint's expected cost (USD per hour);
+    ``container`` its container family (or ``custom``: an explicit image), ``weights_from``
+    where its weights come from, ``adapters`` the LoRA adapters served on it
+    (:mod:`fm_platform.fleet.serving`).
     """
 
     name: str
@@ -70,6 +74,9 @@ class Placement:
     scale_to_zero: str = ""
     scores: dict[str, float] = field(default_factory=dict)
     expected_hourly: float = 0.0
+    container: str = ""
+    weights_from: str = ""
+    adapters: list[str] = field(default_factory=list)
 
 
 @dataclass

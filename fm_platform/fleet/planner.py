@@ -107,7 +107,7 @@ _KEY_FIELDS = operator.attrgetter(
     *(
         f.name
         for f in dataclasses.fields(ModelEntry)
-        if f.name not in ("name", "tenant", "group", "weights")
+        if f.name not in ("name", "tenant", "group", "weights", "environment")
     )
 )
 

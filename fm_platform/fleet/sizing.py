@@ -36,6 +36,7 @@ from pathlib import Path
 from fm_platform.fleet.architectures import Architecture, architecture
 from fm_platform.fleet.catalog import DTYPE_BYTES, GENERATIVE_TASKS, Catalog, ModelEntry
 from fm_platform.fleet.kinds import BATCH
+from fm_platform.fleet.weights import container_of
 
 GIB = 1024**3
 #: vLLM's default gpu_memory_utilization: the share of device memory the engine uses.
@@ -94,6 +95,8 @@ class Needs:
     instance_family: str | None
     framework: str
     defaults: tuple[str, ...]
+    #: the container family (:func:`fm_platform.fleet.weights.container_of`)
+    container: str = "lmi"
 
     def kv_gib(self, tensor_parallel: int, concurrency: int) -> float:
         """KV cache of ``concurrency`` sequences of ``context_tokens`` on ``tensor_parallel``
@@ -207,6 +210,7 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         instance_family=model.instance_family,
         framework=model.framework,
         defaults=tuple(defaults),
+        container=container_of(model, task),
     )
 
 

@@ -14,9 +14,13 @@ Alarms: a model's p50 latency objective is the catalog's ``latency_p50_ms`` (per
 Inference Components endpoints, per endpoint for dedicated models); multi-model endpoints
 are watched for errors and instances (their latency includes loading models on demand).
 
-Containers: LMI with ``OPTION_TENSOR_PARALLEL_DEGREE`` = accelerators per copy for the
-``lmi`` framework; other frameworks get the stack's default image (override per endpoint
-with an :class:`InferenceStack` of your own).
+Containers: each model runs its container family's Deep Learning Container for the
+plan's region and the endpoint's hardware (or the catalog's ``image``), with the
+environment that makes it serve what the plan sized (:mod:`fm_platform.fleet.serving`),
+its weights from the catalog's ``weights_uri`` (read and decrypt granted to its role), the
+hub (no artifacts, network isolation off for that model) or the artifacts bucket. LoRA
+adapters of the catalog become adapter components on their base's component
+(:mod:`fm_platform.fleet.adapters`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from aws_cdk import CfnOutput
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from fm_platform.config.inference import (
@@ -34,16 +41,23 @@ from fm_platform.config.inference import (
     MultiModelEndpointConfig,
     SingleModelEndpointConfig,
 )
+from fm_platform.constructs.inference.adapter_component import (
+    AdapterComponent,
+    AdapterComponentProps,
+)
 from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
+from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
 from fm_platform.fleet.plan import EndpointPlan, Plan
+from fm_platform.fleet.serving import ModelServing, model_serving
 from fm_platform.fleet.sizing import resolve
+from fm_platform.rules.problems import Problems
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
 
@@ -72,13 +86,28 @@ def _weights_gib(entry: ModelEntry, catalog: Catalog) -> float:
     return round(resolve(entry, catalog).weights_gib, 2)
 
 
-def _environment(framework: str, accelerators: int) -> dict[str, str]:
-    if framework != "lmi":
-        return {}
-    return {
-        "OPTION_ROLLING_BATCH": "vllm",
-        "OPTION_TENSOR_PARALLEL_DEGREE": str(max(1, accelerators)),
-    }
+def _serving(plan: Plan, catalog: Catalog, endpoint: EndpointPlan, name: str) -> ModelServing:
+    entry = next(m for m in catalog.models if m.name == name)
+    return model_serving(
+        entry,
+        resolve(entry, catalog),
+        plan.placements[name],
+        endpoint.instance_type,
+        plan.region,
+        adapters=len(adapters_by_base(catalog).get(name, ())),
+    )
+
+
+def _container(serving: ModelServing, entry: ModelEntry, catalog: Catalog) -> ModelContainer:
+    """The container of ``serving``: its image and environment, and its weights (the
+    catalog's URI, the artifacts bucket by default, none for a hub model)."""
+    return ModelContainer(
+        image=serving.image,
+        environment=serving.environment,
+        model_data_url=serving.weights_uri,
+        model_size_gib=_weights_gib(entry, catalog),
+        uses_artifacts=entry.hub is None,
+    )
 
 
 def _ic_endpoint(
@@ -89,16 +118,15 @@ def _ic_endpoint(
     for name in endpoint.models:
         p, entry = plan.placements[name], entries[name]
         fixed = p.min_copies == 1 and p.max_copies == 1
+        serving = _serving(plan, catalog, endpoint, name)
         models.append(
             InferenceComponentModelConfig(
                 model_name=name,
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
                 cpu_cores=p.cpu_cores,
-                container=ModelContainer(
-                    environment=_environment(entry.framework, p.accelerators),
-                    model_size_gib=_weights_gib(entry, catalog),
-                ),
+                container=_container(serving, entry, catalog),
+                network_isolation=None if serving.network_isolation else False,
                 initial_copies=1,
                 scaling=None
                 if fixed
@@ -123,7 +151,6 @@ def _ic_endpoint(
 
 def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModelEndpointConfig:
     name = endpoint.models[0]
-    p = plan.placements[name]
     entry = next(m for m in catalog.models if m.name == name)
     scaling = (
         InstanceScaling(
@@ -134,15 +161,13 @@ def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModel
         if endpoint.max_instances > 1
         else None
     )
+    serving = _serving(plan, catalog, endpoint, name)
     return SingleModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
-        container=ModelContainer(
-            environment=_environment(entry.framework, p.accelerators),
-            model_size_gib=_weights_gib(entry, catalog),
-        ),
+        container=_container(serving, entry, catalog),
         scaling=scaling,
-        network_isolation=True,
+        network_isolation=serving.network_isolation,
         alarms=EndpointAlarmOptions(latency_objective_ms=_objective_ms(entry)),
     )
 
@@ -168,14 +193,13 @@ def _async(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> AsyncEndpoin
     name = endpoint.models[0]
     p = plan.placements[name]
     entry = next(m for m in catalog.models if m.name == name)
+    serving = _serving(plan, catalog, endpoint, name)
     return AsyncEndpointConfig(
         name=endpoint.name,
         model_name=name,
         instance_type=endpoint.instance_type,
-        container=ModelContainer(
-            environment=_environment(entry.framework, p.accelerators),
-            model_size_gib=_weights_gib(entry, catalog),
-        ),
+        container=_container(serving, entry, catalog),
+        network_isolation=serving.network_isolation,
         scaling=AsyncScaling(
             min_instances=0,
             max_instances=max(1, endpoint.max_instances),
@@ -222,22 +246,92 @@ def fleet_stacks(
             f"{len(plan.stacks)} (planned from a model catalog)",
             **stack_kwargs,
         )
+    _grant_weights_keys(plan, catalog, stacks)
+    _add_adapters(plan, catalog, stacks)
     return stacks
+
+
+def _role_of(stack: InferenceStack, endpoint: EndpointPlan, model: str) -> iam.IRole:
+    if endpoint.kind == IC:
+        return stack.ic_models[model].endpoint.execution_role
+    if endpoint.kind == SINGLE:
+        return stack.single_model_endpoints[endpoint.name].execution_role
+    return stack.async_endpoints[endpoint.name].execution_role
+
+
+def _grant_weights_keys(plan: Plan, catalog: Catalog, stacks: dict[str, InferenceStack]) -> None:
+    """Decrypt with each catalog ``weights_kms_key_arn`` for the role reading the weights
+    (the bucket read itself follows from the weights' URI)."""
+    for entry in catalog.models:
+        placement = plan.placements.get(entry.name)
+        if entry.weights_kms_key_arn is None or placement is None:
+            continue
+        endpoint = plan.endpoints[placement.endpoint]
+        stack = stacks[endpoint.stack]
+        key = kms.Key.from_key_arn(stack, f"WeightsKey-{entry.name}", entry.weights_kms_key_arn)
+        key.grant_decrypt(_role_of(stack, endpoint, entry.name))
+
+
+def _add_adapters(plan: Plan, catalog: Catalog, stacks: dict[str, InferenceStack]) -> None:
+    """Each catalog adapter as an :class:`AdapterComponent` on its base's component; a
+    base the plan put anywhere but on Inference Components is refused."""
+    problems = Problems("fleet adapters")
+    for base, adapters in adapters_by_base(catalog).items():
+        endpoint = plan.endpoints[plan.placements[base].endpoint]
+        if endpoint.kind != IC:
+            for adapter in adapters:
+                problems.add(
+                    f"{adapter.name}.base_model",
+                    base,
+                    f"is planned on a {endpoint.kind} endpoint; adapters are served only on "
+                    "an Inference Components base",
+                )
+            continue
+        stack = stacks[endpoint.stack]
+        created = []
+        for adapter in adapters:
+            key = None
+            if adapter.weights_kms_key_arn is not None:
+                key = kms.Key.from_key_arn(
+                    stack, f"AdapterKey-{adapter.name}", adapter.weights_kms_key_arn
+                )
+            created.append(
+                AdapterComponent(
+                    stack,
+                    f"Adapter-{adapter.name}",
+                    AdapterComponentProps(
+                        base=stack.ic_models[base],
+                        adapter_name=adapter.name,
+                        artifact_url=adapter.adapter or "",
+                        artifact_key=key,
+                    ),
+                )
+            )
+        CfnOutput(
+            stack,
+            "Adapters" + "".join(part.capitalize() for part in base.split("-")),
+            description=f"LoRA adapter component names on {base} ({endpoint.name}), "
+            "comma-separated: invoke one with fmp endpoint invoke --component NAME",
+            value=",".join(a.component_name for a in created),
+        )
+    problems.raise_if_any()
 
 
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:
     """Plan the catalog at ``catalog_path`` (keeping ``<catalog>.plan.json`` when it exists,
     with its region's prices, and writing it) and add its stacks to ``scope``."""
+    from fm_platform.fleet.adapters import planning_catalog
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.options import family_types
     from fm_platform.fleet.plan import default_plan_file, read_plan
     from fm_platform.fleet.planner import plan_fleet
+    from fm_platform.fleet.serving import annotate
     from fm_platform.hardware.prices import DEFAULT_REGION
 
     plan_file = default_plan_file(catalog_path)
     previous = read_plan(plan_file)
     region = previous.region if previous else DEFAULT_REGION
-    catalog = load_catalog(catalog_path, family_types(region))
-    plan = plan_fleet(catalog, previous, region=region)
+    catalog = load_catalog(catalog_path, family_types(region), region)
+    plan = annotate(plan_fleet(planning_catalog(catalog), previous, region=region), catalog)
     plan.write(plan_file)
     return fleet_stacks(scope, plan, catalog)

@@ -194,7 +194,7 @@ class InferenceStack(Stack):
 
     def _container(self, container: ModelContainer, model_name: str) -> ModelContainer:
         """``container`` with its artifacts by default in this stack's bucket."""
-        if container.model_data_url is not None:
+        if container.model_data_url is not None or not container.uses_artifacts:
             return container
         return replace(container, model_data_url=self.artifacts.url(model_name))
 

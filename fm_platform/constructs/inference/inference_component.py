@@ -184,6 +184,8 @@ class InferenceComponentModelOptions:
         (:class:`InstanceTypeResources`; the fields above apply to its first type); with
         any, the component gets one ``Specifications`` entry per type; by default the
         fields above apply on every type, which each copy must fit.
+    network_isolation: run this model without network access; by default the endpoint's
+        setting (a model downloading its weights from the internet needs False).
     """
 
     model_name: str
@@ -201,6 +203,7 @@ class InferenceComponentModelOptions:
     scheduling: ComponentScheduling | None = None
     enable_caching: bool | None = None
     per_instance_type: Sequence[InstanceTypeResources] = ()
+    network_isolation: bool | None = None
 
     @property
     def copies_at_creation(self) -> int:
@@ -382,7 +385,9 @@ class InferenceComponentModel(Construct):
             "Model",
             role=role,
             container=props.container.to_container_property(self),
-            network_isolation=self.endpoint.network_isolation,
+            network_isolation=self.endpoint.network_isolation
+            if props.network_isolation is None
+            else props.network_isolation,
             vpc_config=self.endpoint.vpc_config,
         )
         weights = props.container.model_size_gib

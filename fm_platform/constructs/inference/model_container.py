@@ -28,12 +28,15 @@ class ModelContainer:
         parameter: a 7B model in bf16 is about 13 GiB); the startup timeouts and, on types
         without a local disk, the storage volume follow from it. By default unknown: the
         hosting construct estimates from what the copy reserves or the instance holds.
+    uses_artifacts: False when the container downloads its model itself (a Hugging Face
+        hub id): the stacks then attach no artifacts of their bucket; by default True.
     """
 
     image: str | ContainerImage | None = None
     model_data_url: str | None = None
     environment: Mapping[str, str] = field(default_factory=dict)
     model_size_gib: float | None = None
+    uses_artifacts: bool = True
 
     def check(self, problems: Problems, field: str = "container") -> None:
         """Record every problem of this container in ``problems``, under ``field``."""

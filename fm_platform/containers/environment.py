@@ -1,0 +1,192 @@
+"""The environment that makes each container family serve what the plan sized.
+
+The planner sizes each copy for a tensor-parallel degree, a number of concurrent sequences
+and a context length in a dtype; left to their defaults, the containers would serve
+something else (vLLM takes the model's whole context, TGI and TEI their own batch
+limits). :func:`serving_environment` writes the family's own variable for each:
+
+- ``lmi`` (DJL Serving, djl-serving ``serving/docs/lmi`` "LMI environment variable
+  configurations"): ``HF_MODEL_ID`` (hub id, or the weights' directory
+  ``/opt/ml/model``), ``OPTION_REVISION``, ``OPTION_ROLLING_BATCH`` (``vllm`` on GPU,
+  ``auto`` with transformers-neuronx on Neuron), ``OPTION_TENSOR_PARALLEL_DEGREE``,
+  ``OPTION_MAX_ROLLING_BATCH_SIZE``, ``OPTION_MAX_MODEL_LEN`` (``OPTION_N_POSITIONS`` on
+  Neuron), ``OPTION_DTYPE``, ``OPTION_QUANTIZE``, and ``OPTION_ENABLE_LORA`` with
+  ``OPTION_MAX_LORAS`` on a base serving LoRA adapters;
+- ``tgi`` (text-generation-launcher's arguments, read from the environment; the SageMaker
+  image shards over ``SM_NUM_GPUS``): ``HF_MODEL_ID``, ``HF_MODEL_REVISION``,
+  ``SM_NUM_GPUS``, ``NUM_SHARD``, ``MAX_CONCURRENT_REQUESTS``, ``MAX_INPUT_TOKENS``,
+  ``MAX_TOTAL_TOKENS``, ``DTYPE`` or ``QUANTIZE`` (TGI refuses both at once);
+- ``tei`` (text-embeddings-router's arguments): ``HF_MODEL_ID``, ``HF_MODEL_REVISION``,
+  ``MAX_CONCURRENT_REQUESTS``, ``MAX_BATCH_TOKENS`` (concurrent sequences x their length),
+  ``MAX_CLIENT_BATCH_SIZE``, ``DTYPE``;
+- ``huggingface`` (the SageMaker Hugging Face inference toolkit): ``HF_MODEL_ID``,
+  ``HF_MODEL_REVISION``, ``HF_TASK`` (the transformers pipeline of the task),
+  ``SAGEMAKER_MODEL_SERVER_WORKERS`` = 1 (the plan holds one copy of the weights);
+- ``pytorch`` and ``stabilityai`` (TorchServe / multi-model server):
+  ``SAGEMAKER_MODEL_SERVER_WORKERS`` = 1;
+- an explicit image: nothing is planned into it; the catalog's ``environment`` only.
+
+A gated hub model's token is ``HF_TOKEN`` (and ``HF_API_TOKEN`` for the toolkit), written as
+a CloudFormation dynamic reference to the secret: the template never holds the token, but
+the deployed model's environment does (DescribeModel shows it to whoever may call it).
+The catalog's ``environment`` is applied last and wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+#: Where SageMaker puts a model's artifacts in the container.
+MODEL_DIRECTORY = "/opt/ml/model"
+#: Per catalog dtype: (LMI OPTION_DTYPE, TGI/TEI DTYPE) of the activations.
+_DTYPES = {
+    "fp32": ("fp32", "float32"),
+    "fp16": ("fp16", "float16"),
+    "bf16": ("bf16", "bfloat16"),
+}
+#: Quantized weights (catalog dtype -> LMI OPTION_QUANTIZE / TGI QUANTIZE): fp8 casts at
+#: load; int8 quantizes 16-bit weights at load (bitsandbytes); int4 reads AWQ weights.
+_QUANTIZE = {
+    "fp8": ("fp8", "fp8"),
+    "int8": ("bitsandbytes", "bitsandbytes"),
+    "int4": ("awq", "awq"),
+}
+#: The transformers pipeline of each task, for the Hugging Face toolkit's ``HF_TASK``.
+PIPELINES = {
+    "classification": "text-classification",
+    "embedding": "feature-extraction",
+    "reranking": "text-classification",
+    "speech-to-text": "automatic-speech-recognition",
+    "image-generation": "text-to-image",
+    "text-generation": "text-generation",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingSettings:
+    """What the plan sized one copy for.
+
+    family: the container family; hardware: ``gpu``, ``neuron`` or ``cpu``; task: the
+    catalog task. tensor_parallel: devices per copy (0 on CPU). max_concurrency:
+    sequences a copy serves at once. max_model_len: tokens per sequence (prompt + output).
+    max_input_tokens: prompt tokens per request. dtype: the catalog dtype; half: the
+    16-bit activation dtype the type runs (``fp16`` where the GPU has no bf16). hub,
+    revision: the hub id and revision (None: the weights are in ``/opt/ml/model``).
+    token_secret_arn: the Secrets Manager ARN of the hub token. adapters: LoRA adapters
+    served on the copy (LMI only).
+    """
+
+    family: str
+    hardware: str
+    task: str
+    tensor_parallel: int
+    max_concurrency: int
+    max_model_len: int
+    max_input_tokens: int
+    dtype: str = "bf16"
+    half: str = "bf16"
+    hub: str | None = None
+    revision: str | None = None
+    token_secret_arn: str | None = None
+    adapters: int = 0
+
+
+def secret_reference(arn: str) -> str:
+    """A CloudFormation dynamic reference to the secret string of ``arn``."""
+    return "{{resolve:secretsmanager:" + arn + ":SecretString}}"
+
+
+def _revision(s: ServingSettings, name: str) -> dict[str, str]:
+    return {name: s.revision} if s.hub and s.revision else {}
+
+
+def _activation(s: ServingSettings) -> tuple[str, str]:
+    if s.dtype in _QUANTIZE or s.dtype == "bf16":
+        return _DTYPES[s.half]
+    return _DTYPES[s.dtype]
+
+
+def _lmi(s: ServingSettings) -> dict[str, str]:
+    neuron = s.hardware == "neuron"
+    env = {
+        "HF_MODEL_ID": s.hub or MODEL_DIRECTORY,
+        "OPTION_ROLLING_BATCH": "auto" if neuron else "vllm",
+        "OPTION_TENSOR_PARALLEL_DEGREE": str(max(1, s.tensor_parallel)),
+        "OPTION_MAX_ROLLING_BATCH_SIZE": str(s.max_concurrency),
+        "OPTION_N_POSITIONS" if neuron else "OPTION_MAX_MODEL_LEN": str(s.max_model_len),
+        "OPTION_DTYPE": _activation(s)[0],
+    }
+    env.update(_revision(s, "OPTION_REVISION"))
+    if s.adapters:
+        env["OPTION_ENABLE_LORA"] = "true"
+        env["OPTION_MAX_LORAS"] = str(s.adapters)
+    if s.dtype in _QUANTIZE:
+        env["OPTION_QUANTIZE"] = _QUANTIZE[s.dtype][0]
+    return env
+
+
+def _tgi(s: ServingSettings) -> dict[str, str]:
+    shards = str(max(1, s.tensor_parallel))
+    env = {
+        "HF_MODEL_ID": s.hub or MODEL_DIRECTORY,
+        "SM_NUM_GPUS": shards,
+        "NUM_SHARD": shards,
+        "MAX_CONCURRENT_REQUESTS": str(s.max_concurrency),
+        "MAX_INPUT_TOKENS": str(s.max_input_tokens),
+        "MAX_TOTAL_TOKENS": str(s.max_model_len),
+        **_revision(s, "HF_MODEL_REVISION"),
+    }
+    if s.dtype in _QUANTIZE:
+        env["QUANTIZE"] = _QUANTIZE[s.dtype][1]
+    else:
+        env["DTYPE"] = _activation(s)[1]
+    return env
+
+
+def _tei(s: ServingSettings) -> dict[str, str]:
+    return {
+        "HF_MODEL_ID": s.hub or MODEL_DIRECTORY,
+        "MAX_CONCURRENT_REQUESTS": str(s.max_concurrency),
+        "MAX_BATCH_TOKENS": str(s.max_concurrency * s.max_model_len),
+        "MAX_CLIENT_BATCH_SIZE": str(s.max_concurrency),
+        # TEI runs float16 or float32; CPU types run float32
+        "DTYPE": "float32" if s.hardware == "cpu" or s.dtype == "fp32" else "float16",
+        **_revision(s, "HF_MODEL_REVISION"),
+    }
+
+
+def _toolkit(s: ServingSettings) -> dict[str, str]:
+    env = {"HF_TASK": PIPELINES[s.task], "SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+    if s.hub:
+        env["HF_MODEL_ID"] = s.hub
+    return env | _revision(s, "HF_MODEL_REVISION")
+
+
+def _workers(s: ServingSettings) -> dict[str, str]:
+    return {"SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+
+
+_FAMILIES = {
+    "lmi": _lmi,
+    "tgi": _tgi,
+    "tei": _tei,
+    "huggingface": _toolkit,
+    "pytorch": _workers,
+    "stabilityai": _workers,
+}
+
+
+def serving_environment(
+    settings: ServingSettings, extra: Mapping[str, str | int | float] | None = None
+) -> dict[str, str]:
+    """The container environment of ``settings`` (module docstring), then ``extra`` (the
+    catalog's ``environment``, which wins)."""
+    build = _FAMILIES.get(settings.family)
+    env = build(settings) if build is not None else {}
+    if build is not None and settings.token_secret_arn:
+        env["HF_TOKEN"] = secret_reference(settings.token_secret_arn)
+        if settings.family == "huggingface":
+            env["HF_API_TOKEN"] = env["HF_TOKEN"]
+    env.update({k: str(v) for k, v in (extra or {}).items()})
+    return env

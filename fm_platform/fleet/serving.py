@@ -1,0 +1,127 @@
+"""How each planned model is served: its container image, environment, weights and network
+isolation, from its catalog entry and its placement (which the plan sized).
+
+:func:`model_serving` is what the stacks write into each model's container; the planned
+settings (tensor parallelism, concurrent sequences, context length, dtype, quantization)
+reach the container's own variables (:mod:`fm_platform.containers.environment`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fm_platform.containers.environment import ServingSettings, serving_environment
+from fm_platform.containers.images import CUSTOM, hardware_kind, image
+from fm_platform.fleet.adapters import adapters_by_base
+from fm_platform.fleet.catalog import Catalog, ModelEntry
+from fm_platform.fleet.hardware import BF16_MIN_CAPABILITY, device
+from fm_platform.fleet.plan import Placement, Plan
+from fm_platform.fleet.sizing import Needs, resolve
+from fm_platform.hardware.instances import instance_spec
+
+
+@dataclass(frozen=True)
+class ModelServing:
+    """One model's container: ``family``, ``image`` (URI), ``environment``,
+    ``weights_uri`` (None: the fleet's artifacts bucket) and its ``weights_kms_key_arn``,
+    ``network_isolation`` (off for a hub model, which downloads its weights) and
+    ``weights_from`` (what the plan shows)."""
+
+    family: str
+    image: str
+    environment: dict[str, str] = field(default_factory=dict)
+    weights_uri: str | None = None
+    weights_kms_key_arn: str | None = None
+    network_isolation: bool = True
+    weights_from: str = "artifacts bucket"
+
+
+def _half(entry: ModelEntry, instance_type: str) -> str:
+    dev = device(instance_spec(instance_type))
+    if dev is not None and dev.capability is not None and dev.capability < BF16_MIN_CAPABILITY:
+        return "fp16"  # a bf16 model placed on a GPU without bf16 has allow_fp16
+    return "bf16"
+
+
+def weights_from(entry: ModelEntry) -> str:
+    """Where ``entry``'s weights come from, as the plan says it."""
+    if entry.hub is not None:
+        pinned = f"@{entry.revision}" if entry.revision else " (no revision)"
+        gated = ", token from Secrets Manager" if entry.hub_token_secret else ""
+        return f"hub {entry.hub}{pinned}{gated}; network isolation off"
+    return entry.weights_uri or "artifacts bucket"
+
+
+def model_serving(
+    entry: ModelEntry,
+    needs: Needs,
+    placement: Placement,
+    instance_type: str,
+    region: str,
+    *,
+    adapters: int = 0,
+) -> ModelServing:
+    """The container of ``entry`` placed as ``placement`` on ``instance_type`` in
+    ``region``; ``adapters``: LoRA adapters served on its component."""
+    spec = instance_spec(instance_type)
+    hardware = hardware_kind(spec.accelerator)
+    family = needs.container
+    settings = ServingSettings(
+        family=family,
+        hardware=hardware,
+        task=needs.task,
+        tensor_parallel=placement.accelerators,
+        max_concurrency=max(1, placement.concurrency),
+        max_model_len=needs.context_tokens,
+        max_input_tokens=max(
+            1, min(needs.context_tokens - 1, needs.context_tokens - needs.output_tokens)
+        ),
+        dtype=entry.dtype,
+        half=_half(entry, instance_type),
+        hub=entry.hub,
+        revision=entry.revision,
+        token_secret_arn=entry.hub_token_secret,
+        adapters=adapters,
+    )
+    uri: str | None = entry.image
+    if family != CUSTOM:
+        found = image(family, hardware)
+        uri = found.uri(region) if found is not None else None
+    if uri is None:
+        raise ValueError(
+            f"model {entry.name}: container {family} has no {hardware} image in {region}"
+        )
+    return ModelServing(
+        family=family,
+        image=uri,
+        environment=serving_environment(settings, entry.environment),
+        weights_uri=entry.weights_uri,
+        weights_kms_key_arn=entry.weights_kms_key_arn,
+        network_isolation=entry.hub is None,
+        weights_from=weights_from(entry),
+    )
+
+
+def annotate(plan: Plan, catalog: Catalog) -> Plan:
+    """Write into each placement of ``plan`` its container, where its weights come from and
+    the adapters on it (``catalog``: the catalog with its adapters); returns ``plan``."""
+    entries = {m.name: m for m in catalog.models}
+    adapters = adapters_by_base(catalog)
+    for placement in plan.placements.values():
+        entry = entries.get(placement.name)
+        if entry is None:
+            continue
+        placement.container = resolve(entry, catalog).container
+        placement.weights_from = weights_from(entry)
+        placement.adapters = [a.name for a in adapters.get(entry.name, ())]
+    return plan
+
+
+def serving_line(plan: Plan, name: str) -> str:
+    """What ``--explain`` says of a model's container, weights and adapters."""
+    p = plan.placements[name]
+    line = f"serving: container {p.container}, weights from {p.weights_from}"
+    if p.adapters:
+        line += f"; {len(p.adapters)} LoRA adapters on its copies ({', '.join(p.adapters[:3])}"
+        line += ", ...)" if len(p.adapters) > 3 else ")"
+    return line

@@ -1,0 +1,185 @@
+"""Where a catalog model's weights and container come from, and the checks of those keys.
+
+Keys of a model (all optional):
+
+- ``weights_uri``: an ``s3://bucket/key`` URI of a ``model.tar.gz``, or a prefix ending in
+  ``/`` of uncompressed weights, in any bucket; the model's role gets read on it.
+  ``weights_kms_key_arn``: the KMS key that encrypts it (the role gets decrypt). By default
+  the fleet's artifacts bucket, at ``<model name>/`` as before.
+- ``hub``: a Hugging Face hub id (``org/name``) the container downloads at start, with
+  ``revision`` (a commit or tag; without one the latest is taken: a warning);
+  ``hub_token_secret``: the ARN of a Secrets Manager secret holding the token of a gated
+  model. A hub model needs the internet, so network isolation is off for that model only
+  (the plan's placement says so).
+- ``container``: a container family (:func:`fm_platform.containers.images.families`); by
+  default the task's (:data:`fm_platform.containers.images.TASK_CONTAINERS`). ``image``: an
+  explicit image URI instead (an ECR image must be in the plan's region).
+- ``environment``: variables passed to the container as they are (they win over the
+  planned settings of the same name).
+- ``base_model`` + ``adapter``: a LoRA adapter (``adapter``: its ``s3://`` URI) served on
+  the inference component of the catalog model ``base_model``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from fm_platform.containers.images import CUSTOM, FAMILY_TASKS, default_family, families
+
+# s3://<bucket>/<key>: bucket names are 3-63 lowercase letters, digits, dots, hyphens
+# (Amazon S3 User Guide, "Bucket naming rules").
+_S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")
+# arn:<partition>:secretsmanager:<region>:<account>:secret:<name> (Secrets Manager ARNs).
+_SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+_ARN_SERVICE = re.compile(r"^arn:aws[a-z-]*:(?P<service>[a-z0-9-]+):")
+# Hugging Face repository ids: [org/]name of letters, digits, -, _, .
+_HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
+# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
+_ECR_REGION = re.compile(r"^\d{12}\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
+_KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
+
+
+class _Recorder(Protocol):
+    def add(self, field: str, value: object, allowed: str) -> None: ...
+
+    def check_choice(self, field: str, value: object, choices: Sequence[object]) -> None: ...
+
+
+#: Tasks whose throughput the planner does not estimate from the model's size: a copy's
+#: requests a minute depend on steps and resolution (image generation) or audio length
+#: (speech to text), so the catalog gives ``rpm_per_copy`` or a ``benchmark_file``.
+MEASURED_TASKS = ("image-generation", "speech-to-text")
+
+
+def is_s3_uri(value: str) -> bool:
+    return bool(_S3_URI.match(value))
+
+
+def container_of(entry: Any, task: str) -> str:
+    """The container family ``entry`` runs: its ``container``, :data:`CUSTOM` for an
+    explicit ``image``, else the default of its ``task`` and ``framework``."""
+    if entry.image is not None:
+        return CUSTOM
+    return entry.container or default_family(task, entry.framework)
+
+
+def check_sources(problems: _Recorder, path: str, m: Any) -> list[str]:
+    """Record every problem of ``m``'s weights, container and adapter keys under ``path``;
+    return its warnings."""
+    warnings: list[str] = []
+    if m.weights_uri is not None and not is_s3_uri(m.weights_uri):
+        problems.add(f"{path}.weights_uri", m.weights_uri, "must be an s3://bucket/key URI")
+    if m.weights_kms_key_arn is not None:
+        if not _KMS_KEY_ARN.match(m.weights_kms_key_arn):
+            problems.add(
+                f"{path}.weights_kms_key_arn",
+                m.weights_kms_key_arn,
+                "must be a KMS key ARN such as arn:aws:kms:us-east-1:111122223333:key/...",
+            )
+        if m.weights_uri is None and m.adapter is None:
+            problems.add(f"{path}.weights_kms_key_arn", m.weights_kms_key_arn, "needs weights_uri")
+    if m.hub is not None:
+        if not _HUB_ID.match(m.hub):
+            problems.add(f"{path}.hub", m.hub, "must be a Hugging Face id such as org/name")
+        if m.weights_uri is not None:
+            problems.add(f"{path}.hub", m.hub, "conflicts with weights_uri: give one of them")
+        if m.revision is None:
+            warnings.append(
+                f"{path}.hub={m.hub!r}: no revision; the container downloads whatever the "
+                "hub holds when it starts (set revision to a commit to pin it)"
+            )
+    for key in ("revision", "hub_token_secret"):
+        if getattr(m, key) is not None and m.hub is None:
+            problems.add(f"{path}.{key}", getattr(m, key), "needs hub")
+    secret = m.hub_token_secret
+    if secret is not None and not _SECRET_ARN.match(secret):
+        match = _ARN_SERVICE.match(secret)
+        service = f" (an ARN of {match['service']})" if match else ""
+        problems.add(
+            f"{path}.hub_token_secret",
+            secret,
+            f"must be a Secrets Manager secret ARN such as "
+            f"arn:aws:secretsmanager:us-east-1:111122223333:secret:hf-token{service}",
+        )
+    if m.container is not None:
+        problems.check_choice(f"{path}.container", m.container, families())
+        if m.image is not None:
+            problems.add(f"{path}.image", m.image, "conflicts with container: give one of them")
+    if m.container in FAMILY_TASKS and m.task is not None:
+        served = FAMILY_TASKS[m.container]
+        if m.task not in served:
+            problems.add(
+                f"{path}.container",
+                m.container,
+                f"serves {', '.join(served)}, not task {m.task}: name a container for it",
+            )
+    if m.task in MEASURED_TASKS and m.rpm_per_copy is None and m.benchmark_file is None:
+        unit = "images" if m.task == "image-generation" else "transcriptions"
+        problems.add(
+            f"{path}.rpm_per_copy",
+            None,
+            f"give rpm_per_copy ({unit} a minute one copy serves at your steps, resolution "
+            f"or audio length) or benchmark_file: task {m.task} has no size-based estimate",
+        )
+    if m.environment is not None and not _is_environment(m.environment):
+        problems.add(f"{path}.environment", m.environment, "must map names to strings")
+    if m.adapter is not None and not is_s3_uri(m.adapter):
+        problems.add(f"{path}.adapter", m.adapter, "must be an s3://bucket/key URI")
+    if (m.adapter is None) != (m.base_model is None):
+        given, missing = ("adapter", "base_model") if m.adapter else ("base_model", "adapter")
+        problems.add(
+            f"{path}.{given}", getattr(m, given), f"needs {missing} (a LoRA adapter names both)"
+        )
+    return warnings
+
+
+def _is_environment(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str) and isinstance(v, str | int | float) and not isinstance(v, bool)
+        for k, v in value.items()
+    )
+
+
+def check_image_region(problems: _Recorder, path: str, image: str, region: str) -> None:
+    """An ECR ``image`` must be in ``region``: SageMaker pulls from the endpoint's region."""
+    match = _ECR_REGION.match(image)
+    if match and match["region"] != region:
+        problems.add(
+            f"{path}.image",
+            image,
+            f"is in {match['region']}; the fleet deploys to {region}: use the image's copy "
+            f"in {region}",
+        )
+
+
+def check_adapters(problems: _Recorder, models: Sequence[Any]) -> None:
+    """Each adapter's base is a catalog model that is no adapter itself and can be on an
+    Inference Components endpoint (not dedicated, not batch, not multi-model)."""
+    by_name = {m.name: m for m in models}
+    for index, m in enumerate(models):
+        if m.base_model is None or m.adapter is None:
+            continue
+        field = f"models[{index}].base_model"
+        base = by_name.get(m.base_model)
+        if base is None:
+            problems.add(field, m.base_model, "is no model of the catalog")
+            continue
+        why = None
+        if base.base_model is not None:
+            why = "is an adapter itself"
+        elif base.isolation == "dedicated":
+            why = "is dedicated (a single-model endpoint)"
+        elif base.latency_class == "batch":
+            why = "is batch (an asynchronous endpoint)"
+        elif base.framework == "pytorch":
+            why = "runs on a multi-model endpoint (framework: pytorch)"
+        elif base.image is not None or base.container not in (None, "lmi"):
+            why = "does not run the lmi container, which serves LoRA adapters"
+        if why is not None:
+            problems.add(
+                field,
+                m.base_model,
+                f"{why}; adapters are served only on an Inference Components base",
+            )

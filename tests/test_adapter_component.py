@@ -1,0 +1,103 @@
+"""AdapterComponent: a LoRA adapter on a base model's component, as an embedder builds it."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Match, Template
+
+from fm_platform import AdapterComponent, AdapterComponentProps
+from fm_platform.constructs.inference.component_endpoint import (
+    InferenceComponentEndpoint,
+    InferenceComponentEndpointProps,
+)
+from fm_platform.constructs.inference.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelProps,
+)
+from fm_platform.constructs.inference.model_container import ModelContainer
+from tests.support import nag_findings, new_app
+
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.36.0-lmi27.0.0-cu130"
+
+
+def _base(stack: cdk.Stack) -> InferenceComponentModel:
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    return InferenceComponentModel(
+        stack,
+        "Base",
+        InferenceComponentModelProps(
+            model_name="llama-8b",
+            endpoint=endpoint,
+            container=ModelContainer(
+                image=IMAGE,
+                model_data_url="s3://models/llama-8b/",
+                environment={"OPTION_ENABLE_LORA": "true"},
+            ),
+            accelerators=1,
+            min_memory_mib=16384,
+        ),
+    )
+
+
+def test_an_adapter_names_its_base_and_weights_and_reserves_no_compute():
+    app = new_app()
+    stack = cdk.Stack(app, "Serving")
+    base = _base(stack)
+    key = kms.Key(stack, "AdapterKey", enable_key_rotation=True)
+    adapter = AdapterComponent(
+        stack,
+        "Support",
+        AdapterComponentProps(
+            base=base,
+            adapter_name="support-ft",
+            artifact_url="s3://adapters/support/",
+            artifact_key=key,
+        ),
+    )
+    caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
+    adapter.grant_invoke(caller)
+    template = Template.from_stack(stack)
+    template.has_resource(
+        "AWS::SageMaker::InferenceComponent",
+        {
+            "Properties": {
+                "InferenceComponentName": "Serving-support-ft",
+                "EndpointName": Match.any_value(),
+                "Specification": {
+                    "BaseInferenceComponentName": "Serving-llama-8b",
+                    "Container": {"ArtifactUrl": "s3://adapters/support/"},
+                },
+                "RuntimeConfig": Match.absent(),
+            },
+            "DependsOn": Match.array_with([stack.get_logical_id(base.component)]),
+        },
+    )
+    policies = str(template.find_resources("AWS::IAM::Policy"))
+    assert "adapters/support/*" in policies and "kms:Decrypt" in policies
+    assert adapter.component_name == "Serving-support-ft"
+    assert nag_findings(app) == []
+
+
+def test_every_problem_is_reported_at_once():
+    stack = cdk.Stack(new_app(), "Serving")
+    base = _base(stack)
+    with pytest.raises(ValueError) as error:
+        AdapterComponent(
+            stack,
+            "Bad",
+            AdapterComponentProps(
+                base=base,
+                adapter_name="bad_name",
+                artifact_url="https://adapters/x",
+                component_name="Serving-llama-8b",
+            ),
+        )
+    message = str(error.value)
+    assert "adapter_name='bad_name'" in message
+    assert "artifact_url='https://adapters/x': must be an s3:// URI" in message
+    assert "component_name='Serving-llama-8b': must be unique on the endpoint" in message

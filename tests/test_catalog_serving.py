@@ -1,0 +1,168 @@
+"""Catalog keys for weights, containers and adapters: every mistake in one pass, by key;
+the container image table and the planner's candidate filter."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from fm_platform.containers.environment import ServingSettings, serving_environment
+from fm_platform.containers.images import (
+    container_problem,
+    default_family,
+    families,
+    image,
+    source,
+)
+from fm_platform.fleet.catalog import catalog_from_data
+from fm_platform.fleet.options import assess
+from fm_platform.fleet.sizing import resolve
+from tests.support import ROOT
+
+SECRET = "arn:aws:secretsmanager:us-east-1:111122223333:secret:hf-token-AbCdEf"
+
+
+def _problems(models, region="us-east-1"):
+    with pytest.raises(ValueError) as error:
+        catalog_from_data({"models": models}, set(), region=region)
+    return str(error.value).splitlines()[1:]
+
+
+def test_every_serving_mistake_is_reported_in_one_pass_naming_its_key():
+    problems = _problems(
+        [
+            {"name": "a", "params_b": 8, "container": "vllm-gpu", "weights_uri": "https://x/y"},
+            {
+                "name": "b",
+                "params_b": 8,
+                "hub": "meta-llama/Llama-3.1-8B",
+                "revision": "main",
+                "hub_token_secret": "arn:aws:kms:us-east-1:111122223333:key/abc",
+            },
+            {
+                "name": "c",
+                "params_b": 1,
+                "image": "763104351884.dkr.ecr.eu-west-1.amazonaws.com/x:1",
+            },
+            {"name": "d", "base_model": "missing", "adapter": "s3://team-bucket/d/"},
+            {"name": "e", "base_model": "f", "adapter": "s3://team-bucket/e/"},
+            {"name": "f", "params_b": 8, "isolation": "dedicated", "isolation_reason": "PII"},
+            {"name": "g", "params_b": 8, "adapter": "not-a-uri"},
+            {
+                "name": "h",
+                "params_b": 1,
+                "task": "image-generation",
+                "container": "tei",
+                "rpm_per_copy": 6,
+            },
+            {"name": "i", "params_b": 1, "environment": {"A": True}},
+        ]
+    )
+    assert problems == [
+        "  - models[0].weights_uri='https://x/y': must be an s3://bucket/key URI",
+        "  - models[0].container='vllm-gpu': must be one of huggingface, lmi, pytorch, "
+        "stabilityai, tei, tgi",
+        "  - models[1].hub_token_secret='arn:aws:kms:us-east-1:111122223333:key/abc': must be a "
+        "Secrets Manager secret ARN such as "
+        "arn:aws:secretsmanager:us-east-1:111122223333:secret:hf-token (an ARN of kms)",
+        "  - models[2].image='763104351884.dkr.ecr.eu-west-1.amazonaws.com/x:1': is in "
+        "eu-west-1; the fleet deploys to us-east-1: use the image's copy in us-east-1",
+        "  - models[6].adapter='not-a-uri': must be an s3://bucket/key URI",
+        "  - models[6].adapter='not-a-uri': needs base_model (a LoRA adapter names both)",
+        "  - models[7].container='tei': serves embedding, reranking, classification, not task "
+        "image-generation: name a container for it",
+        "  - models[8].environment={'A': True}: must map names to strings",
+        "  - models[3].base_model='missing': is no model of the catalog",
+        "  - models[4].base_model='f': is dedicated (a single-model endpoint); adapters are "
+        "served only on an Inference Components base",
+    ]
+
+
+def test_a_hub_id_without_revision_is_a_warning_and_keys_need_their_partners():
+    catalog = catalog_from_data(
+        {"models": [{"name": "a", "params_b": 8, "hub": "org/model"}]}, set()
+    )
+    assert catalog.warnings == (
+        "models[0].hub='org/model': no revision; the container downloads whatever the hub "
+        "holds when it starts (set revision to a commit to pin it)",
+    )
+    assert _problems(
+        [{"name": "a", "params_b": 8, "revision": "abc", "hub_token_secret": SECRET}]
+    ) == [
+        "  - models[0].revision='abc': needs hub",
+        f"  - models[0].hub_token_secret={SECRET!r}: needs hub",
+    ]
+
+
+def test_the_image_table_cites_its_source_and_hugging_face_accounts_differ():
+    data = json.loads((ROOT / "fm_platform/containers/images.json").read_text())
+    assert "aws/sagemaker-python-sdk" in data["source"] and data["retrieved"]
+    assert "retrieved" in source()
+    assert set(families()) == {"lmi", "tgi", "tei", "pytorch", "huggingface", "stabilityai"}
+    lmi, tei = image("lmi", "gpu"), image("tei", "cpu")
+    assert lmi is not None and tei is not None
+    assert lmi.uri("us-east-1").startswith("763104351884.dkr.ecr.us-east-1.amazonaws.com/djl")
+    assert not tei.accounts["us-east-1"].startswith("763104351884")
+    assert image("lmi", "neuron").tag.split("-")[1] == "neuronx"  # type: ignore[union-attr]
+
+
+def test_a_family_without_an_image_for_a_hardware_kind_rules_those_types_out():
+    assert container_problem("tgi", "inferentia") == (
+        "container tgi has no neuron image (it has gpu); name another container or an image"
+    )
+    assert container_problem("custom", "none") is None
+    assert default_family("reranking") == "tei" and default_family("embedding", "pytorch") == (
+        "pytorch"
+    )
+    catalog = catalog_from_data(
+        {
+            "models": [
+                {"name": "sdxl", "params_b": 3.5, "task": "image-generation", "rpm_per_copy": 6}
+            ]
+        },
+        set(),
+    )
+    needs = resolve(catalog.models[0], catalog)
+    assert needs.container == "stabilityai"
+    rejected = assess(needs, "us-east-1").rejected
+    assert rejected["ml.c5.xlarge"].startswith("container stabilityai has no cpu image")
+
+
+def test_image_and_speech_models_need_a_measured_throughput():
+    assert _problems(
+        [
+            {"name": "sdxl", "params_b": 3.5, "task": "image-generation"},
+            {"name": "asr", "params_b": 1.55, "task": "speech-to-text", "rpm_per_copy": 30},
+        ]
+    ) == [
+        "  - models[0].rpm_per_copy=None: give rpm_per_copy (images a minute one copy serves "
+        "at your steps, resolution or audio length) or benchmark_file: task image-generation "
+        "has no size-based estimate"
+    ]
+
+
+def test_neuron_lmi_and_gpus_without_bf16_get_their_own_settings():
+    neuron = ServingSettings(
+        family="lmi",
+        hardware="neuron",
+        task="text-generation",
+        tensor_parallel=2,
+        max_concurrency=4,
+        max_model_len=4096,
+        max_input_tokens=3840,
+        half="fp16",
+    )
+    env = serving_environment(neuron, {"OPTION_MAX_ROLLING_BATCH_SIZE": 2})
+    assert env == {
+        "HF_MODEL_ID": "/opt/ml/model",
+        "OPTION_ROLLING_BATCH": "auto",
+        "OPTION_TENSOR_PARALLEL_DEGREE": "2",
+        "OPTION_MAX_ROLLING_BATCH_SIZE": "2",  # the catalog's environment wins
+        "OPTION_N_POSITIONS": "4096",
+        "OPTION_DTYPE": "fp16",
+    }
+    int4 = serving_environment(dataclasses.replace(neuron, family="tgi", dtype="int4"))
+    assert int4["QUANTIZE"] == "awq" and "DTYPE" not in int4
+    assert serving_environment(dataclasses.replace(neuron, family="custom")) == {}
