@@ -8,11 +8,11 @@ from importlib import resources
 
 import pytest
 
-from fm_platform.fleet.hardware import device
 from fm_platform.fleet.performance import decode_estimate
 from fm_platform.fleet.planner import Planner, plan_fleet
 from fm_platform.fleet.profiles import read_fmbench
 from fm_platform.fleet.sizing import resolve
+from fm_platform.hardware.devices import device
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import catalog
 from tests.support import ROOT
@@ -120,7 +120,7 @@ def test_every_shipped_record_cites_its_source():
     )["architectures"]
     assert all(a["source"].startswith("https://huggingface.co/") for a in archs.values())
     hardware = json.loads(
-        resources.files("fm_platform.fleet").joinpath("data/hardware.json").read_text()
+        resources.files("fm_platform.hardware").joinpath("device_figures.json").read_text()
     )
     for figures in [*hardware["accelerators"].values(), *hardware["cpu_families"].values()]:
         assert "https://" in figures["source"]
@@ -186,7 +186,7 @@ def test_the_second_example_is_sized_from_its_benchmark_file():
 
 def test_the_example_catalog_has_no_defaulted_throughput_and_only_compatible_hardware():
     from fm_platform.fleet.catalog import load_catalog
-    from fm_platform.fleet.hardware import device
+    from fm_platform.hardware.devices import device
     from tests.fleet_support import FAMILIES
 
     plan = plan_fleet(load_catalog(ROOT / "examples" / "catalog.yaml", FAMILIES))

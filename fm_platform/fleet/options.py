@@ -29,14 +29,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cache
 
-from fm_platform.fleet.hardware import (
-    BF16_MIN_CAPABILITY,
-    FP8_MIN_CAPABILITY,
-    device,
-    family,
-    vcpu_gflops,
-)
-from fm_platform.fleet.kinds import KINDS, MULTI, Kind
+from fm_platform.fleet.kinds import KINDS, Kind
 from fm_platform.fleet.performance import (
     COMPUTE_EFFICIENCY,
     CPU_EFFICIENCY,
@@ -49,6 +42,13 @@ from fm_platform.fleet.performance import (
 )
 from fm_platform.fleet.profiles import read_fmbench, shipped_records
 from fm_platform.fleet.sizing import DEVICE_MEMORY_SHARE, Needs, tp_degrees
+from fm_platform.hardware.devices import (
+    BF16_MIN_CAPABILITY,
+    FP8_MIN_CAPABILITY,
+    device,
+    family,
+    vcpu_gflops,
+)
 from fm_platform.hardware.instances import InstanceSpec, instance_spec
 from fm_platform.hardware.prices import hourly_prices
 
@@ -92,7 +92,7 @@ class Option:
         idle and the larger of that and its traffic share while active; a whole-instance
         kind keeps an instance unless it queues requests (asynchronous)."""
         a = active_hours / 24
-        if self.kind == MULTI:
+        if KINDS[self.kind].pools_memory:
             memory = self.copy_gib / self.usable_gib
             return self.price * ((1 - a) * memory + a * max(memory, self.load))
         kind = KINDS[self.kind]
@@ -190,7 +190,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
     if not spec.is_accelerated:
         if not kind.cpu:
             return
-        usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.name == MULTI else 0.5)
+        usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.pools_memory else 0.5)
         gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
         perf = _performance(needs, spec, 0, lambda c: gib <= usable)
         if perf is None:
@@ -270,7 +270,7 @@ def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
     for kind in KINDS.values():
         if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
             continue
-        if kind.name == MULTI and needs.generative:
+        if kind.pools_memory and needs.generative:
             continue
         if kind.refuses(needs.batch, needs.payload_mb) is not None:
             continue

@@ -40,9 +40,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fm_platform.fleet.hardware import Device
 from fm_platform.fleet.profiles import Record
 from fm_platform.fleet.sizing import Needs
+from fm_platform.hardware.devices import Device
 
 MEMORY_EFFICIENCY = 0.75
 STEP_OVERHEAD_MS = 3.0

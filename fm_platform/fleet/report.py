@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from fm_platform.fleet.bound import RELAXES
 from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
 from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Plan
@@ -114,8 +115,9 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     ]
     if bound is not None:
         lines.append(
-            f"lower bound on the expected cost (LP relaxation, HiGHS): ${bound:,.2f}/h; "
-            f"the plan is {cost.expected_hourly / bound:.3f}x that"
+            f"lower bound on the expected cost of any plan of this catalog (LP relaxation, "
+            f"HiGHS): ${bound:,.2f}/h; the plan is {cost.expected_hourly / bound:.3f}x that "
+            f"(relaxed: {RELAXES})"
         )
     elif bound_note:
         lines.append(bound_note)
