@@ -41,7 +41,7 @@ from fm_platform.fleet.performance import (
     override,
 )
 from fm_platform.fleet.profiles import read_fmbench, shipped_records
-from fm_platform.fleet.sizing import DEVICE_MEMORY_SHARE, Needs, tp_degrees
+from fm_platform.fleet.sizing import MemoryParts, Needs, tp_degrees
 from fm_platform.hardware.devices import (
     BF16_MIN_CAPABILITY,
     FP8_MIN_CAPABILITY,
@@ -73,7 +73,7 @@ class Option:
     """One way to host a model: ``kind`` on ``instance_type`` with copies of ``shape``
     performing ``perf``; ``max_copies`` serve the peak; ``price`` is the instance's USD per
     hour, ``copy_hourly`` one copy's share of it, ``copy_gib`` its device (or, on CPU, host)
-    memory."""
+    memory, ``parts`` that memory by part (weights, KV pool, headroom)."""
 
     kind: str
     instance_type: str
@@ -85,6 +85,7 @@ class Option:
     copy_gib: float
     usable_gib: float
     load: float
+    parts: MemoryParts
 
     def expected_hourly(self, min_copies: int, active_hours: float) -> float:
         """USD per hour averaged over a day: the peak copies while active, the minimum
@@ -171,8 +172,10 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     if not needs.generative:
         if not fits(1):
             return None
-        flops = tp * dev.tflops * 1e12 * COMPUTE_EFFICIENCY
-        return encode_estimate(needs, flops, f"{tp} x {dev.model} ({dev.tflops:g} TFLOPS)")
+        tflops = dev.tflops_for(needs.dtype)
+        flops = tp * tflops * 1e12 * COMPUTE_EFFICIENCY
+        what = f"{tp} x {dev.model} ({tflops:g} {needs.dtype} TFLOPS x {COMPUTE_EFFICIENCY})"
+        return encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps)
     return best_estimate(needs, dev, tp, fits)
 
 
@@ -211,13 +214,14 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             gib,
             usable,
             load,
+            MemoryParts(gib, 0.0, 0.0, gib),
         )
         return
     if not kind.accelerated:
         return
     count = spec.accelerator_count
     degrees = (count,) if kind.whole_instance else tp_degrees(count)
-    per_device = _device_gib(spec) * DEVICE_MEMORY_SHARE
+    per_device = _device_gib(spec) * needs.memory_fraction
     for tp in degrees:
         if not needs.tp_allowed(tp):
             reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
@@ -254,6 +258,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             needs.copy_gib(tp, perf.concurrency),
             usable,
             needs.peak_rpm / perf.rpm,
+            needs.parts(tp, perf.concurrency),
         )
 
 

@@ -15,7 +15,8 @@ JSON (version 2)::
                      "min_copies", "max_copies", "peak_rpm", "active_hours",
                      "rpm_per_copy", "throughput",
                      "throughput_detail", "concurrency", "latency_ms", "defaults",
-                     "reason", "scale_to_zero", "scores", "expected_hourly"}]}
+                     "reason", "scale_to_zero", "scores", "expected_hourly",
+                     "device_memory_gib", "memory_parts", "cold_start_s", "cold_start"}]}
 
 ``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
 live in the shared fields (``scaling_target`` counts what the kind's scaling policy
@@ -48,7 +49,12 @@ class Placement:
     (also the per-copy scaling target of an Inference Components model) with ``throughput``
     saying where it comes from (catalog, benchmark, measured, estimated, default);
     ``defaults`` the inputs that came from defaults; ``reason`` why the model has its kind;
-    ``expected_hourly`` its share of its endpoint's expected cost (USD per hour).
+    ``expected_hourly`` its share of its endpoint's expected cost (USD per hour);
+    ``device_memory_gib`` one copy's accelerator memory (on CPU types, host memory) and
+    ``memory_parts`` its parts (``weights_gib``, ``kv_pool_gib``, ``headroom_gib``),
+    beside the host ``memory_mib`` it asks SageMaker for; ``cold_start_s`` the expected
+    seconds to a first answer after scaling from zero (None: never at zero) and
+    ``cold_start`` its parts.
     """
 
     name: str
@@ -70,6 +76,10 @@ class Placement:
     scale_to_zero: str = ""
     scores: dict[str, float] = field(default_factory=dict)
     expected_hourly: float = 0.0
+    device_memory_gib: float = 0.0
+    memory_parts: dict[str, float] = field(default_factory=dict)
+    cold_start_s: float | None = None
+    cold_start: str = ""
 
 
 @dataclass

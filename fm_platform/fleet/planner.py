@@ -31,6 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
+from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
@@ -255,6 +256,12 @@ class Planner:
             if KINDS[kind].scale_to_zero
             else "",
             scores=dict(zip(AXES, decision.scores.values(), strict=True)),
+            device_memory_gib=round(option.parts.device_gib, 2),
+            memory_parts={
+                "weights_gib": round(option.parts.weights_gib, 2),
+                "kv_pool_gib": round(option.parts.kv_pool_gib, 2),
+                "headroom_gib": round(option.parts.headroom_gib, 2),
+            },
         )
 
     # -- stability --------------------------------------------------------------------------
@@ -657,8 +664,21 @@ class Planner:
                 e, [self.plan.placements[m] for m in e.models], instance_spec(e.instance_type)
             )
         self.assign_stacks()
+        self.time_cold_starts()
         price_plan(self.plan)
         return self.plan
+
+    def time_cold_starts(self) -> None:
+        """Every model that may scale to zero gets its expected cold start
+        (:mod:`fm_platform.fleet.coldstart`): with an instance launch where its endpoint
+        can reach zero instances."""
+        for e in self.plan.endpoints.values():
+            for name in e.models:
+                p = self.plan.placements[name]
+                if p.min_copies == 0:
+                    needs = self.assessed[name].needs
+                    seconds, p.cold_start = cold_start(needs, e.min_instances == 0)
+                    p.cold_start_s = round(seconds, 1)
 
 
 def plan_fleet(
