@@ -36,7 +36,8 @@ from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
 from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
-from fm_platform.fleet.options import Assessment, Option, assess
+from fm_platform.fleet.options import Assessment, Option, Shape, assess
+from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
@@ -558,6 +559,72 @@ class Planner:
                     )
         return moved
 
+    def spare_devices(self, e: EndpointPlan) -> int:
+        """Devices free on ``e``'s instances at minimum scale (a device-packing kind)."""
+        ps = [self.plan.placements[m] for m in e.models]
+        spec = instance_spec(e.instance_type)
+        used = sum(p.min_copies * p.accelerators for p in ps)
+        shapes = ((Shape(p.accelerators, p.memory_mib, p.cpu_cores), p.min_copies) for p in ps)
+        return instances_needed(shapes, spec) * spec.accelerator_count - used
+
+    def packed_instances(self, e: EndpointPlan, extra: Placement | None = None) -> float:
+        """Expected instances of a device-packing endpoint (with ``extra`` added): its
+        instances at minimum and at peak, weighted by its models' active hours."""
+        ps = [self.plan.placements[m] for m in e.models] + ([extra] if extra else [])
+        spec = instance_spec(e.instance_type)
+
+        def count(copies: str) -> int:
+            shapes = (
+                (Shape(p.accelerators, p.memory_mib, p.cpu_cores), getattr(p, copies)) for p in ps
+            )
+            return instances_needed(shapes, spec)
+
+        low, high = count("min_copies"), count("max_copies")
+        adds = [(p.max_copies - p.min_copies) * p.accelerators for p in ps]
+        weighted = sum(p.active_hours / 24 * d for p, d in zip(ps, adds, strict=True))
+        return low + (weighted / sum(adds) if sum(adds) else 0.0) * (high - low)
+
+    def join_kept(self, name: str, option: Option) -> tuple[EndpointPlan, Placement] | None:
+        """On a re-plan, a new model of a device-packing kind joins an endpoint of the
+        previous plan with devices free at its minimum scale, where it has an option and
+        adds no more to the endpoint's expected cost than its own endpoint would cost,
+        before a new endpoint opens (the cheapest such); None when none has room."""
+        if self.previous is None or not KINDS[option.kind].packs_devices:
+            return None
+        needs = self.assessed[name].needs
+        decision = self.assessed[name].decision
+        assert decision is not None
+        alone = option.expected_hourly(
+            min_copies(option.kind, decision.to_zero), needs.active_hours
+        )
+        by_type: dict[str, list[Option]] = defaultdict(list)
+        for o in self.assessed[name].assessment.options[option.kind]:
+            by_type[o.instance_type].append(o)
+        best: tuple[float, EndpointPlan, Option] | None = None
+        for e in self.plan.endpoints.values():
+            if e.kind != option.kind or e.name not in self.previous.endpoints:
+                continue
+            if e.instance_type not in by_type or e.group.startswith("group:") or self.full(e):
+                continue
+            spare = self.spare_devices(e)
+            alt = next((o for o in by_type[e.instance_type] if o.shape.accelerators <= spare), None)
+            if alt is None:
+                continue
+            placement = self.placement(name, "", alt)
+            price = alt.price
+            cost = price * (self.packed_instances(e, placement) - self.packed_instances(e))
+            if cost <= alone + 1e-9 and (best is None or cost < best[0]):
+                best = (cost, e, alt)
+        if best is None:
+            return None
+        _, e, alt = best
+        why = (
+            f"joins {e.name} ({e.instance_type}), whose instances have devices free at "
+            f"minimum scale, before a new {option.instance_type} endpoint opens"
+        )
+        p = self.placement(name, "", alt, why)
+        return (e, p) if self.room(e, p) else None
+
     def place_new(self, names: list[str]) -> None:
         open_by_group: dict[str, list[EndpointPlan]] = defaultdict(list)
         for e in self.plan.endpoints.values():
@@ -599,6 +666,10 @@ class Planner:
                 endpoint = next(
                     (e for e in endpoints[first_open[group] :] if self.room(e, p)), None
                 )
+            if endpoint is None and name not in self.forced and model.group is None:
+                joined = self.join_kept(name, option)
+                if joined is not None:
+                    endpoint, p = joined
             if endpoint is None:
                 prefix = KINDS[option.kind].prefix
                 if not KINDS[option.kind].shared:
