@@ -287,10 +287,19 @@ def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
     return kinds
 
 
-def assess(needs: Needs, region: str) -> Assessment:
-    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
-    minimum of one copy, none for a queued kind) and every type rejected outright, with
-    its reason."""
+def _with_traffic(o: Option, peak_rpm: float) -> Option:
+    """``o`` (assessed without traffic) serving ``peak_rpm``: its copies at peak and its
+    load (a shallow copy: ``dataclasses.replace`` is slow at this volume)."""
+    option = object.__new__(Option)
+    load = peak_rpm / o.perf.rpm
+    option.__dict__.update(o.__dict__, max_copies=max(1, math.ceil(load)), load=load)
+    return option
+
+
+@cache
+def _assess_alike(needs: Needs, region: str) -> Assessment:
+    """Every option of ``needs`` without its traffic (``peak_rpm`` 0): what models alike but
+    for their name, traffic and hours share, computed once."""
     result = Assessment()
     kinds = _kind_needs(needs)
     result.limited = {
@@ -309,9 +318,23 @@ def assess(needs: Needs, region: str) -> Assessment:
                 found = True
         if not found:
             result.rejected[spec.instance_type] = reasons[0] if reasons else "no kind uses it"
-    for kind_name, options in result.options.items():
+    return result
+
+
+def assess(needs: Needs, region: str) -> Assessment:
+    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
+    minimum of one copy, none for a queued kind) and every type rejected outright, with
+    its reason."""
+    alike = _assess_alike(
+        dataclasses.replace(needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=()),
+        region,
+    )
+    result = Assessment(rejected=alike.rejected, limited=alike.limited)
+    for kind_name, raw in alike.options.items():
+        options = [_with_traffic(o, needs.peak_rpm) for o in raw]
         low = 0 if KINDS[kind_name].queued else 1
         options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))
+        result.options[kind_name] = options
     return result
 
 
