@@ -195,3 +195,17 @@ def test_the_example_catalog_has_no_defaulted_throughput_and_only_compatible_har
         spec = instance_spec(plan.endpoints[p.endpoint].instance_type)
         dev = device(spec)
         assert dev is None or dev.capability is None or dev.capability >= 8.0  # bf16 models
+
+
+def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
+    from fm_platform.fleet.accuracy import checks, leave_one_out
+
+    found = checks()
+    assert {c.task for c in found} == {"text-generation", "image-generation"}
+    loo = leave_one_out()
+    assert loo.rows == len(found) == 57
+    # the figures docs/planner-numbers.md states; a change to the estimate shows here
+    assert 10 < loo.median_pct < 30 and loo.worst_pct < 150
+    flux = next(c for c in found if c.label.startswith("flux.1-dev"))
+    # FLUX.1-dev, 50 steps on one H100: 12.3 s an image (microsoft/onnxruntime #22986)
+    assert flux.estimated_rpm == pytest.approx(60 / 12.339, rel=0.1)
