@@ -209,3 +209,53 @@ def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
     flux = next(c for c in found if c.label.startswith("flux.1-dev"))
     # FLUX.1-dev, 50 steps on one H100: 12.3 s an image (microsoft/onnxruntime #22986)
     assert flux.estimated_rpm == pytest.approx(60 / 12.339, rel=0.1)
+
+
+PLAIN = """model,instance_type,tensor_parallel,concurrency,rpm,p50_ms
+chat-8b,ml.g6e.xlarge,1,8,95,4200
+chat-8b,ml.g6e.xlarge,1,16,150,7900
+other,ml.g6e.xlarge,1,16,999,100
+"""
+RECOMMENDER = {
+    "JobName": "chat-8b-ir",
+    "InferenceRecommendations": [
+        {
+            "Metrics": {"CostPerHour": 1.86, "MaxInvocations": 130, "ModelLatency": 3100},
+            "EndpointConfiguration": {"InstanceType": "ml.g6e.xlarge", "VariantName": "v"},
+        }
+    ],
+}
+
+
+def _measured(tmp_path, file, experiment=None):
+    entry = {
+        "name": "m",
+        "architecture": "llama-3.1-8b",
+        "benchmark_file": file,
+        "instance_family": "g6e",
+        "concurrency": 16,
+        "peak_rpm": 600,
+    }
+    if experiment:
+        entry["benchmark_experiment"] = experiment
+    cat = catalog([entry])
+    return plan_fleet(type(cat)(cat.name, cat.models, base_dir=tmp_path)).placements["m"]
+
+
+def test_a_plain_measurements_csv_wins_over_the_estimate(tmp_path):
+    (tmp_path / "ours.csv").write_text(PLAIN)
+    p = _measured(tmp_path, "ours.csv", "chat-8b")
+    # the model's own rows only; the best that meets the objective, at its request shape
+    assert (p.throughput, p.rpm_per_copy, p.concurrency) == ("benchmark", 150.0, 16)
+    assert "ours.csv line 3" in p.throughput_detail
+    assert "a measurement, used over any estimate" in p.throughput_detail
+
+
+def test_an_inference_recommender_result_wins_over_the_estimate(tmp_path):
+    (tmp_path / "ir.json").write_text(json.dumps(RECOMMENDER))
+    p = _measured(tmp_path, "ir.json")
+    assert (p.throughput, p.rpm_per_copy) == ("benchmark", 130.0)
+    assert "ir.json InferenceRecommendations[0]" in p.throughput_detail
+    (tmp_path / "bad.json").write_text(json.dumps({"InferenceRecommendations": [{}]}))
+    with pytest.raises(ValueError, match=r"needs EndpointConfiguration.InstanceType"):
+        _measured(tmp_path, "bad.json")

@@ -40,7 +40,7 @@ from fm_platform.fleet.performance import (
     from_records,
     override,
 )
-from fm_platform.fleet.profiles import read_fmbench, shipped_records
+from fm_platform.fleet.profiles import read_benchmark, shipped_records
 from fm_platform.fleet.sizing import MemoryParts, Needs, tp_degrees
 from fm_platform.hardware.devices import (
     BF16_MIN_CAPABILITY,
@@ -151,7 +151,7 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     if needs.benchmark is not None:
         own = tuple(
             r
-            for r in read_fmbench(*needs.benchmark)
+            for r in read_benchmark(*needs.benchmark)
             if r.instance_type == spec.instance_type and r.tensor_parallel == tp
         )
         if own:

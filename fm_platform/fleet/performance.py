@@ -148,8 +148,11 @@ def from_records(
     for r in records:
         if r.concurrency > needs.concurrency or not fits(r.concurrency):
             continue
+        # a row without output tokens is at the model's own request shape
         scale = r.output_tokens / needs.output_tokens if needs.output_tokens else 1.0
-        if r.tpot_ms is not None and needs.output_tokens:
+        if not r.output_tokens:
+            scale = 1.0
+        if r.tpot_ms is not None and needs.output_tokens and r.output_tokens:
             latency = (r.ttft_ms or r.tpot_ms) + needs.output_tokens * r.tpot_ms
         else:
             latency = r.latency_p50_ms / scale if scale else r.latency_p50_ms
@@ -161,7 +164,8 @@ def from_records(
             tpot_ms=r.tpot_ms,
             latency_ms=latency,
             source=source,
-            detail=f"{r.source} ({r.rpm:g} rpm at {r.output_tokens:g} output tokens)",
+            detail=f"{r.source} ({r.rpm:g} rpm at {r.output_tokens:g} output tokens); "
+            "a measurement, used over any estimate",
         )
         if best is None or perf.rpm > best.rpm:
             best = perf
