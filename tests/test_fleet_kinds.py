@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from fm_platform.fleet import endpoints, kinds
+from fm_platform.fleet import endpoints, kinds, options
 from fm_platform.fleet.bound import lower_bound
 from fm_platform.fleet.cost import plan_cost
 from fm_platform.fleet.planner import Planner
@@ -45,7 +45,7 @@ def test_only_the_kind_table_the_sizing_and_the_stack_mapping_name_kinds():
 
 
 def test_a_registered_kind_is_planned_priced_reported_and_bounded_with_no_other_edit(
-    monkeypatch,
+    monkeypatch, request
 ):
     fake = dataclasses.replace(
         kinds.KINDS[kinds.SINGLE],
@@ -57,6 +57,9 @@ def test_a_registered_kind_is_planned_priced_reported_and_bounded_with_no_other_
     )
     monkeypatch.setitem(kinds.KINDS, fake.name, fake)
     monkeypatch.setitem(endpoints.SIZERS, fake.name, endpoints.size_single)
+    # assessments are cached per model shape; the kind table is fixed outside this test
+    options._assess_alike.cache_clear()
+    request.addfinalizer(options._assess_alike.cache_clear)
     planner = Planner(
         catalog(
             [

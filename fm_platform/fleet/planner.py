@@ -410,8 +410,7 @@ class Planner:
         for name in names:
             decision = self.assessed[name].decision
             if decision is not None and KINDS[decision.option.kind].pools_memory:
-                key = (decision.option.kind, self.models[name].framework)
-                by_framework[key].append(name)
+                by_framework[(decision.option.kind, self.models[name].framework)].append(name)
         chosen: dict[str, Option] = {}
         for (kind, _), members in by_framework.items():
             # models with the same options and hours are one class, counted
