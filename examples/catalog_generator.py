@@ -1,12 +1,15 @@
-"""Realistic model catalogs of any size, for the example catalog and the benchmark.
+"""Model catalogs of any size, for the example catalog and the benchmark.
 
 Each model names a built-in architecture (parameters, layers, heads: their config.json).
 ``python examples/catalog_generator.py 220 --team > examples/catalog.yaml`` rebuilds the
-example: the same models as a platform team would write them (:func:`team_catalog`).
+example: the same models as a platform team would write them (:func:`team_catalog`);
+``python examples/catalog_generator.py 300 --realistic`` prints a catalog with the
+variety of a real one (:func:`realistic_catalog_data`).
 """
 
 from __future__ import annotations
 
+import random
 import sys
 from typing import Any
 
@@ -247,7 +250,95 @@ def team_catalog(count: int, name: str = "fleet") -> dict[str, Any]:
     return data
 
 
+# Realistic catalogs: what a platform team's catalog holds, by share of models.
+# (architecture, share) per task; text generation dominates, then embeddings and rerankers.
+REALISTIC_FAMILIES = {
+    "text-generation": [
+        ("llama-3.1-8b", 12), ("llama-3.2-1b", 3), ("llama-3.2-3b", 6), ("llama-3.3-70b", 3),
+        ("qwen2.5-0.5b", 2), ("qwen2.5-1.5b", 3), ("qwen2.5-3b", 3), ("qwen2.5-7b", 8),
+        ("qwen2.5-14b", 3), ("qwen2.5-32b", 2), ("qwen2.5-72b", 1), ("qwen3-4b", 3),
+        ("qwen3-8b", 6), ("qwen3-14b", 2), ("qwen3-32b", 2), ("qwen3-30b-a3b", 2),
+        ("mistral-7b-v0.3", 6), ("mistral-nemo-12b", 2), ("mistral-small-24b", 2),
+        ("mixtral-8x7b", 1), ("gemma-2-2b", 2), ("gemma-2-9b", 2), ("gemma-3-4b", 2),
+        ("gemma-3-12b", 2), ("gemma-3-27b", 1), ("phi-3.5-mini", 3), ("phi-4", 2),
+        ("phi-4-mini", 2), ("deepseek-r1-distill-llama-8b", 2),
+        ("deepseek-r1-distill-qwen-7b", 2), ("deepseek-r1-distill-qwen-32b", 1),
+        ("falcon3-7b", 1),
+    ],
+    "embedding": [
+        ("bge-small-en-v1.5", 3), ("bge-base-en-v1.5", 3), ("bge-large-en-v1.5", 3),
+        ("bge-m3", 3), ("e5-large-v2", 2), ("multilingual-e5-large", 2), ("gte-large", 1),
+        ("gte-base-en-v1.5", 1), ("all-minilm-l6-v2", 3),
+    ],
+    "reranking": [("bge-reranker-v2-m3", 3), ("bge-reranker-large", 1)],
+    "classification": [
+        ("distilbert-sst2", 3), ("bert-base-uncased", 3), ("roberta-base", 2),
+        ("deberta-v3-base", 2),
+    ],
+    "speech-to-text": [("whisper-large-v3", 2), ("whisper-large-v3-turbo", 2)],
+    "image-generation": [("sdxl-base-1.0", 2), ("flux.1-schnell", 1), ("sd3-medium", 1)],
+}  # fmt: skip
+REALISTIC_TASK_SHARE = {
+    "text-generation": 60, "embedding": 18, "reranking": 5, "classification": 10,
+    "speech-to-text": 3, "image-generation": 4,
+}  # fmt: skip
+#: Traffic teams write into a catalog: round figures (requests per minute at peak).
+PEAK_RPM = (5, 10, 20, 30, 60, 120, 300, 600, 1200)
+ACTIVE_HOURS = (2, 4, 6, 8, 10, 12, 16, 24, 24, 24)
+LATENCY = (("strict", 2), ("standard", 6), ("relaxed", 2), ("batch", 1))
+#: (prompt, output) tokens of generative workloads: chat, RAG, summarization, code.
+REQUEST_SHAPES = ((None, None), (512, 256), (2000, 300), (6000, 500), (1500, 800))
+
+
+def _pick(rng: random.Random, weighted: list[tuple[Any, int]] | tuple) -> Any:
+    values, weights = zip(*weighted, strict=True)
+    return rng.choices(values, weights)[0]
+
+
+def realistic_catalog_data(count: int, name: str = "fleet", seed: int = 7) -> dict[str, Any]:
+    """A catalog of ``count`` models with the variety of a real one: hundreds of tenants
+    (one per ten models), every task, all latency classes, request shapes, dtypes, cold
+    start tolerance, and one model in a hundred ``isolation: dedicated``; deterministic
+    for a ``seed``."""
+    rng = random.Random(seed)
+    tasks = list(REALISTIC_TASK_SHARE.items())
+    tenants = max(1, count // 10)
+    models = []
+    for i in range(count):
+        task = _pick(rng, tasks)
+        arch = _pick(rng, REALISTIC_FAMILIES[task])
+        entry: dict[str, Any] = {
+            "name": f"m{i:05d}-{arch.replace('.', '-')}",
+            "architecture": arch,
+            "tenant": f"team-{rng.randrange(tenants):04d}",
+            "peak_rpm": rng.choice(PEAK_RPM),
+            "active_hours": rng.choice(ACTIVE_HOURS),
+            "latency_class": _pick(rng, LATENCY),
+        }
+        if task == "text-generation":
+            prompt, output = rng.choice(REQUEST_SHAPES)
+            if prompt is not None:
+                entry.update(prompt_tokens=prompt, output_tokens=output)
+            if rng.random() < 0.1:
+                entry["dtype"] = rng.choice(("fp8", "int8", "int4"))
+        else:
+            entry["framework"] = "pytorch"
+            if task in ("classification", "embedding") and rng.random() < 0.3:
+                entry["dtype"] = "fp32"
+        if rng.random() < 0.3:
+            entry["cold_start_tolerant"] = rng.random() < 0.7
+        if rng.random() < 0.01:
+            entry.update(isolation="dedicated", isolation_reason="customer contract")
+        models.append(entry)
+    return {"name": name, "models": models}
+
+
 if __name__ == "__main__":
-    build = team_catalog if "--team" in sys.argv[2:] else catalog_data
-    print("# Generated by examples/catalog_generator.py; architectures are built in.")
-    sys.stdout.write(yaml.safe_dump(build(int(sys.argv[1])), sort_keys=False))
+    size = int(sys.argv[1])
+    if "--realistic" in sys.argv:
+        print("# Generated by examples/catalog_generator.py --realistic.")
+        sys.stdout.write(yaml.safe_dump(realistic_catalog_data(size), sort_keys=False))
+    else:
+        build = team_catalog if "--team" in sys.argv[2:] else catalog_data
+        print("# Generated by examples/catalog_generator.py; architectures are built in.")
+        sys.stdout.write(yaml.safe_dump(build(size), sort_keys=False))

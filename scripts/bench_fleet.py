@@ -19,7 +19,17 @@ plan_s peak_mib cost``: the time to validate the catalog, the time to plan it, a
 peak memory a second, traced planning allocated (``tracemalloc``), which grows linearly
 with the catalog.
 
-    python scripts/bench_fleet.py [SIZES...] [--plan-only SIZES...]
+Per realistic size (1,000, 10,000 and 50,000 models of
+``examples/catalog_generator.py``'s :func:`realistic_catalog_data`: every task, all
+latency classes, hundreds of tenants), one line ``catalog=realistic models plan_s bound_s
+endpoints cost cost_bound bound_ratio``: planning and the bound over every kind and type,
+timed apart.
+
+Last, the throughput estimate against the measured rows it ships, each held out in turn
+(:mod:`fm_platform.fleet.accuracy`): one ``leave-one-out`` line with the median and
+worst error in percent.
+
+    python scripts/bench_fleet.py [SIZES...] [--plan-only SIZES...] [--realistic SIZES...]
 """
 
 from __future__ import annotations
@@ -36,8 +46,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
-from catalog_generator import catalog_data  # noqa: E402
+from catalog_generator import catalog_data, realistic_catalog_data  # noqa: E402
 
+from fm_platform.fleet.accuracy import leave_one_out  # noqa: E402
 from fm_platform.fleet.bound import lower_bound  # noqa: E402
 from fm_platform.fleet.catalog import catalog_from_data  # noqa: E402
 from fm_platform.fleet.cost import plan_cost  # noqa: E402
@@ -47,6 +58,7 @@ from fm_platform.fleet.planner import Planner  # noqa: E402
 
 SIZES = (10, 100, 1000)
 PLAN_ONLY = (10_000, 50_000)
+REALISTIC = (1_000, 10_000, 50_000)
 
 _SYNTH = """
 import sys, json, aws_cdk as cdk
@@ -210,15 +222,60 @@ def plan_only(count: int) -> str:
     )
 
 
+def realistic(count: int) -> str:
+    catalog = catalog_from_data(realistic_catalog_data(count), family_types("us-east-1"))
+    start = time.perf_counter()
+    planner = Planner(catalog)
+    plan = planner.run()
+    plan_s = time.perf_counter() - start
+    start = time.perf_counter()
+    bound = lower_bound(planner)
+    bound_s = time.perf_counter() - start
+    cost = plan_cost(plan).expected_hourly
+    return " ".join(
+        [
+            "catalog=realistic",
+            f"models={count}",
+            f"plan_s={plan_s:.2f}",
+            f"bound_s={bound_s:.2f}",
+            f"endpoints={len(plan.endpoints)}",
+            f"cost={cost:.2f}",
+            f"cost_bound={bound:.2f}",
+            f"bound_ratio={cost / bound:.3f}",
+        ]
+    )
+
+
+def accuracy() -> str:
+    loo = leave_one_out()
+    return (
+        f"leave-one-out: {loo.rows} measured rows, median error {loo.median_pct:.1f}%, "
+        f"worst {loo.worst_pct:.1f}% (estimate calibrated on the other rows of its task); "
+        f"uncalibrated: median {loo.raw_median_pct:.1f}%, worst {loo.raw_worst_pct:.1f}%"
+    )
+
+
+def _sizes(argv: list[str], flag: str, default: tuple[int, ...]) -> list[int]:
+    if flag not in argv:
+        return list(default)
+    rest = argv[argv.index(flag) + 1 :]
+    return [
+        int(a)
+        for a in rest[: next((i for i, a in enumerate(rest) if a.startswith("--")), len(rest))]
+    ]
+
+
 def main(argv: list[str]) -> int:
-    split = argv.index("--plan-only") if "--plan-only" in argv else len(argv)
-    sizes = [int(a) for a in argv[:split]] or list(SIZES)
-    only = [int(a) for a in argv[split + 1 :]] if split < len(argv) else list(PLAN_ONLY)
+    first = next((i for i, a in enumerate(argv) if a.startswith("--")), len(argv))
+    sizes = [int(a) for a in argv[:first]] or list(SIZES)
     with tempfile.TemporaryDirectory() as tmp:
         for count in sizes:
             print(bench(count, Path(tmp)), flush=True)
-    for count in only:
+    for count in _sizes(argv, "--plan-only", PLAN_ONLY):
         print(plan_only(count), flush=True)
+    for count in _sizes(argv, "--realistic", REALISTIC):
+        print(realistic(count), flush=True)
+    print(accuracy(), flush=True)
     return 0
 
 

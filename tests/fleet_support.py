@@ -9,7 +9,7 @@ from fm_platform.fleet.options import family_types
 from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "examples"))
-from catalog_generator import catalog_data  # noqa: E402
+from catalog_generator import catalog_data, realistic_catalog_data  # noqa: E402
 
 FAMILIES = family_types("us-east-1")
 
@@ -22,4 +22,4 @@ def example(count):
     return catalog_from_data(catalog_data(count), FAMILIES)
 
 
-__all__ = ["FAMILIES", "catalog", "catalog_data", "example"]
+__all__ = ["FAMILIES", "catalog", "catalog_data", "example", "realistic_catalog_data"]

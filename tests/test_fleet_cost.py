@@ -77,10 +77,11 @@ def test_the_bound_is_a_linear_program_under_the_plans_cost():
     assert 0 < bound <= plan_cost(plan).expected_hourly
 
 
-def test_the_bound_at_1000_models_is_within_5_percent():
+def test_the_plan_at_1000_models_is_within_10_percent_of_the_bound_over_every_kind():
     planner = Planner(example(1000))
     plan = planner.run()
-    assert plan_cost(plan).expected_hourly <= 1.05 * lower_bound(planner)
+    # The bound spans every kind and type each model allows, not only the plan's kinds.
+    assert plan_cost(plan).expected_hourly <= 1.10 * lower_bound(planner)
 
 
 def test_prices_come_from_the_plans_region():

@@ -39,7 +39,8 @@ def test_isolation_cost_and_scalability():
     assert (
         score(model(isolation="dedicated", isolation_reason="PII"), 1, 60, 1, False).isolation == 1
     )
-    assert score(model(tenant="acme"), 1, 60, 1, False).isolation == 0.25
+    # a tenant name alone asks for no isolation (only isolation: dedicated does)
+    assert score(model(tenant="acme"), 1, 60, 1, False).isolation == 0.0
     # idle share 1 - 6/24 x 30/60 = 0.875 -> 0.5 + 0.5 x 0.875
     assert score(model(active_hours=6, peak_rpm=30), 1, 60, 1, False).cost == 0.938
     assert score(model(), 1, 60, 32, False).scalability == 1.0

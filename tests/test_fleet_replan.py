@@ -87,3 +87,30 @@ def test_a_model_on_a_type_the_new_region_does_not_price_moves_and_says_so():
     after = planner.run()
     assert planner.moves["m"] == "ml.g6e.xlarge has no price in eu-west-1"
     assert after.region == "eu-west-1"
+
+
+def test_a_replan_fills_an_endpoint_with_room_before_opening_a_new_one():
+    big = {"name": "big", "architecture": "llama-3.1-70b", "peak_rpm": 30, "instance_family": "p4d"}
+    before = plan_from_json(plan_fleet(catalog([big])).to_json())
+    (home,) = before.endpoints.values()
+    small = {
+        "name": "small",
+        "architecture": "llama-3.1-8b",
+        "peak_rpm": 30,
+        "active_hours": 12,
+        "cold_start_tolerant": True,
+    }
+    alone = plan_fleet(catalog([small]))
+    # On its own the small model would open an endpoint of another type ...
+    assert {e.instance_type for e in alone.endpoints.values()} != {home.instance_type}
+    after = Planner(catalog([big, small]), before).run()
+    # ... on a re-plan it takes the devices the big model's instance leaves free.
+    assert set(after.endpoints) == set(before.endpoints)
+    p = after.placements["small"]
+    assert p.endpoint == home.name
+    assert f"joins {home.name} ({home.instance_type}), whose instances have devices free" in (
+        p.reason
+    )
+    assert plan_cost(after).expected_hourly <= plan_cost(before).expected_hourly + (
+        plan_cost(alone).expected_hourly
+    )

@@ -26,17 +26,60 @@ def test_kv_cache_per_token_is_layers_kv_heads_head_dim_two_bytes():
     assert "kv_cache" in needs(params_b=7).defaults  # no architecture: a flagged default
 
 
-def test_one_128k_token_sequence_of_an_8b_model_needs_16_gib():
+def test_one_128k_token_sequence_of_an_8b_model_needs_16_gib_plus_headroom():
     n = needs(architecture="llama-3.1-8b", context_tokens=131072, concurrency=1)
     assert n.kv_gib(1, 1) == pytest.approx(16.0)
-    assert n.copy_gib(1, 1) == pytest.approx(8.03e9 * 2 / GIB + 16.0)
+    # headroom: 0.5 GiB of CUDA graphs + 2,048 batched tokens x 4,096 x 32 bytes + logits
+    headroom = 0.5 + (2048 * 4096 * 32 + 128256 * 4) / GIB
+    assert n.headroom_gib(1, 1) == pytest.approx(headroom)
+    parts = n.parts(1, 1)
+    assert parts.device_gib == pytest.approx(8.03e9 * 2 / GIB + 16.0 + headroom)
+    assert (parts.weights_gib, parts.kv_pool_gib) == pytest.approx((8.03e9 * 2 / GIB, 16.0))
 
 
-def test_an_8b_model_gets_more_than_3_gib_for_its_kv_cache_by_default():
+def test_the_kv_pool_is_paged_for_the_planned_requests_with_one_full_context_guaranteed():
     n = needs(architecture="llama-3.1-8b")
     assert (n.context_tokens, n.concurrency) == (8192, 16)  # standard class defaults
-    assert n.kv_gib(1, n.concurrency) == pytest.approx(16.0)
+    # 16 sequences of 1,024 + 256 tokens, not 16 full contexts (the old 16 GiB)
+    assert n.kv_gib(1, 16) == pytest.approx(16 * 1280 * 128 * 1024 / GIB)
+    # two such sequences are less than one full context: the context is guaranteed
+    assert n.kv_gib(1, 2) == pytest.approx(8192 * 128 * 1024 / GIB)
     assert {"context_tokens", "concurrency"} <= set(n.defaults)
+
+
+def test_sliding_window_layers_hold_at_most_their_window():
+    n = needs(architecture="gemma-3-27b", context_tokens=131072, concurrency=1)
+    arch = architecture("gemma-3-27b")
+    full = arch.kv_bytes_per_token_per_byte * 2 * 131072 / GIB
+    global_layers = arch.layers - arch.sliding_window_layers
+    expected = (
+        full * global_layers / arch.layers
+        + full * (arch.sliding_window_layers / arch.layers) * 1024 / 131072
+    )
+    assert n.kv_gib(1, 1) == pytest.approx(expected)
+    assert n.kv_gib(1, 1) < full / 5
+
+
+def test_non_generative_models_keep_no_kv_cache_and_size_their_pipeline():
+    flux = needs(architecture="flux.1-dev")
+    assert flux.task == "image-generation" and flux.kv_gib(1, 16) == 0
+    # FLUX.1-dev bf16 on an H100: 36,651 MB peak (microsoft/onnxruntime PR 22986)
+    assert flux.copy_gib(1, 1) == pytest.approx(36651 / 1024, rel=0.05)
+    whisper = needs(architecture="whisper-large-v3")
+    assert whisper.task == "speech-to-text" and whisper.kv_gib(1, 4) == 0
+    assert whisper.request_flops > 0 and whisper.decode_bytes_per_token > 0
+    bert = needs(architecture="bert-base-uncased", dtype="fp32")
+    assert bert.kv_gib(1, 1) == 0 and bert.weights_gib == pytest.approx(0.110e9 * 4 / GIB)
+
+
+def test_an_unknown_family_is_sized_from_catalog_fields_and_says_what_was_assumed():
+    n = needs(params_b=7)
+    assert {"kv_cache", "hidden_size"} <= set(n.defaults)
+    # grouped-query attention assumed (Llama-3.1-8B per parameter), not multi-head
+    assert n.kv_bytes_per_token == pytest.approx(128 * 1024 * 7 / 8.03)
+    given = needs(params_b=7, layers=28, kv_heads=4, head_dim=128, attention_heads=28)
+    assert "kv_cache" not in given.defaults and "hidden_size" not in given.defaults
+    assert given.hidden_size == 28 * 128
 
 
 def test_kv_heads_are_replicated_when_tensor_parallelism_exceeds_them():

@@ -8,11 +8,11 @@ from importlib import resources
 
 import pytest
 
-from fm_platform.fleet.hardware import device
 from fm_platform.fleet.performance import decode_estimate
 from fm_platform.fleet.planner import Planner, plan_fleet
 from fm_platform.fleet.profiles import read_fmbench
 from fm_platform.fleet.sizing import resolve
+from fm_platform.hardware.devices import device
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import catalog
 from tests.support import ROOT
@@ -120,7 +120,7 @@ def test_every_shipped_record_cites_its_source():
     )["architectures"]
     assert all(a["source"].startswith("https://huggingface.co/") for a in archs.values())
     hardware = json.loads(
-        resources.files("fm_platform.fleet").joinpath("data/hardware.json").read_text()
+        resources.files("fm_platform.hardware").joinpath("device_figures.json").read_text()
     )
     for figures in [*hardware["accelerators"].values(), *hardware["cpu_families"].values()]:
         assert "https://" in figures["source"]
@@ -187,7 +187,7 @@ def test_the_second_example_is_sized_from_its_benchmark_file():
 def test_the_example_catalog_has_no_defaulted_throughput_and_only_compatible_hardware():
     from fm_platform.fleet.adapters import planning_catalog
     from fm_platform.fleet.catalog import load_catalog
-    from fm_platform.fleet.hardware import device
+    from fm_platform.hardware.devices import device
     from tests.fleet_support import FAMILIES
 
     catalog = load_catalog(ROOT / "examples" / "catalog.yaml", FAMILIES)
@@ -200,3 +200,67 @@ def test_the_example_catalog_has_no_defaulted_throughput_and_only_compatible_har
         if p.name not in bf16:
             continue
         assert dev is None or dev.capability is None or dev.capability >= 8.0  # bf16 models
+
+
+def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
+    from fm_platform.fleet.accuracy import checks, leave_one_out
+
+    found = checks()
+    assert {c.task for c in found} == {"text-generation", "image-generation"}
+    loo = leave_one_out()
+    assert loo.rows == len(found) == 57
+    # the figures docs/planner-numbers.md states; a change to the estimate shows here
+    assert 10 < loo.median_pct < 30 and loo.worst_pct < 150
+    flux = next(c for c in found if c.label.startswith("flux.1-dev"))
+    # FLUX.1-dev, 50 steps on one H100: 12.3 s an image (microsoft/onnxruntime #22986)
+    assert flux.estimated_rpm == pytest.approx(60 / 12.339, rel=0.1)
+
+
+PLAIN = """model,instance_type,tensor_parallel,concurrency,rpm,p50_ms
+chat-8b,ml.g6e.xlarge,1,8,95,4200
+chat-8b,ml.g6e.xlarge,1,16,150,7900
+other,ml.g6e.xlarge,1,16,999,100
+"""
+RECOMMENDER = {
+    "JobName": "chat-8b-ir",
+    "InferenceRecommendations": [
+        {
+            "Metrics": {"CostPerHour": 1.86, "MaxInvocations": 130, "ModelLatency": 3100},
+            "EndpointConfiguration": {"InstanceType": "ml.g6e.xlarge", "VariantName": "v"},
+        }
+    ],
+}
+
+
+def _measured(tmp_path, file, experiment=None):
+    entry = {
+        "name": "m",
+        "architecture": "llama-3.1-8b",
+        "benchmark_file": file,
+        "instance_family": "g6e",
+        "concurrency": 16,
+        "peak_rpm": 600,
+    }
+    if experiment:
+        entry["benchmark_experiment"] = experiment
+    cat = catalog([entry])
+    return plan_fleet(type(cat)(cat.name, cat.models, base_dir=tmp_path)).placements["m"]
+
+
+def test_a_plain_measurements_csv_wins_over_the_estimate(tmp_path):
+    (tmp_path / "ours.csv").write_text(PLAIN)
+    p = _measured(tmp_path, "ours.csv", "chat-8b")
+    # the model's own rows only; the best that meets the objective, at its request shape
+    assert (p.throughput, p.rpm_per_copy, p.concurrency) == ("benchmark", 150.0, 16)
+    assert "ours.csv line 3" in p.throughput_detail
+    assert "a measurement, used over any estimate" in p.throughput_detail
+
+
+def test_an_inference_recommender_result_wins_over_the_estimate(tmp_path):
+    (tmp_path / "ir.json").write_text(json.dumps(RECOMMENDER))
+    p = _measured(tmp_path, "ir.json")
+    assert (p.throughput, p.rpm_per_copy) == ("benchmark", 130.0)
+    assert "ir.json InferenceRecommendations[0]" in p.throughput_detail
+    (tmp_path / "bad.json").write_text(json.dumps({"InferenceRecommendations": [{}]}))
+    with pytest.raises(ValueError, match=r"needs EndpointConfiguration.InstanceType"):
+        _measured(tmp_path, "bad.json")

@@ -1,6 +1,9 @@
 """Model architectures the planner knows by name (``data/architectures.json``, each record
-citing the model's ``config.json``): parameters, layers, attention and KV heads, head
-dimension, context length and task."""
+citing the model's ``config.json``, or a diffusion pipeline's ``model_index.json``):
+parameters, layers, attention and KV heads, head dimension, hidden size, vocabulary,
+context length and task; experts of a mixture of experts; sliding-window layers; the
+encoder frames of a speech model; the denoiser, steps and image tokens of a diffusion
+pipeline."""
 
 from __future__ import annotations
 
@@ -13,7 +16,11 @@ from importlib import resources
 @dataclass(frozen=True)
 class Architecture:
     """One model's figures; ``active_params_b`` is what one token passes through (the
-    parameters for a dense model, fewer for a mixture of experts)."""
+    parameters for a dense model, fewer for a mixture of experts). ``sliding_window_layers``
+    of ``layers`` keep at most ``sliding_window`` tokens of KV cache per sequence.
+    Diffusion pipelines: ``denoiser_params_b`` run ``steps`` x ``guidance_passes`` times
+    per image over ``image_tokens`` (or ``denoiser_tflop_per_pass`` for a UNet). Speech:
+    ``audio_frames`` encoder positions per 30 s window, ``decoder_layers``."""
 
     name: str
     params_b: float
@@ -25,11 +32,25 @@ class Architecture:
     task: str
     source: str
     active_params_b: float
+    hidden_size: int | None = None
+    vocab_size: int | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0
+    decoder_layers: int | None = None
+    audio_frames: int | None = None
+    denoiser_params_b: float | None = None
+    denoiser_tflop_per_pass: float | None = None
+    image_tokens: int | None = None
+    steps: int | None = None
+    guidance_passes: int = 1
+    component_sizes: str | None = None
 
     @property
     def kv_bytes_per_token_per_byte(self) -> int:
         """Layers x KV heads x head dimension x 2 (K and V): KV cache bytes per token for
-        one byte per value."""
+        one byte per value, every layer counted."""
         return self.layers * self.kv_heads * self.head_dim * 2
 
 

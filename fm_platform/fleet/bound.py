@@ -1,36 +1,160 @@
-"""An independent lower bound on a plan's expected cost: a linear-programming relaxation
-solved with HiGHS (``highspy``, the ``bound`` extra: ``pip install 'fm-platform[bound]'``).
+"""An independent lower bound on the expected cost of any plan the catalog allows: a
+linear-programming relaxation solved with HiGHS (``highspy``, the ``bound`` extra:
+``pip install 'fm-platform[bound]'``).
 
-For the same options (each model keeps the kind the plan gave it, and its minimum copies),
-the relaxation may spread every model over all its feasible instance types and
-tensor-parallel degrees (``x`` >= 0, one unit per model) and buy fractional instances
-(``y`` >= 0) per type:
+Every model may take every kind its catalog entry allows (those its decision did not
+exclude: isolation, group, request body, cold starts, latency class) on every feasible
+instance type and tensor-parallel degree, spread fractionally (``x`` >= 0, one unit per
+model), and instances are bought fractionally per type (``y`` >= 0). What the relaxation
+keeps: each option's copies at peak, the model's scale-to-zero choice and its minimum
+copies per kind, its active hours. What it relaxes (:data:`RELAXES`): whole instances,
+whole copies, packing copies onto instances, and one kind and type per model. Per kind:
 
-- Inference Components: instances of a type >= the accelerators its models use on
-  average over a day, (min copies + a x (max copies - min copies)) x devices per copy,
-  over the type's devices (a = active hours / 24);
-- single-model: a model on a type costs its price x (1 + a x (max copies - 1));
-- asynchronous: a model on a type costs its price x a x max copies (no instance at
-  minimum);
-- multi-model: instances of a type >= the models' memory over the memory that holds
-  models, and >= their peak traffic over one instance's capacity, times a.
+- a kind that packs devices (Inference Components): instances of a type >= the
+  accelerators its models use on average over a day, (min copies + a x (max copies -
+  min copies)) x devices per copy, over the type's devices (a = active hours / 24);
+- a kind that pools memory (multi-model): instances of a type >= the models' memory over
+  the memory that holds models, and >= their peak traffic over one instance's capacity,
+  times a;
+- a kind of one model per endpoint (single-model, asynchronous): the option's own
+  expected cost, price x (min + a x (max copies - min)), with min at least 1 unless the
+  kind queues requests.
 
-Minimising the hourly price of all instances gives a cost no plan with these options can
-undercut: the plan's expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at
-least these averages. Models with identical options are one variable per option,
-weighted by their number.
+Minimising the hourly price of all instances gives a cost no plan can undercut: a plan's
+expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at least these
+averages. Models with identical options are one variable per option, weighted by their
+number.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 
-from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
-from fm_platform.fleet.options import Assessment
-from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.kinds import KINDS, min_copies
+from fm_platform.fleet.options import Option
+from fm_platform.fleet.planner import Assessed, Planner
 from fm_platform.hardware.instances import instance_spec
 
 INSTALL_HINT = "pip install 'fm-platform[bound]'"
+#: What the relaxation gives up, as the report prints it.
+RELAXES = (
+    "whole instances and copies, packing, one kind and type per model; "
+    "over every kind and type each model's catalog entry allows"
+)
+
+
+@dataclass
+class _Program:
+    """The linear program under construction: column costs and rows (lower, upper,
+    ``{column: coefficient}``)."""
+
+    costs: list[float] = field(default_factory=list)
+    rows: list[tuple[float, float, dict[int, float]]] = field(default_factory=list)
+    usage: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
+    memory: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
+    traffic: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
+    prices: dict[str, float] = field(default_factory=dict)
+
+    def column(self, cost: float) -> int:
+        self.costs.append(cost)
+        return len(self.costs) - 1
+
+
+def allowed_kinds(known: Assessed) -> tuple[str, ...]:
+    """The kinds the model's catalog entry allows and that have options."""
+    decision = known.decision
+    assert decision is not None
+    return tuple(
+        c.kind
+        for c in decision.candidates
+        if c.option is not None and c.why_not in (None, "lower utility")
+    )
+
+
+def _option_column(program: _Program, o: Option, minimum: int, a: float) -> int:
+    """One column for option ``o`` of a model (``minimum`` copies, active share ``a``),
+    with its kind's contribution (module docstring)."""
+    kind = KINDS[o.kind]
+    program.prices[o.instance_type] = o.price
+    if kind.packs_devices:
+        column = program.column(0.0)
+        average = minimum + a * (o.max_copies - minimum)
+        program.usage[o.instance_type][column] = o.shape.accelerators * average
+    elif kind.pools_memory:
+        column = program.column(0.0)
+        program.memory[o.instance_type][column] = o.copy_gib / o.usable_gib
+        program.traffic[o.instance_type][column] = a * o.load
+    else:
+        low = minimum if kind.queued else max(1, minimum)
+        column = program.column(o.price * (low + a * (o.max_copies - low)))
+    return column
+
+
+def _model_rows(program: _Program, planner: Planner) -> None:
+    """One convexity row per class of alike models, over all their allowed options."""
+    classes: dict[tuple, int] = defaultdict(int)
+    members: dict[tuple, Assessed] = {}
+    for name in planner.plan.placements:
+        known = planner.assessed[name]
+        assert known.decision is not None
+        key = (id(known.assessment), known.decision.to_zero, known.needs.active_hours)
+        classes[key] += 1
+        members[key] = known
+    for key, count in classes.items():
+        known = members[key]
+        to_zero, a = key[1], key[2] / 24
+        columns: dict[int, float] = {}
+        for kind in allowed_kinds(known):
+            minimum = min_copies(kind, to_zero)
+            for o in known.assessment.options[kind]:
+                columns[_option_column(program, o, minimum, a)] = 1.0
+        program.rows.append((count, count, columns))
+
+
+def _instance_rows(program: _Program, infinity: float) -> None:
+    """Per type: instances at least the devices, memory and traffic its columns use."""
+    for t, entries in program.usage.items():
+        y = program.column(program.prices[t])
+        devices = float(instance_spec(t).accelerator_count)
+        program.rows.append((0.0, infinity, {y: devices, **{c: -v for c, v in entries.items()}}))
+    pooled: dict[str, int] = {}
+    for table in (program.memory, program.traffic):
+        for t, entries in table.items():
+            if t not in pooled:
+                pooled[t] = program.column(program.prices[t])
+            program.rows.append(
+                (0.0, infinity, {pooled[t]: 1.0, **{c: -v for c, v in entries.items()}})
+            )
+
+
+def _solve(program: _Program, highspy, np) -> float:
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    n = len(program.costs)
+    empty = np.array([], dtype=np.int32)
+    upper = np.full(n, highspy.kHighsInf)
+    h.addCols(n, np.array(program.costs), np.zeros(n), upper, 0, empty, empty, np.array([]))
+    starts: list[int] = []
+    indices: list[int] = []
+    values: list[float] = []
+    for _, _, entries in program.rows:
+        starts.append(len(indices))
+        indices.extend(entries)
+        values.extend(entries.values())
+    h.addRows(
+        len(program.rows),
+        np.array([r[0] for r in program.rows], dtype=np.float64),
+        np.array([r[1] for r in program.rows], dtype=np.float64),
+        len(indices),
+        np.array(starts, dtype=np.int32),
+        np.array(indices, dtype=np.int32),
+        np.array(values, dtype=np.float64),
+    )
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
+    return float(h.getInfo().objective_function_value)
 
 
 def lower_bound(planner: Planner) -> float:
@@ -42,97 +166,7 @@ def lower_bound(planner: Planner) -> float:
     except ImportError as error:
         raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
 
-    plan = planner.plan
-    classes: dict[tuple, int] = defaultdict(int)
-    assessments: dict[int, Assessment] = {}
-    for name, p in plan.placements.items():
-        kind = plan.endpoints[p.endpoint].kind
-        known = planner.assessed[name]
-        classes[(id(known.assessment), kind, p.min_copies, p.active_hours)] += 1
-        assessments[id(known.assessment)] = known.assessment
-
-    costs: list[float] = []
-    rows: list[tuple[float, float, dict[int, float]]] = []
-    y_ic: dict[str, int] = {}
-    y_mme: dict[str, int] = {}
-    usage: dict[str, dict[int, float]] = defaultdict(dict)
-    memory: dict[str, dict[int, float]] = defaultdict(dict)
-    traffic: dict[str, dict[int, float]] = defaultdict(dict)
-    for (aid, kind, min_copies, hours), count in classes.items():
-        a = hours / 24
-        members: dict[int, float] = {}
-        for o in assessments[aid].options.get(kind, []):
-            column = len(costs)
-            members[column] = 1.0
-            if kind == SINGLE:
-                costs.append(o.price * (1 + a * (o.max_copies - 1)))
-            elif kind == ASYNC:
-                costs.append(o.price * a * o.max_copies)
-            elif kind == IC:
-                costs.append(0.0)
-                average = min_copies + a * (o.max_copies - min_copies)
-                usage[o.instance_type][column] = o.shape.accelerators * average
-            elif kind == MULTI:
-                costs.append(0.0)
-                memory[o.instance_type][column] = o.copy_gib / o.usable_gib
-                traffic[o.instance_type][column] = a * o.load
-        rows.append((count, count, members))
-
-    def instances(table: dict[str, int], t: str, price: float) -> int:
-        if t not in table:
-            table[t] = len(costs)
-            costs.append(price)
-        return table[t]
-
-    prices = {
-        o.instance_type: o.price
-        for assessment in assessments.values()
-        for options in assessment.options.values()
-        for o in options
-    }
-    for t, entries in usage.items():
-        y = instances(y_ic, t, prices[t])
-        devices = instance_spec(t).accelerator_count
-        rows.append(
-            (0.0, highspy.kHighsInf, {y: float(devices), **{c: -v for c, v in entries.items()}})
-        )
-    for table in (memory, traffic):
-        for t, entries in table.items():
-            y = instances(y_mme, t, prices[t])
-            rows.append((0.0, highspy.kHighsInf, {y: 1.0, **{c: -v for c, v in entries.items()}}))
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    n = len(costs)
-    h.addCols(
-        n,
-        np.array(costs),
-        np.zeros(n),
-        np.full(n, highspy.kHighsInf),
-        0,
-        np.array([], dtype=np.int32),
-        np.array([], dtype=np.int32),
-        np.array([]),
-    )
-    lower = np.array([r[0] for r in rows], dtype=np.float64)
-    upper = np.array([r[1] for r in rows], dtype=np.float64)
-    starts: list[int] = []
-    indices: list[int] = []
-    values: list[float] = []
-    for _, _, entries in rows:
-        starts.append(len(indices))
-        indices.extend(entries)
-        values.extend(entries.values())
-    h.addRows(
-        len(rows),
-        lower,
-        upper,
-        len(indices),
-        np.array(starts, dtype=np.int32),
-        np.array(indices, dtype=np.int32),
-        np.array(values, dtype=np.float64),
-    )
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
-    return float(h.getInfo().objective_function_value)
+    program = _Program()
+    _model_rows(program, planner)
+    _instance_rows(program, highspy.kHighsInf)
+    return _solve(program, highspy, np)

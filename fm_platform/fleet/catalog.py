@@ -60,8 +60,10 @@ class ModelEntry:
     KV cache; ``memory_gib`` replaces the computed accelerator memory of one copy.
     Traffic: ``peak_rpm`` (requests per minute at peak; by default 60), ``active_hours``
     (hours a day with traffic; by default 24). Throughput: ``rpm_per_copy`` (a measured
-    override), or ``benchmark_file`` (an FMBench results CSV, relative to the catalog) with
-    ``benchmark_experiment``; otherwise the shipped profiles or an estimate. Requests:
+    override), or ``benchmark_file`` (relative to the catalog: an FMBench results CSV, a plain
+    CSV of the team's measurements or an Inference Recommender result, see
+    :mod:`fm_platform.fleet.profiles`) with ``benchmark_experiment`` (the FMBench experiment
+    or the plain CSV's ``model``); otherwise the shipped profiles or an estimate. Requests:
     ``prompt_tokens``, ``output_tokens``, ``context_tokens``, ``concurrency`` (defaults by
     task and latency class), ``payload_mb`` (the largest request body in MB; by default
     small, within any kind's limit). Objective: ``latency_p50_ms`` or ``latency_class``

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fm_platform.fleet.endpoints import load
-from fm_platform.fleet.kinds import IC, MULTI
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.hardware.prices import hourly_prices
 
@@ -48,12 +48,13 @@ class Cost:
 
 def _increments(e: EndpointPlan, ps: list[Placement]) -> tuple[list[float], list[float]]:
     """Per model: what it adds between minimum and maximum scale, and its minimum share."""
-    if e.kind == IC:
+    kind = KINDS[e.kind]
+    if kind.packs_devices:
         return (
             [(p.max_copies - p.min_copies) * p.accelerators for p in ps],
             [float(p.min_copies * p.accelerators) for p in ps],
         )
-    if e.kind == MULTI:
+    if kind.pools_memory:
         return [load(p) for p in ps], [float(p.memory_mib) for p in ps]
     # one copy per instance (single-model, asynchronous)
     return [float(p.max_copies - p.min_copies) for p in ps], [float(p.min_copies) for p in ps]

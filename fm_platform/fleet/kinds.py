@@ -71,32 +71,46 @@ class Kind:
     processing (seconds) the kind takes (module docstring). batch_only: hosts only models
     of ``latency_class: batch``. queued: requests wait in a queue, so the endpoint scales to
     zero for every model, without refusing requests. type_rule: the pure rule an instance
-    type must pass for the kind (None: every hosting type).
+    type must pass for the kind (None: every hosting type). preference: among equal
+    utilities the lowest wins (:mod:`fm_platform.fleet.fitness`).
     """
 
     name: str
     prefix: str
-    shared: bool
-    whole_instance: bool
-    accelerated: bool
-    cpu: bool
-    scale_to_zero: bool
-    max_params_b: float | None
-    cold_start: bool
     fit: Mapping[str, float]
     scaling_metric: str
-    limit_models: bool
     endpoint_resources: int
     endpoint_outputs: int
-    model_resources: int
-    model_resources_zero: int
-    stack_resources: int
-    stack_outputs: int
-    max_payload_mb: float
-    max_request_s: float
-    batch_only: bool
-    queued: bool
+    shared: bool = False
+    whole_instance: bool = True
+    accelerated: bool = True
+    cpu: bool = True
+    scale_to_zero: bool = False
+    max_params_b: float | None = None
+    cold_start: bool = False
+    limit_models: bool = True
+    model_resources: int = 0
+    model_resources_zero: int = 0
+    stack_resources: int = 0
+    stack_outputs: int = 0
+    max_payload_mb: float = REALTIME_PAYLOAD_MB
+    max_request_s: float = REALTIME_REQUEST_S
+    batch_only: bool = False
+    queued: bool = False
     type_rule: Callable[[Problems, str, str | None], None] | None = None
+    preference: int = 3
+
+    @property
+    def packs_devices(self) -> bool:
+        """Models share instances with copies of whole devices each (Inference Components):
+        instances follow the devices the copies take."""
+        return self.shared and not self.whole_instance
+
+    @property
+    def pools_memory(self) -> bool:
+        """Models share every instance's memory, loaded on demand (multi-model endpoints):
+        instances follow the models' memory and their traffic."""
+        return self.shared and self.whole_instance
 
     def refuses(self, batch: bool, payload_mb: float | None) -> str | None:
         """Why the kind cannot host a model of that latency class (``batch``) and request
@@ -128,59 +142,32 @@ KINDS: dict[str, Kind] = {
         Kind(
             name=SINGLE,
             prefix="sme",
-            shared=False,
-            whole_instance=True,
-            accelerated=True,
-            cpu=True,
-            scale_to_zero=False,
-            max_params_b=None,
-            cold_start=False,
             fit={"model_size": 1.0, "latency": 1.0, "isolation": 1.0, "scalability": 0.3},
             scaling_metric="invocations per instance per minute",
-            limit_models=True,
             endpoint_resources=8,
             endpoint_outputs=1,
-            model_resources=0,
-            model_resources_zero=0,
-            stack_resources=0,
-            stack_outputs=0,
-            max_payload_mb=REALTIME_PAYLOAD_MB,
-            max_request_s=REALTIME_REQUEST_S,
-            batch_only=False,
-            queued=False,
         ),
         Kind(
             name=IC,
             prefix="ic",
+            preference=1,
             shared=True,
             whole_instance=False,
-            accelerated=True,
             cpu=False,
             scale_to_zero=True,
-            max_params_b=None,
-            cold_start=False,
             fit={"model_size": 1.0, "latency": 0.8, "isolation": 0.5, "scalability": 1.0},
             scaling_metric="invocations per copy per minute",
-            limit_models=True,
             endpoint_resources=5,
             endpoint_outputs=2,
             model_resources=5,
             model_resources_zero=7,
-            stack_resources=0,
-            stack_outputs=0,
-            max_payload_mb=REALTIME_PAYLOAD_MB,
-            max_request_s=REALTIME_REQUEST_S,
-            batch_only=False,
-            queued=False,
         ),
         Kind(
             name=MULTI,
             prefix="mme",
+            preference=2,
             shared=True,
-            whole_instance=True,
             accelerated=False,
-            cpu=True,
-            scale_to_zero=False,
             # The hosting guidance: multi-model endpoints suit models under ~1B parameters.
             max_params_b=1.0,
             cold_start=True,
@@ -189,29 +176,15 @@ KINDS: dict[str, Kind] = {
             limit_models=False,
             endpoint_resources=8,
             endpoint_outputs=1,
-            model_resources=0,
-            model_resources_zero=0,
-            stack_resources=0,
-            stack_outputs=0,
-            max_payload_mb=REALTIME_PAYLOAD_MB,
-            max_request_s=REALTIME_REQUEST_S,
-            batch_only=False,
-            queued=False,
         ),
         Kind(
             name=ASYNC,
             prefix="async",
-            shared=False,
-            whole_instance=True,
-            accelerated=True,
-            cpu=True,
+            preference=0,
             scale_to_zero=True,
-            max_params_b=None,
-            cold_start=False,
             fit={"model_size": 1.0, "latency": 0.0, "isolation": 1.0, "scalability": 1.0},
             scaling_metric="queued and in-process requests per instance "
             "(ApproximateBacklogSizePerInstance)",
-            limit_models=True,
             # Model, endpoint config, endpoint, execution role and its policy, two topics
             # and their policies, scalable target, backlog and wake-up policies, wake-up
             # alarm, health alarm (errors, oldest request); outputs: its name, input, output
@@ -220,8 +193,6 @@ KINDS: dict[str, Kind] = {
             # (fm_platform/stacks/inference.py).
             endpoint_resources=14,
             endpoint_outputs=4,
-            model_resources=0,
-            model_resources_zero=0,
             stack_resources=5,
             stack_outputs=1,
             max_payload_mb=ASYNC_PAYLOAD_MB,

@@ -30,14 +30,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from fm_platform.containers.images import container_problem
-from fm_platform.fleet.hardware import (
-    BF16_MIN_CAPABILITY,
-    FP8_MIN_CAPABILITY,
-    device,
-    family,
-    vcpu_gflops,
-)
-from fm_platform.fleet.kinds import KINDS, MULTI, Kind
+from fm_platform.fleet.kinds import KINDS, Kind
 from fm_platform.fleet.performance import (
     COMPUTE_EFFICIENCY,
     CPU_EFFICIENCY,
@@ -48,8 +41,15 @@ from fm_platform.fleet.performance import (
     from_records,
     override,
 )
-from fm_platform.fleet.profiles import read_fmbench, shipped_records
-from fm_platform.fleet.sizing import DEVICE_MEMORY_SHARE, Needs, tp_degrees
+from fm_platform.fleet.profiles import read_benchmark, shipped_records
+from fm_platform.fleet.sizing import MemoryParts, Needs, tp_degrees
+from fm_platform.hardware.devices import (
+    BF16_MIN_CAPABILITY,
+    FP8_MIN_CAPABILITY,
+    device,
+    family,
+    vcpu_gflops,
+)
 from fm_platform.hardware.instances import InstanceSpec, instance_spec
 from fm_platform.hardware.prices import hourly_prices
 
@@ -74,7 +74,7 @@ class Option:
     """One way to host a model: ``kind`` on ``instance_type`` with copies of ``shape``
     performing ``perf``; ``max_copies`` serve the peak; ``price`` is the instance's USD per
     hour, ``copy_hourly`` one copy's share of it, ``copy_gib`` its device (or, on CPU, host)
-    memory."""
+    memory, ``parts`` that memory by part (weights, KV pool, headroom)."""
 
     kind: str
     instance_type: str
@@ -86,6 +86,7 @@ class Option:
     copy_gib: float
     usable_gib: float
     load: float
+    parts: MemoryParts
 
     def expected_hourly(self, min_copies: int, active_hours: float) -> float:
         """USD per hour averaged over a day: the peak copies while active, the minimum
@@ -93,7 +94,7 @@ class Option:
         idle and the larger of that and its traffic share while active; a whole-instance
         kind keeps an instance unless it queues requests (asynchronous)."""
         a = active_hours / 24
-        if self.kind == MULTI:
+        if KINDS[self.kind].pools_memory:
             memory = self.copy_gib / self.usable_gib
             return self.price * ((1 - a) * memory + a * max(memory, self.load))
         kind = KINDS[self.kind]
@@ -156,7 +157,7 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     if needs.benchmark is not None:
         own = tuple(
             r
-            for r in read_fmbench(*needs.benchmark)
+            for r in read_benchmark(*needs.benchmark)
             if r.instance_type == spec.instance_type and r.tensor_parallel == tp
         )
         if own:
@@ -177,8 +178,10 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     if not needs.generative:
         if not fits(1):
             return None
-        flops = tp * dev.tflops * 1e12 * COMPUTE_EFFICIENCY
-        return encode_estimate(needs, flops, f"{tp} x {dev.model} ({dev.tflops:g} TFLOPS)")
+        tflops = dev.tflops_for(needs.dtype)
+        flops = tp * tflops * 1e12 * COMPUTE_EFFICIENCY
+        what = f"{tp} x {dev.model} ({tflops:g} {needs.dtype} TFLOPS x {COMPUTE_EFFICIENCY})"
+        return encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps)
     return best_estimate(needs, dev, tp, fits)
 
 
@@ -196,7 +199,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
     if not spec.is_accelerated:
         if not kind.cpu:
             return
-        usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.name == MULTI else 0.5)
+        usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.pools_memory else 0.5)
         gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
         perf = _performance(needs, spec, 0, lambda c: gib <= usable)
         if perf is None:
@@ -217,13 +220,14 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             gib,
             usable,
             load,
+            MemoryParts(gib, 0.0, 0.0, gib),
         )
         return
     if not kind.accelerated:
         return
     count = spec.accelerator_count
     degrees = (count,) if kind.whole_instance else tp_degrees(count)
-    per_device = _device_gib(spec) * DEVICE_MEMORY_SHARE
+    per_device = _device_gib(spec) * needs.memory_fraction
     for tp in degrees:
         if not needs.tp_allowed(tp):
             reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
@@ -260,6 +264,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             needs.copy_gib(tp, perf.concurrency),
             usable,
             needs.peak_rpm / perf.rpm,
+            needs.parts(tp, perf.concurrency),
         )
 
 
@@ -276,7 +281,7 @@ def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
     for kind in KINDS.values():
         if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
             continue
-        if kind.name == MULTI and needs.generative:
+        if kind.pools_memory and needs.generative:
             continue
         if kind.refuses(needs.batch, needs.payload_mb) is not None:
             continue
@@ -288,10 +293,19 @@ def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
     return kinds
 
 
-def assess(needs: Needs, region: str) -> Assessment:
-    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
-    minimum of one copy, none for a queued kind) and every type rejected outright, with
-    its reason."""
+def _with_traffic(o: Option, peak_rpm: float) -> Option:
+    """``o`` (assessed without traffic) serving ``peak_rpm``: its copies at peak and its
+    load (a shallow copy: ``dataclasses.replace`` is slow at this volume)."""
+    option = object.__new__(Option)
+    load = peak_rpm / o.perf.rpm
+    option.__dict__.update(o.__dict__, max_copies=max(1, math.ceil(load)), load=load)
+    return option
+
+
+@cache
+def _assess_alike(needs: Needs, region: str) -> Assessment:
+    """Every option of ``needs`` without its traffic (``peak_rpm`` 0): what models alike but
+    for their name, traffic and hours share, computed once."""
     result = Assessment()
     kinds = _kind_needs(needs)
     result.limited = {
@@ -310,9 +324,23 @@ def assess(needs: Needs, region: str) -> Assessment:
                 found = True
         if not found:
             result.rejected[spec.instance_type] = reasons[0] if reasons else "no kind uses it"
-    for kind_name, options in result.options.items():
+    return result
+
+
+def assess(needs: Needs, region: str) -> Assessment:
+    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
+    minimum of one copy, none for a queued kind) and every type rejected outright, with
+    its reason."""
+    alike = _assess_alike(
+        dataclasses.replace(needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=()),
+        region,
+    )
+    result = Assessment(rejected=alike.rejected, limited=alike.limited)
+    for kind_name, raw in alike.options.items():
+        options = [_with_traffic(o, needs.peak_rpm) for o in raw]
         low = 0 if KINDS[kind_name].queued else 1
         options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))
+        result.options[kind_name] = options
     return result
 
 

@@ -40,15 +40,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fm_platform.fleet.hardware import Device
 from fm_platform.fleet.profiles import Record
 from fm_platform.fleet.sizing import Needs
+from fm_platform.hardware.devices import Device
 
 MEMORY_EFFICIENCY = 0.75
 STEP_OVERHEAD_MS = 3.0
 TP_OVERHEAD_MS = 4.0
 COMPUTE_EFFICIENCY = 0.4
 CPU_EFFICIENCY = 0.3
+#: What every request costs beside the model (HTTP, SageMaker's routing, tokenization),
+#: in ms.
+REQUEST_OVERHEAD_MS = 10.0
+#: Memory bandwidth a CPU type's decode reads weights at (GB/s; DDR4/DDR5 of one socket).
+CPU_BANDWIDTH_GBPS = 100.0
 DEFAULT_RPM = 60.0
 
 
@@ -80,14 +85,15 @@ def _halvings(concurrency: int) -> list[int]:
 def decode_estimate(needs: Needs, dev: Device, tp: int, concurrency: int) -> Performance:
     """The bandwidth-bound estimate of a text-generation copy (module docstring)."""
     weights = needs.weights_gib * 2**30
-    kv_read = needs.kv_gib(tp, 1) / needs.context_tokens * 2**30 if needs.context_tokens else 0
+    kv_read = needs.kv_read_bytes_per_token(tp)
     tokens = needs.prompt_tokens + needs.output_tokens / 2
     moved = weights + concurrency * tokens * kv_read
     step_ms = moved / (tp * dev.bandwidth_gbps * 1e9 * MEMORY_EFFICIENCY) * 1000
     step_ms += STEP_OVERHEAD_MS + TP_OVERHEAD_MS * math.log2(tp)
     prefill = 2 * needs.active_params_b * 1e9 * needs.prompt_tokens
-    prefill_ms = prefill / (tp * dev.tflops * 1e12 * COMPUTE_EFFICIENCY) * 1000
+    prefill_ms = prefill / (tp * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY) * 1000
     latency = concurrency * prefill_ms + step_ms + needs.output_tokens * step_ms
+    latency += REQUEST_OVERHEAD_MS
     return Performance(
         rpm=60_000 * concurrency / latency,
         concurrency=concurrency,
@@ -99,17 +105,25 @@ def decode_estimate(needs: Needs, dev: Device, tp: int, concurrency: int) -> Per
     )
 
 
-def encode_estimate(needs: Needs, flops: float, what: str) -> Performance:
-    """The compute-bound estimate of an embedding or classification copy that has
-    ``flops`` usable FLOPS."""
-    seconds = 2 * needs.active_params_b * 1e9 * needs.prompt_tokens / flops
+def encode_estimate(
+    needs: Needs, flops: float, what: str, bandwidth_gbps: float | None = None
+) -> Performance:
+    """The compute-bound estimate of a copy that serves one request at a time (encoders,
+    speech, diffusion) with ``flops`` usable FLOPS: the request's FLOPs, its decoded
+    tokens' weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead."""
+    seconds = needs.request_flops / flops + REQUEST_OVERHEAD_MS / 1000
+    if needs.decode_bytes_per_token and needs.output_tokens:
+        bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * MEMORY_EFFICIENCY
+        seconds += needs.output_tokens * (
+            needs.decode_bytes_per_token / bandwidth + STEP_OVERHEAD_MS / 1000
+        )
     return Performance(
         rpm=60 / seconds,
         concurrency=1,
         tpot_ms=None,
         latency_ms=seconds * 1000,
         source="estimated",
-        detail=f"compute-bound on {what}",
+        detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request",
     )
 
 
@@ -134,8 +148,11 @@ def from_records(
     for r in records:
         if r.concurrency > needs.concurrency or not fits(r.concurrency):
             continue
+        # a row without output tokens is at the model's own request shape
         scale = r.output_tokens / needs.output_tokens if needs.output_tokens else 1.0
-        if r.tpot_ms is not None and needs.output_tokens:
+        if not r.output_tokens:
+            scale = 1.0
+        if r.tpot_ms is not None and needs.output_tokens and r.output_tokens:
             latency = (r.ttft_ms or r.tpot_ms) + needs.output_tokens * r.tpot_ms
         else:
             latency = r.latency_p50_ms / scale if scale else r.latency_p50_ms
@@ -147,7 +164,8 @@ def from_records(
             tpot_ms=r.tpot_ms,
             latency_ms=latency,
             source=source,
-            detail=f"{r.source} ({r.rpm:g} rpm at {r.output_tokens:g} output tokens)",
+            detail=f"{r.source} ({r.rpm:g} rpm at {r.output_tokens:g} output tokens); "
+            "a measurement, used over any estimate",
         )
         if best is None or perf.rpm > best.rpm:
             best = perf

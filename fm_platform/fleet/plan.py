@@ -16,7 +16,8 @@ JSON (version 2)::
                      "rpm_per_copy", "throughput",
                      "throughput_detail", "concurrency", "latency_ms", "defaults",
                      "reason", "scale_to_zero", "scores", "expected_hourly",
-                     "container", "weights_from", "adapters"}]}
+                     "container", "weights_from", "adapters",
+                     "device_memory_gib", "memory_parts", "cold_start_s", "cold_start"}]}
 
 ``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
 live in the shared fields (``scaling_target`` counts what the kind's scaling policy
@@ -53,6 +54,11 @@ class Placement:
     ``container`` its container family (or ``custom``: an explicit image), ``weights_from``
     where its weights come from, ``adapters`` the LoRA adapters served on it
     (:mod:`fm_platform.fleet.serving`).
+    ``device_memory_gib`` one copy's accelerator memory (on CPU types, host memory) and
+    ``memory_parts`` its parts (``weights_gib``, ``kv_pool_gib``, ``headroom_gib``),
+    beside the host ``memory_mib`` it asks SageMaker for; ``cold_start_s`` the expected
+    seconds to a first answer after scaling from zero (None: never at zero) and
+    ``cold_start`` its parts.
     """
 
     name: str
@@ -77,6 +83,10 @@ class Placement:
     container: str = ""
     weights_from: str = ""
     adapters: list[str] = field(default_factory=list)
+    device_memory_gib: float = 0.0
+    memory_parts: dict[str, float] = field(default_factory=dict)
+    cold_start_s: float | None = None
+    cold_start: str = ""
 
 
 @dataclass

@@ -31,14 +31,16 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
+from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
-from fm_platform.fleet.hardware import family
-from fm_platform.fleet.kinds import ASYNC, IC, KINDS, MULTI, VOLUME_KEY_RESOURCES, min_copies
-from fm_platform.fleet.options import Assessment, Option, assess
+from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
+from fm_platform.fleet.options import Assessment, Option, Shape, assess
+from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.sizing import Needs, resolve
+from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
 from fm_platform.rules.problems import Problems
@@ -252,18 +254,25 @@ class Planner:
             scale_to_zero=QUEUED_ZERO_REASON
             if KINDS[kind].queued
             else decision.scale_to_zero_reason
-            if kind == IC
+            if KINDS[kind].scale_to_zero
             else "",
             scores=dict(zip(AXES, decision.scores.values(), strict=True)),
+            device_memory_gib=round(option.parts.device_gib, 2),
+            memory_parts={
+                "weights_gib": round(option.parts.weights_gib, 2),
+                "kv_pool_gib": round(option.parts.kv_pool_gib, 2),
+                "headroom_gib": round(option.parts.headroom_gib, 2),
+            },
         )
 
     # -- stability --------------------------------------------------------------------------
 
     def _group_key(self, model: ModelEntry, option: Option) -> str:
-        if option.kind == IC:
+        kind = KINDS[option.kind]
+        if kind.packs_devices:
             return f"group:{model.group}" if model.group else option.instance_type
-        if option.kind == MULTI:
-            return f"mme:{model.framework}:{option.instance_type}"
+        if kind.pools_memory:
+            return f"{kind.prefix}:{model.framework}:{option.instance_type}"
         return "dedicated"  # an endpoint of its own (single-model, asynchronous)
 
     def stay_option(self, model: ModelEntry, endpoint: EndpointPlan) -> tuple[Option | None, str]:
@@ -379,7 +388,7 @@ class Planner:
             self.limits.stack_resources
         ):
             return False
-        if e.kind == MULTI:
+        if KINDS[e.kind].pools_memory:
             low, high = self.memory_range(e)
             return max(high, p.memory_mib) <= MME_BAND * min(low, p.memory_mib)
         return True
@@ -397,20 +406,20 @@ class Planner:
         """One instance type per framework for new multi-model models: the type all of
         them can use whose endpoint (every model's memory at minimum, their traffic at
         maximum) costs least; their options on it, by model."""
-        by_framework: dict[str, list[str]] = defaultdict(list)
+        by_framework: dict[tuple[str, str], list[str]] = defaultdict(list)
         for name in names:
             decision = self.assessed[name].decision
-            if decision is not None and decision.option.kind == MULTI:
-                by_framework[self.models[name].framework].append(name)
+            if decision is not None and KINDS[decision.option.kind].pools_memory:
+                by_framework[(decision.option.kind, self.models[name].framework)].append(name)
         chosen: dict[str, Option] = {}
-        for members in by_framework.values():
+        for (kind, _), members in by_framework.items():
             # models with the same options and hours are one class, counted
             classes: dict[tuple[int, float], list[str]] = defaultdict(list)
             for n in members:
                 known = self.assessed[n]
                 classes[(id(known.assessment), known.needs.active_hours)].append(n)
             options = {
-                key: {o.instance_type: o for o in self.assessed[ns[0]].assessment.options[MULTI]}
+                key: {o.instance_type: o for o in self.assessed[ns[0]].assessment.options[kind]}
                 for key, ns in classes.items()
             }
             common = set.intersection(*(set(o) for o in options.values()))
@@ -432,105 +441,188 @@ class Planner:
                     chosen.update((n, options[key][best[1]]) for n in ns)
         return chosen
 
-    def consolidate(self, names: list[str]) -> dict[str, tuple[Option, str]]:
-        """Inference Components types that would not fill two instances at peak waste the
-        unused part of their instances: move such models, one at a time, to another of
-        their options where the fleet's expected cost (instances rounded up per type) drops
-        most, while any move lowers it; a batch model's options include its asynchronous
-        endpoint (its instances alone, none while idle). Returns the moved models' options
-        and why."""
-        members: dict[str, dict[str, Option]] = defaultdict(dict)
-        for name in names:
-            decision = self.assessed[name].decision
-            if decision is not None and decision.option.kind == IC and not self.models[name].group:
-                members[decision.option.instance_type][name] = decision.option
+    def packed_cost(self, t: str, group: dict[str, Option]) -> float:
+        """Expected USD per hour of ``group`` packed alone on instances of ``t`` (devices
+        rounded up to instances at minimum and at peak, weighted by active hours)."""
+        if not group:
+            return 0.0
+        low = high = weighted = 0.0
+        for name, o in group.items():
+            minimum = 0 if self.assessed[name].decision.to_zero else 1  # type: ignore[union-attr]
+            low += minimum * o.shape.accelerators
+            high += o.max_copies * o.shape.accelerators
+            active = self.assessed[name].needs.active_hours / 24
+            weighted += (o.max_copies - minimum) * o.shape.accelerators * active
+        count = instance_spec(t).accelerator_count
+        w = weighted / (high - low) if high > low else 0.0
+        lo, hi = math.ceil(low / count - 1e-9), math.ceil(high / count - 1e-9)
+        return next(iter(group.values())).price * (lo + w * (hi - lo))
 
-        def cost(t: str, group: dict[str, Option]) -> float:
-            if not group:
-                return 0.0
-            spec = instance_spec(t)
-            low = high = weighted = 0.0
-            for name, o in group.items():
-                minimum = 0 if self.assessed[name].decision.to_zero else 1  # type: ignore[union-attr]
-                low += minimum * o.shape.accelerators
-                high += o.max_copies * o.shape.accelerators
-                weighted += (
-                    (o.max_copies - minimum)
-                    * o.shape.accelerators
-                    * (self.assessed[name].needs.active_hours / 24)
-                )
-            count = spec.accelerator_count
-            w = weighted / (high - low) if high > low else 0.0
-            lo, hi = math.ceil(low / count - 1e-9), math.ceil(high / count - 1e-9)
-            return next(iter(group.values())).price * (lo + w * (hi - lo))
+    def _alternatives(self, name: str, kind: str, t: str) -> dict[str, Option]:
+        """The model's eight cheapest other types of ``kind``, one option each."""
+        found: dict[str, Option] = {}
+        for alt in self.assessed[name].assessment.options[kind][:8]:
+            if alt.instance_type != t:
+                found.setdefault(alt.instance_type, alt)
+        return found
 
-        def alternatives(name: str, t: str) -> dict[str, Option]:
-            found: dict[str, Option] = {}
-            for alt in self.assessed[name].assessment.options[IC][:8]:
-                if alt.instance_type != t:
-                    found.setdefault(alt.instance_type, alt)
-            return found
-
-        # A batch model's asynchronous option and its expected cost, where the decision
-        # allowed that kind.
-        queues = {
+    def _queue_options(self, members: dict[str, dict[str, Option]]) -> dict[str, tuple]:
+        """Per batch model, its queued kind's option and expected cost, where its decision
+        allowed that kind."""
+        return {
             name: (c.option, c.expected_hourly)
-            for t, group in members.items()
+            for group in members.values()
             for name in group
             for c in self.assessed[name].decision.candidates  # type: ignore[union-attr]
-            if c.kind == ASYNC and c.option is not None and c.why_not in (None, "lower utility")
+            if KINDS[c.kind].queued
+            and c.option is not None
+            and c.why_not in (None, "lower utility")
         }
+
+    def _best_move(
+        self, members: dict[str, dict[str, Option]], kind: str, queues: dict[str, tuple]
+    ) -> tuple[float, str, str | None, dict[str, Option]] | None:
+        """The move that lowers the expected cost most: one model (or every model that
+        can) from an underfilled type to another type, or one batch model to its queue
+        (target None); None when no move lowers it."""
+        best: tuple[float, str, str | None, dict[str, Option]] | None = None
+
+        def consider(delta: float, t: str, target: str | None, move: dict[str, Option]) -> None:
+            nonlocal best
+            if delta < -1e-6 and (best is None or (delta, len(move)) < (best[0], len(best[3]))):
+                best = (delta, t, target, move)
+
+        for t, group in members.items():
+            demand = sum(o.max_copies * o.shape.accelerators for o in group.values())
+            if not group or demand >= 2 * instance_spec(t).accelerator_count:
+                continue
+            before = self.packed_cost(t, group)
+            for n in (n for n in group if n in queues):
+                option, hourly = queues[n]
+                rest = {m: o for m, o in group.items() if m != n}
+                consider(self.packed_cost(t, rest) + hourly - before, t, None, {n: option})
+            alts = {name: self._alternatives(name, kind, t) for name in group}
+            for target_type in {tt for a in alts.values() for tt in a}:
+                target = members.get(target_type, {})
+                movers = [{n: alts[n][target_type]} for n in group if target_type in alts[n]]
+                everyone = {n: alts[n][target_type] for n in group if target_type in alts[n]}
+                for move in [*movers, everyone]:
+                    rest = {n: o for n, o in group.items() if n not in move}
+                    delta = (
+                        self.packed_cost(t, rest)
+                        + self.packed_cost(target_type, {**target, **move})
+                        - before
+                        - self.packed_cost(target_type, target)
+                    )
+                    consider(delta, t, target_type, move)
+        return best
+
+    def consolidate(self, names: list[str]) -> dict[str, tuple[Option, str]]:
+        """Types of a device-packing kind (Inference Components) that would not fill two
+        instances at peak waste the unused part of their instances: move such models, one
+        at a time, to another of their options where the fleet's expected cost (instances
+        rounded up per type) drops most, while any move lowers it; a batch model's options
+        include its queued endpoint (asynchronous: its instances alone, none while idle).
+        Returns the moved models' options and why."""
         moved: dict[str, tuple[Option, str]] = {}
-        for _ in range(4 * len(names)):
-            best: tuple[float, str, str, dict[str, Option]] | None = None
-            for t, group in members.items():
-                demand = sum(o.max_copies * o.shape.accelerators for o in group.values())
-                if not group or demand >= 2 * instance_spec(t).accelerator_count:
-                    continue
-                before_t = cost(t, group)
-                for n in (n for n in group if n in queues):
-                    option, hourly = queues[n]
-                    rest = {m: o for m, o in group.items() if m != n}
-                    delta = cost(t, rest) + hourly - before_t
-                    if delta < -1e-6 and (best is None or (delta, 1) < (best[0], len(best[3]))):
-                        best = (delta, t, ASYNC, {n: option})
-                alts = {name: alternatives(name, t) for name in group}
-                # one model, or every model that can, to each other type
-                for target_type in {tt for a in alts.values() for tt in a}:
-                    target = members.get(target_type, {})
-                    movers = [{n: alts[n][target_type]} for n in group if target_type in alts[n]]
-                    everyone = {n: alts[n][target_type] for n in group if target_type in alts[n]}
-                    for move in [*movers, everyone]:
-                        rest = {n: o for n, o in group.items() if n not in move}
-                        delta = (
-                            cost(t, rest)
-                            + cost(target_type, {**target, **move})
-                            - before_t
-                            - cost(target_type, target)
+        by_kind: dict[str, dict[str, dict[str, Option]]] = defaultdict(lambda: defaultdict(dict))
+        for name in names:
+            decision = self.assessed[name].decision
+            if decision is None or self.models[name].group:
+                continue
+            if KINDS[decision.option.kind].packs_devices:
+                kind = decision.option.kind
+                by_kind[kind][decision.option.instance_type][name] = decision.option
+        for kind, members in by_kind.items():
+            queues = self._queue_options(members)
+            for _ in range(4 * len(names)):
+                best = self._best_move(members, kind, queues)
+                if best is None:
+                    break
+                delta, t, target_type, move = best
+                saving = f"${-delta * 730:,.0f} a month of unfilled instances"
+                for name, alt in move.items():
+                    del members[t][name]
+                    if target_type is None:
+                        moved[name] = (
+                            alt,
+                            f"on an asynchronous endpoint ({alt.instance_type}) rather than "
+                            f"{t}: its own instances, none while idle, save {saving}",
                         )
-                        better = best is None or (delta, len(move)) < (best[0], len(best[3]))
-                        if delta < -1e-6 and better:
-                            best = (delta, t, target_type, move)
-            if best is None:
-                break
-            delta, t, target_type, move = best
-            for name, alt in move.items():
-                del members[t][name]
-                if target_type == ASYNC:
+                        continue
+                    members[target_type][name] = alt
                     moved[name] = (
                         alt,
-                        f"on an asynchronous endpoint ({alt.instance_type}) rather than {t}: "
-                        f"its own instances, none while idle, save ${-delta * 730:,.0f} a month "
-                        "of unfilled instances",
+                        f"on {target_type} rather than {t}: with the fleet's other models "
+                        f"there it saves {saving}",
                     )
-                    continue
-                members[target_type][name] = alt
-                moved[name] = (
-                    alt,
-                    f"on {target_type} rather than {t}: with the fleet's other models there it "
-                    f"saves ${-delta * 730:,.0f} a month of unfilled instances",
-                )
         return moved
+
+    def spare_devices(self, e: EndpointPlan) -> int:
+        """Devices free on ``e``'s instances at minimum scale (a device-packing kind)."""
+        ps = [self.plan.placements[m] for m in e.models]
+        spec = instance_spec(e.instance_type)
+        used = sum(p.min_copies * p.accelerators for p in ps)
+        shapes = ((Shape(p.accelerators, p.memory_mib, p.cpu_cores), p.min_copies) for p in ps)
+        return instances_needed(shapes, spec) * spec.accelerator_count - used
+
+    def packed_instances(self, e: EndpointPlan, extra: Placement | None = None) -> float:
+        """Expected instances of a device-packing endpoint (with ``extra`` added): its
+        instances at minimum and at peak, weighted by its models' active hours."""
+        ps = [self.plan.placements[m] for m in e.models] + ([extra] if extra else [])
+        spec = instance_spec(e.instance_type)
+
+        def count(copies: str) -> int:
+            shapes = (
+                (Shape(p.accelerators, p.memory_mib, p.cpu_cores), getattr(p, copies)) for p in ps
+            )
+            return instances_needed(shapes, spec)
+
+        low, high = count("min_copies"), count("max_copies")
+        adds = [(p.max_copies - p.min_copies) * p.accelerators for p in ps]
+        weighted = sum(p.active_hours / 24 * d for p, d in zip(ps, adds, strict=True))
+        return low + (weighted / sum(adds) if sum(adds) else 0.0) * (high - low)
+
+    def join_kept(self, name: str, option: Option) -> tuple[EndpointPlan, Placement] | None:
+        """On a re-plan, a new model of a device-packing kind joins an endpoint of the
+        previous plan with devices free at its minimum scale, where it has an option and
+        adds no more to the endpoint's expected cost than its own endpoint would cost,
+        before a new endpoint opens (the cheapest such); None when none has room."""
+        if self.previous is None or not KINDS[option.kind].packs_devices:
+            return None
+        needs = self.assessed[name].needs
+        decision = self.assessed[name].decision
+        assert decision is not None
+        alone = option.expected_hourly(
+            min_copies(option.kind, decision.to_zero), needs.active_hours
+        )
+        by_type: dict[str, list[Option]] = defaultdict(list)
+        for o in self.assessed[name].assessment.options[option.kind]:
+            by_type[o.instance_type].append(o)
+        best: tuple[float, EndpointPlan, Option] | None = None
+        for e in self.plan.endpoints.values():
+            if e.kind != option.kind or e.name not in self.previous.endpoints:
+                continue
+            if e.instance_type not in by_type or e.group.startswith("group:") or self.full(e):
+                continue
+            spare = self.spare_devices(e)
+            alt = next((o for o in by_type[e.instance_type] if o.shape.accelerators <= spare), None)
+            if alt is None:
+                continue
+            placement = self.placement(name, "", alt)
+            price = alt.price
+            cost = price * (self.packed_instances(e, placement) - self.packed_instances(e))
+            if cost <= alone + 1e-9 and (best is None or cost < best[0]):
+                best = (cost, e, alt)
+        if best is None:
+            return None
+        _, e, alt = best
+        why = (
+            f"joins {e.name} ({e.instance_type}), whose instances have devices free at "
+            f"minimum scale, before a new {option.instance_type} endpoint opens"
+        )
+        p = self.placement(name, "", alt, why)
+        return (e, p) if self.room(e, p) else None
 
     def place_new(self, names: list[str]) -> None:
         open_by_group: dict[str, list[EndpointPlan]] = defaultdict(list)
@@ -573,11 +665,15 @@ class Planner:
                 endpoint = next(
                     (e for e in endpoints[first_open[group] :] if self.room(e, p)), None
                 )
+            if endpoint is None and name not in self.forced and model.group is None:
+                joined = self.join_kept(name, option)
+                if joined is not None:
+                    endpoint, p = joined
             if endpoint is None:
                 prefix = KINDS[option.kind].prefix
                 if not KINDS[option.kind].shared:
                     stem = f"{prefix}-{name}"
-                elif option.kind == IC:
+                elif KINDS[option.kind].packs_devices:
                     stem = f"{prefix}-{model.group or family(option.instance_type)}"
                 else:
                     stem = f"{prefix}-{model.framework}"
@@ -586,7 +682,7 @@ class Planner:
             p.endpoint = endpoint.name
             self.plan.placements[name] = p
             endpoint.models.append(name)
-            if endpoint.kind == MULTI:
+            if KINDS[endpoint.kind].pools_memory:
                 known = self.ranges.get(endpoint.name, (p.memory_mib, p.memory_mib, 0))
                 if known[2] == len(endpoint.models) - 1:
                     low, high = min(known[0], p.memory_mib), max(known[1], p.memory_mib)
@@ -638,8 +734,21 @@ class Planner:
                 e, [self.plan.placements[m] for m in e.models], instance_spec(e.instance_type)
             )
         self.assign_stacks()
+        self.time_cold_starts()
         price_plan(self.plan)
         return self.plan
+
+    def time_cold_starts(self) -> None:
+        """Every model that may scale to zero gets its expected cold start
+        (:mod:`fm_platform.fleet.coldstart`): with an instance launch where its endpoint
+        can reach zero instances."""
+        for e in self.plan.endpoints.values():
+            for name in e.models:
+                p = self.plan.placements[name]
+                if p.min_copies == 0:
+                    needs = self.assessed[name].needs
+                    seconds, p.cold_start = cold_start(needs, e.min_instances == 0)
+                    p.cold_start_s = round(seconds, 1)
 
 
 def plan_fleet(

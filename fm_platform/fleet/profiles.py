@@ -10,6 +10,20 @@ experiment, payload file, instance type, instance count and concurrency, with
 not stream), ``completion_token_count_mean``, ``prompt_token_count_mean`` and
 ``transactions_per_minute`` over all instances. FMBench deploys one model per instance with
 all its accelerators, so a row's copy is the whole instance.
+
+Two more formats are read by their shape (:func:`read_benchmark`):
+
+- a plain CSV with the columns ``model, instance_type, tensor_parallel, concurrency, rpm,
+  p50_ms`` (optionally ``output_tokens``): one copy of ``tensor_parallel`` devices
+  sustaining ``rpm`` requests per minute at ``concurrency``, median latency ``p50_ms``;
+  ``benchmark_experiment`` picks the rows of one ``model`` value;
+- a SageMaker Inference Recommender job's result (a ``.json`` file: the
+  ``DescribeInferenceRecommendationsJob`` response, or its ``InferenceRecommendations``
+  list): per recommendation, ``EndpointConfiguration.InstanceType`` and
+  ``Metrics.MaxInvocations`` (invocations per minute one instance sustains) at
+  ``Metrics.ModelLatency`` (ms), read as a whole-instance copy at concurrency 1.
+
+A row without output tokens is taken at the model's own request shape (no conversion).
 """
 
 from __future__ import annotations
@@ -85,6 +99,107 @@ def shipped_records(architecture: str, instance_type: str, tensor_parallel: int)
 def _number(row: dict[str, str], column: str) -> float | None:
     value = (row.get(column) or "").strip()
     return float(value) if value not in ("", "nan", "NaN") else None
+
+
+PLAIN_COLUMNS = ("model", "instance_type", "tensor_parallel", "concurrency", "rpm", "p50_ms")
+
+
+def _spec_of(path: Path, where: str, instance_type: str):
+    try:
+        return instance_spec(instance_type)
+    except UnknownInstanceTypeError:
+        raise ValueError(
+            f"benchmark file {path} {where}: unknown instance type {instance_type!r}"
+        ) from None
+
+
+def read_plain(path: Path, model: str | None = None) -> tuple[Record, ...]:
+    """The rows of a plain measurements CSV (of ``model`` when given); ``ValueError``
+    naming the file and what is wrong."""
+    try:
+        with path.open(newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise ValueError(f"cannot read benchmark file {path}: {error.strerror}") from None
+    records = []
+    for number, row in enumerate(rows, start=2):
+        if model is not None and row["model"].strip() != model:
+            continue
+        instance_type = row["instance_type"].strip()
+        _spec_of(path, f"line {number}", instance_type)
+        records.append(
+            Record(
+                instance_type=instance_type,
+                tensor_parallel=int(_number(row, "tensor_parallel") or 1),
+                concurrency=int(_number(row, "concurrency") or 1),
+                rpm=_number(row, "rpm") or 0.0,
+                output_tokens=_number(row, "output_tokens") or 0.0,
+                prompt_tokens=None,
+                tpot_ms=None,
+                ttft_ms=None,
+                latency_p50_ms=_number(row, "p50_ms") or 0.0,
+                source=f"{path.name} line {number}",
+            )
+        )
+    return tuple(records)
+
+
+def read_recommender(path: Path) -> tuple[Record, ...]:
+    """The recommendations of an Inference Recommender job's result file."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot read recommender result {path}: {error}") from None
+    items = data.get("InferenceRecommendations", []) if isinstance(data, dict) else data
+    records = []
+    for i, item in enumerate(items):
+        where = f"InferenceRecommendations[{i}]"
+        try:
+            instance_type = item["EndpointConfiguration"]["InstanceType"]
+            metrics = item["Metrics"]
+            rpm, latency = float(metrics["MaxInvocations"]), float(metrics["ModelLatency"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(
+                f"recommender result {path} {where}: needs EndpointConfiguration.InstanceType "
+                "and Metrics.MaxInvocations, Metrics.ModelLatency"
+            ) from None
+        spec = _spec_of(path, where, instance_type)
+        records.append(
+            Record(
+                instance_type=instance_type,
+                tensor_parallel=max(1, spec.accelerator_count),
+                concurrency=1,
+                rpm=rpm,
+                output_tokens=0.0,
+                prompt_tokens=None,
+                tpot_ms=None,
+                ttft_ms=None,
+                latency_p50_ms=latency,
+                source=f"{path.name} {where}",
+            )
+        )
+    return tuple(records)
+
+
+@cache
+def read_benchmark(path: Path, experiment: str | None = None) -> tuple[Record, ...]:
+    """The records of a benchmark file in any of the three formats (module docstring)."""
+    if path.suffix == ".json":
+        records = read_recommender(path)
+    else:
+        try:
+            with path.open(newline="") as handle:
+                header = next(csv.reader(handle), [])
+        except OSError as error:
+            raise ValueError(f"cannot read benchmark file {path}: {error.strerror}") from None
+        if all(c in header for c in PLAIN_COLUMNS):
+            records = read_plain(path, experiment)
+        else:
+            return read_fmbench(path, experiment)
+    if not records:
+        which = f" for model {experiment!r}" if experiment else ""
+        raise ValueError(f"benchmark file {path} has no rows{which}")
+    return tuple(sorted(records, key=lambda r: (r.instance_type, r.concurrency)))
 
 
 @cache

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
-from fm_platform.fleet.kinds import IC
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.options import Option
 from fm_platform.fleet.plan import Plan, plan_from_json
 from fm_platform.fleet.planner import Limits, Planner
@@ -79,13 +79,13 @@ def repack(
         planner.run()
         for e in current.endpoints.values():
             same = [o for o in current.endpoints.values() if o.group == e.group and o is not e]
-            if e.kind != IC or not same:
+            if not KINDS[e.kind].packs_devices or not same:
                 continue
             candidates.append(
                 {
                     name: next(
                         o
-                        for o in planner.assessed[name].assessment.options[IC]
+                        for o in planner.assessed[name].assessment.options[e.kind]
                         if o.instance_type == e.instance_type
                     )
                     for name in e.models

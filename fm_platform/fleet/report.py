@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from fm_platform.fleet.bound import RELAXES
 from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
 from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Plan
@@ -18,10 +19,12 @@ MODEL_HEADERS = (
     "endpoint",
     "tp",
     "copies",
+    "GiB/copy",
     "rpm/copy",
     "throughput",
     "defaults",
     "$/month",
+    "cold start",
     "reason",
 )
 #: Short names of defaulted inputs in the model table.
@@ -33,6 +36,7 @@ SHORT = {
     "peak_rpm": "peak_rpm",
     "kv_cache": "kv_cache",
     "task": "task",
+    "hidden_size": "hidden",
 }
 ENDPOINT_HEADERS = (
     "stack",
@@ -55,8 +59,9 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 
 def model_table(plan: Plan) -> str:
-    """One row per model, by endpoint: shape, copies, throughput and where it comes from,
-    the inputs that were defaults, expected cost and the reason for its option."""
+    """One row per model, by endpoint: shape, copies, device memory per copy, throughput
+    and where it comes from, the inputs that were defaults, expected cost, the expected
+    cold start of a model that may scale to zero and the reason for its option."""
     rows = [MODEL_HEADERS]
     for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
         for name in e.models:
@@ -67,10 +72,12 @@ def model_table(plan: Plan) -> str:
                     e.name,
                     str(p.accelerators),
                     f"{p.min_copies}-{p.max_copies}",
+                    f"{p.device_memory_gib:,.1f}",
                     f"{p.rpm_per_copy:,.1f}",
                     p.throughput,
                     ",".join(SHORT.get(d, d) for d in p.defaults) or "-",
                     f"{p.expected_hourly * HOURS_PER_MONTH:,.0f}",
+                    f"{p.cold_start_s / 60:.1f} min" if p.cold_start_s is not None else "-",
                     p.reason,
                 )
             )
@@ -114,8 +121,9 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     ]
     if bound is not None:
         lines.append(
-            f"lower bound on the expected cost (LP relaxation, HiGHS): ${bound:,.2f}/h; "
-            f"the plan is {cost.expected_hourly / bound:.3f}x that"
+            f"lower bound on the expected cost of any plan of this catalog (LP relaxation, "
+            f"HiGHS): ${bound:,.2f}/h; the plan is {cost.expected_hourly / bound:.3f}x that "
+            f"(relaxed: {RELAXES})"
         )
     elif bound_note:
         lines.append(bound_note)
@@ -172,6 +180,11 @@ def explain(planner: Planner, name: str) -> str:
         )
         lines.append(f"decision: {p.reason}")
         lines.append(f"scale to zero: {p.scale_to_zero or decision.scale_to_zero_reason}")
+        if p.cold_start_s is not None:
+            lines.append(f"cold start: about {p.cold_start_s:,.0f} s ({p.cold_start}; estimated)")
+        endpoint = planner.plan.endpoints[p.endpoint]
+        if not KINDS[endpoint.kind].shared:
+            lines.append(f"endpoint of its own: {_why_own(planner, name)}")
         lines.append("candidates:")
         for c in decision.candidates:
             if c.option is None:
@@ -209,4 +222,21 @@ def explain(planner: Planner, name: str) -> str:
         f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
         f"scaling target {target:,.1f} {metric}"
     )
+    parts = p.memory_parts
+    lines.append(
+        f"memory per copy: {p.device_memory_gib:,.1f} GiB of device memory (weights "
+        f"{parts.get('weights_gib', 0):,.1f} + KV pool {parts.get('kv_pool_gib', 0):,.1f} + "
+        f"headroom {parts.get('headroom_gib', 0):,.1f} GiB; engine memory fraction "
+        f"{needs.memory_fraction:g}), host memory {p.memory_mib:,} MiB asked of SageMaker"
+    )
     return "\n".join(lines)
+
+
+def _why_own(planner: Planner, name: str) -> str:
+    """Why a model is on an endpoint no other model shares: the catalog's isolation, its
+    latency class (a queue), or the kinds that would share losing on its priorities."""
+    model = planner.models[name]
+    if model.isolation == "dedicated":
+        return f"isolation: dedicated ({model.isolation_reason})"
+    p = planner.plan.placements[name]
+    return f"no catalog constraint asks for it; the fitness decision chose it: {p.reason}"

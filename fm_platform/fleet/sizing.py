@@ -1,29 +1,51 @@
 """What one model needs: weights, KV cache, request shape and latency objective, resolved
 from its catalog entry, its architecture and the documented defaults.
 
-Memory of one copy on ``tp`` devices (tensor parallelism splits the attention heads, so
-``tp`` must divide them; KV heads are replicated when ``tp`` exceeds them):
+Device memory of one copy on ``tp`` devices, as the engines use it (:class:`MemoryParts`;
+tensor parallelism splits the attention heads, so ``tp`` must divide them; KV heads are
+replicated when ``tp`` exceeds them):
 
-    weights = parameters x bytes per parameter of the dtype
+    weights = parameters x bytes per parameter of the dtype or quantization
     KV cache per token = layers x KV heads x head dimension x 2 (K and V) x bytes per value
-                         (2, or 4 for fp32 models; quantized weights keep 16-bit activations)
-    KV cache = per token x context_tokens x concurrency
-    fits when weights + KV cache <= 90% of the ``tp`` devices' memory
+                         (2, or 4 for fp32 models; quantized weights keep 16-bit KV);
+                         a sliding-window layer holds at most its window per sequence
+    KV pool = paged (vLLM and LMI allocate 16-token blocks, not a context per sequence):
+              concurrency x (prompt + output tokens), and at least one sequence of the
+              full context, so that a request of the longest allowed length fits
+    headroom = activations of one scheduler step (2,048 batched tokens x hidden size x
+               32 bytes, plus fp32 logits over the vocabulary per running sequence) +
+               0.5 GiB of CUDA graphs per device (generative); the activations of one
+               request (encoders, speech); 3 GiB + 0.15 GiB per denoiser billion
+               parameters (diffusion: ONNX Runtime's H100 measurements of FLUX.1-dev,
+               36.7 GB peak, and SD3.5 Large, 31.5 GB)
+    fits when weights + KV pool + headroom <= the engine's memory fraction of the ``tp``
+    devices: 0.9 for generative engines (vLLM's default ``gpu_memory_utilization``, which
+    LMI passes on; the rest is the CUDA context and NCCL buffers), 0.95 otherwise (a
+    PyTorch server allocates what it uses; the CUDA context takes the rest)
 
-90% is vLLM's default ``gpu_memory_utilization`` (the engine keeps the rest for the CUDA
-context). ``memory_gib`` in the catalog replaces weights + KV cache.
+Encoders, rerankers, classifiers, diffusion pipelines and speech models keep no KV cache
+across requests. ``memory_gib`` in the catalog replaces the whole sum.
 
-A model without architecture figures gets the KV cache of a multi-head-attention model of
-its size (Llama-2-7B's 512 KiB per token per 6.74 B parameters, scaled), flagged as a
-default. Defaults by latency class (strict / standard / relaxed): ``context_tokens``
-4096 / 8192 / 8192 (at most the architecture's context), ``concurrency`` 8 / 16 / 32, and a
-p50 latency objective of first-token allowance + ``output_tokens`` x per-token target:
-500 ms + 30 ms, 1000 ms + 60 ms, 3000 ms + 150 ms per token; ``batch`` takes relaxed's.
-Whatever the objective, a kind serves the model only on types whose request latency fits
-the kind's request limit (real-time 60 s, asynchronous 1 hour:
-:mod:`fm_platform.fleet.kinds`). Requests default to 1024 prompt
-and 256 output tokens for text generation, 256 and 0 for embedding and classification.
+A model without architecture figures is sized only from fields the catalog gives; what
+is missing is assumed and named in ``defaults``: the KV cache of a grouped-query-attention
+model of its size (Llama-3.1-8B's 128 KiB per token per 8.03 B parameters, scaled;
+``kv_cache``), a hidden size of a dense model of its size (``hidden_size``). Defaults by
+latency class (strict / standard / relaxed): ``context_tokens`` 4096 / 8192 / 8192 (at
+most the architecture's context), ``concurrency`` 8 / 16 / 32, and a p50 latency objective
+of first-token allowance + ``output_tokens`` x per-token target: 500 ms + 30 ms, 1000 ms +
+60 ms, 3000 ms + 150 ms per token; ``batch`` takes relaxed's. Whatever the objective, a
+kind serves the model only on types whose request latency fits the kind's request limit
+(real-time 60 s, asynchronous 1 hour: :mod:`fm_platform.fleet.kinds`). Requests default
+to 1024 prompt and 256 output tokens for text generation, 256 and 0 for embedding,
+reranking and classification, one 30 s window (1,500 encoder frames) and 128 output
+tokens for speech, one 1024x1024 image for image generation (p50 objective 5 / 20 / 60 s by class).
 ``peak_rpm`` defaults to 60.
+
+What one request computes (:attr:`Needs.request_flops`, the compute-bound estimate of
+:mod:`fm_platform.fleet.performance`): 2 x active parameters x prompt tokens (encoders);
+2 x parameters x encoder frames, plus the decoder's weights read per output token
+(speech); steps x guidance passes x 2 x denoiser parameters x (image + text tokens), or a
+UNet's TFLOP per pass (image generation).
 """
 
 from __future__ import annotations
@@ -39,13 +61,24 @@ from fm_platform.fleet.kinds import BATCH
 from fm_platform.fleet.weights import container_of
 
 GIB = 1024**3
-#: vLLM's default gpu_memory_utilization: the share of device memory the engine uses.
-DEVICE_MEMORY_SHARE = 0.9
+#: vLLM's default gpu_memory_utilization (LMI passes it on): the share of device memory a
+#: generative engine uses; other servers leave only the CUDA context.
+ENGINE_MEMORY_FRACTION, OTHER_MEMORY_FRACTION = 0.9, 0.95
+#: vLLM allocates the KV cache in blocks of this many tokens per sequence.
+KV_BLOCK_TOKENS = 16
+#: Tokens one scheduler step computes at most (vLLM's max_num_batched_tokens for its
+#: OpenAI-compatible server), and activation bytes per batched token per hidden unit.
+BATCHED_TOKENS, ACTIVATION_BYTES_PER_HIDDEN = 2048, 32
+#: CUDA graphs a generative engine captures, per device (GiB).
+CUDA_GRAPH_GIB = 0.5
+#: Diffusion pipelines: activation headroom (GiB) fixed and per denoiser billion.
+DIFFUSION_HEADROOM_GIB, DIFFUSION_HEADROOM_PER_B = 3.0, 0.15
 #: Host memory one copy asks for at least (MiB); weights pass through host memory.
 MIN_HOST_MIB = 2048
 DEFAULT_PEAK_RPM = 60.0
-#: Llama-2-7B (multi-head attention): 32 layers x 32 KV heads x 128 x 2 x 2 bytes per token.
-MHA_KV_BYTES_PER_PARAM = 32 * 32 * 128 * 2 * 2 / 6.74e9
+#: Llama-3.1-8B (grouped-query attention): 32 layers x 8 KV heads x 128 x 2 x 2 bytes per
+#: token, per 8.03 B parameters: the KV cache assumed for a model of unknown family.
+GQA_KV_BYTES_PER_PARAM = 32 * 8 * 128 * 2 * 2 / 8.03e9
 CLASS_CONTEXT = {"strict": 4096, "standard": 8192, "relaxed": 8192, BATCH: 8192}
 CLASS_CONCURRENCY = {"strict": 8, "standard": 16, "relaxed": 32, BATCH: 32}
 #: (first-token allowance ms, per-output-token target ms) of the default p50 objective.
@@ -57,13 +90,33 @@ CLASS_LATENCY = {
 }
 GENERATIVE_REQUEST = (1024, 256)
 ENCODER_REQUEST = (256, 0)
+#: Speech: one 30 s window of encoder frames, 128 output tokens; image: its text prompt.
+SPEECH_REQUEST, IMAGE_REQUEST = (1500, 128), (77, 0)
+SPEECH, IMAGE = "speech-to-text", "image-generation"
+#: The default p50 objective of one image by latency class (ms).
+IMAGE_OBJECTIVE_MS = {"strict": 5000.0, "standard": 20000.0, "relaxed": 60000.0, BATCH: 60000.0}
+
+
+@dataclass(frozen=True)
+class MemoryParts:
+    """Device memory of one copy (GiB): weights, KV pool, headroom; ``device_gib`` their
+    sum (or the catalog's ``memory_gib``)."""
+
+    weights_gib: float
+    kv_pool_gib: float
+    headroom_gib: float
+    device_gib: float
 
 
 @dataclass(frozen=True)
 class Needs:
     """One model's resolved requirements. ``defaults`` names every input that came from a
     default rather than the catalog or an architecture; ``batch``: its callers do not wait
-    (``latency_class: batch``); ``payload_mb``: its largest request body (None: small)."""
+    (``latency_class: batch``); ``payload_mb``: its largest request body (None: small).
+    ``sliding_share``: the share of the KV cache in sliding-window layers, which hold at
+    most ``sliding_window`` tokens per sequence. ``request_flops`` and
+    ``decode_bytes_per_token``: what one request of a model that does not decode in batches
+    computes and reads (module docstring)."""
 
     name: str
     task: str
@@ -78,7 +131,11 @@ class Needs:
     attention_heads: int | None
     kv_heads: int | None
     head_dim: int | None
+    hidden_size: int
+    vocab_size: int
     kv_bytes_per_token: float
+    sliding_share: float
+    sliding_window: int | None
     prompt_tokens: int
     output_tokens: int
     context_tokens: int
@@ -95,24 +152,70 @@ class Needs:
     instance_family: str | None
     framework: str
     defaults: tuple[str, ...]
+    request_flops: float
+    decode_bytes_per_token: float
+    fixed_headroom_gib: float
     #: the container family (:func:`fm_platform.fleet.weights.container_of`)
     container: str = "lmi"
 
+    def _kv_sequence_bytes(self, tokens: int) -> float:
+        tokens = math.ceil(tokens / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
+        window = min(tokens, self.sliding_window or tokens)
+        share = self.sliding_share
+        return self.kv_bytes_per_token * ((1 - share) * tokens + share * window)
+
     def kv_gib(self, tensor_parallel: int, concurrency: int) -> float:
-        """KV cache of ``concurrency`` sequences of ``context_tokens`` on ``tensor_parallel``
-        devices (KV heads replicated when there are fewer than devices)."""
+        """The paged KV pool for ``concurrency`` sequences of prompt + output tokens, and at
+        least one of ``context_tokens``, on ``tensor_parallel`` devices (KV heads
+        replicated when there are fewer than devices)."""
         if not self.generative:
             return 0.0
+        request = self._kv_sequence_bytes(self.prompt_tokens + self.output_tokens)
+        pool = max(concurrency * request, self._kv_sequence_bytes(self.context_tokens))
+        if self.kv_heads and tensor_parallel > self.kv_heads:
+            pool *= tensor_parallel / self.kv_heads
+        return pool / GIB
+
+    def kv_read_bytes_per_token(self, tensor_parallel: int) -> float:
+        """KV bytes a decode step reads per token of context (all devices)."""
         per_token = self.kv_bytes_per_token
         if self.kv_heads and tensor_parallel > self.kv_heads:
             per_token *= tensor_parallel / self.kv_heads
-        return per_token * self.context_tokens * concurrency / GIB
+        return per_token
+
+    def headroom_gib(self, tensor_parallel: int, concurrency: int) -> float:
+        """Activations and graphs the engine keeps beside weights and KV pool."""
+        if not self.generative:
+            tokens = self.prompt_tokens * max(1, concurrency)
+            activations = tokens * self.hidden_size * ACTIVATION_BYTES_PER_HIDDEN / GIB
+            return self.fixed_headroom_gib + activations
+        step = BATCHED_TOKENS * self.hidden_size * ACTIVATION_BYTES_PER_HIDDEN
+        logits = concurrency * self.vocab_size * 4
+        return CUDA_GRAPH_GIB * tensor_parallel + (step + logits) / GIB
+
+    def parts(self, tensor_parallel: int, concurrency: int) -> MemoryParts:
+        """Device memory of one copy, by part (module docstring)."""
+        kv = self.kv_gib(tensor_parallel, concurrency)
+        headroom = self.headroom_gib(tensor_parallel, concurrency)
+        total = self.memory_gib
+        if total is None:
+            total = self.weights_gib + kv + headroom
+        return MemoryParts(self.weights_gib, kv, headroom, total)
 
     def copy_gib(self, tensor_parallel: int, concurrency: int) -> float:
-        """Device memory of one copy: ``memory_gib``, else weights + KV cache."""
+        """Device memory of one copy: ``memory_gib``, else weights + KV pool + headroom."""
         if self.memory_gib is not None:
             return self.memory_gib
-        return self.weights_gib + self.kv_gib(tensor_parallel, concurrency)
+        return (
+            self.weights_gib
+            + self.kv_gib(tensor_parallel, concurrency)
+            + self.headroom_gib(tensor_parallel, concurrency)
+        )
+
+    @property
+    def memory_fraction(self) -> float:
+        """The share of device memory the model's engine uses (module docstring)."""
+        return ENGINE_MEMORY_FRACTION if self.generative else OTHER_MEMORY_FRACTION
 
     def host_mib(self) -> int:
         """Host memory one copy asks for: its weights, at least 2 GiB."""
@@ -131,7 +234,40 @@ def _kv(model: ModelEntry, arch: Architecture | None, params_b: float) -> tuple[
         return layers * kv_heads * head_dim * 2 * value_bytes, "catalog"  # type: ignore[operator]
     if arch is not None:
         return arch.kv_bytes_per_token_per_byte * value_bytes, "architecture"
-    return MHA_KV_BYTES_PER_PARAM * params_b * 1e9 * value_bytes / 2, "default"
+    return GQA_KV_BYTES_PER_PARAM * params_b * 1e9 * value_bytes / 2, "default"
+
+
+def _dense_hidden(params_b: float, layers: int | None) -> int:
+    """The hidden size of a dense transformer of ``params_b`` (12 x hidden^2 per layer)."""
+    return int(math.sqrt(params_b * 1e9 / (12 * (layers or 32))))
+
+
+def _request_work(
+    task: str,
+    arch: Architecture | None,
+    params_b: float,
+    active_b: float,
+    prompt: int,
+    out: int,
+    bytes_per_param: float,
+) -> tuple[float, float, float]:
+    """FLOPs of one request, bytes read per decoded token, and fixed headroom (GiB) of a
+    model that does not decode in batches (module docstring)."""
+    if task == IMAGE and arch is not None and arch.denoiser_params_b:
+        passes = (arch.steps or 28) * arch.guidance_passes
+        if arch.denoiser_tflop_per_pass:
+            per_pass = arch.denoiser_tflop_per_pass * 1e12
+        else:
+            per_pass = 2 * arch.denoiser_params_b * 1e9 * ((arch.image_tokens or 4096) + prompt)
+        headroom = DIFFUSION_HEADROOM_GIB + DIFFUSION_HEADROOM_PER_B * arch.denoiser_params_b
+        return passes * per_pass, 0.0, headroom
+    if task == SPEECH:
+        decoder_share = 0.5
+        if arch is not None and arch.decoder_layers:
+            decoder_share = arch.decoder_layers / (arch.layers + arch.decoder_layers)
+        encoder = 2 * params_b * (1 - decoder_share) * 1e9 * prompt
+        return encoder, params_b * decoder_share * 1e9 * bytes_per_param, 0.5
+    return 2 * active_b * 1e9 * prompt, 0.0, 0.5
 
 
 def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
@@ -150,11 +286,22 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
     kv_per_token, kv_from = _kv(model, arch, params_b)
     if generative and kv_from == "default" and model.memory_gib is None:
         defaults.append("kv_cache")
-    prompt, output = GENERATIVE_REQUEST if generative else ENCODER_REQUEST
+    layers = model.layers or (arch.layers if arch else None)
+    hidden = arch.hidden_size if arch and arch.hidden_size else None
+    if hidden is None and model.attention_heads and model.head_dim:
+        hidden = model.attention_heads * model.head_dim
+    if hidden is None:
+        hidden = _dense_hidden(params_b, layers)
+        if model.memory_gib is None:
+            defaults.append("hidden_size")
+    prompt, output = {
+        SPEECH: SPEECH_REQUEST,
+        IMAGE: IMAGE_REQUEST,
+    }.get(task, GENERATIVE_REQUEST if generative else ENCODER_REQUEST)
     max_context = arch.max_context if arch else None
     if model.prompt_tokens is None:
         defaults.append("prompt_tokens")
-        prompt = min(prompt, max_context or prompt)
+        prompt = min(prompt, max_context or prompt) if task != SPEECH else prompt
     if model.output_tokens is None and generative:
         defaults.append("output_tokens")
     prompt = model.prompt_tokens or prompt
@@ -170,6 +317,8 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         defaults.append("concurrency")
     first, per_token = CLASS_LATENCY[model.latency_class]
     objective = model.latency_p50_ms or first + output * per_token
+    if task == IMAGE and model.latency_p50_ms is None:
+        objective = IMAGE_OBJECTIVE_MS[model.latency_class]
     if model.peak_rpm is None:
         defaults.append("peak_rpm")
     benchmark = None
@@ -179,6 +328,10 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
             path if path.is_absolute() else catalog.base_dir / path,
             model.benchmark_experiment,
         )
+    flops, decode_bytes, fixed = _request_work(
+        task, arch, params_b, active_b, prompt, output, bytes_per_param
+    )
+    sliding = arch.sliding_window_layers / arch.layers if arch and arch.sliding_window else 0.0
     return Needs(
         name=model.name,
         task=task,
@@ -189,11 +342,15 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         dtype=model.dtype,
         weights_gib=params_b * 1e9 * bytes_per_param / GIB,
         memory_gib=model.memory_gib,
-        layers=model.layers or (arch.layers if arch else None),
+        layers=layers,
         attention_heads=model.attention_heads or (arch.attention_heads if arch else None),
         kv_heads=model.kv_heads or (arch.kv_heads if arch else None),
         head_dim=model.head_dim or (arch.head_dim if arch else None),
+        hidden_size=hidden,
+        vocab_size=arch.vocab_size if arch and arch.vocab_size else 128_000,
         kv_bytes_per_token=kv_per_token,
+        sliding_share=sliding,
+        sliding_window=arch.sliding_window if arch else None,
         prompt_tokens=prompt,
         output_tokens=output,
         context_tokens=context,
@@ -211,6 +368,9 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         framework=model.framework,
         defaults=tuple(defaults),
         container=container_of(model, task),
+        request_flops=flops,
+        decode_bytes_per_token=decode_bytes,
+        fixed_headroom_gib=fixed,
     )
 
 

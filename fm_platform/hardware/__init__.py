@@ -6,6 +6,9 @@ use them.
   instance type, which botocore does not know, from the package data file
   ``instance_specs.json`` (sources and date inside the file);
   ``scripts/regenerate_instance_specs.py`` (a maintenance tool, not shipped) rebuilds it.
+- :mod:`fm_platform.hardware.devices`: per accelerator, memory bandwidth, FP32 and 16-bit
+  throughput and compute capability; per CPU family, FP32 per vCPU (the planner's
+  roofline), from ``device_figures.json`` (a source per record).
 - :mod:`fm_platform.hardware.prices`: on-demand hourly prices of SageMaker hosting.
 - :mod:`fm_platform.hardware.regions`: the region of an AZ ID.
 """

@@ -1,8 +1,8 @@
 """What the throughput estimate and the hardware rules read about an instance type: per
-accelerator, memory bandwidth, dense 16-bit tensor throughput and CUDA compute capability;
-per CPU family, the peak FP32 throughput of one vCPU. Figures and sources live in
-``data/hardware.json``; instance shapes (device count and memory) come from
-:mod:`fm_platform.hardware.instances`.
+accelerator, memory bandwidth, dense FP32, TF32 and 16-bit tensor throughput and CUDA
+compute capability; per CPU family, the peak FP32 throughput of one vCPU. Figures and
+sources live in ``device_figures.json``; instance shapes (device count and memory) come
+from :mod:`fm_platform.hardware.instances`.
 """
 
 from __future__ import annotations
@@ -25,18 +25,26 @@ FP32_FLOPS_PER_CYCLE_PER_VCPU = 32
 @dataclass(frozen=True)
 class Device:
     """One accelerator: ``bandwidth_gbps`` (GB/s), ``tflops`` (dense FP16/BF16 tensor),
-    ``capability`` (CUDA compute capability; None for Neuron devices)."""
+    ``fp32_tflops`` (dense FP32 without tensor cores), ``capability`` (CUDA compute
+    capability; None for Neuron devices)."""
 
     model: str
     bandwidth_gbps: float
     tflops: float
     capability: float | None
+    fp32_tflops: float
+
+    def tflops_for(self, dtype: str) -> float:
+        """Dense TFLOPS a model of ``dtype`` computes at: FP32 on CUDA cores for fp32 (the
+        file's notes say why not TF32), the 16-bit tensor rate otherwise (int8/int4/fp8
+        weights are dequantized to 16-bit activations)."""
+        return self.fp32_tflops if dtype == "fp32" else self.tflops
 
 
 @cache
 def _data() -> dict:
     return json.loads(
-        resources.files("fm_platform.fleet").joinpath("data/hardware.json").read_text()
+        resources.files("fm_platform.hardware").joinpath("device_figures.json").read_text()
     )
 
 
@@ -59,6 +67,7 @@ def device(spec: InstanceSpec) -> Device | None:
         figures["memory_bandwidth_gbps"],
         figures["dense_tflops_16bit"],
         figures["compute_capability"],
+        figures["dense_tflops_fp32"],
     )
 
 

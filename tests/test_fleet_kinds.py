@@ -1,0 +1,82 @@
+"""A new hosting kind is one :class:`Kind` entry plus its sizing and its stack mapping:
+the planner, cost model, report and bound read kinds by their fields, never by name."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from fm_platform.fleet import endpoints, kinds, options
+from fm_platform.fleet.bound import lower_bound
+from fm_platform.fleet.cost import plan_cost
+from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.report import endpoint_table, explain, model_table, summary
+from tests.fleet_support import catalog
+from tests.support import ROOT
+
+NAMES = {kinds.IC, kinds.SINGLE, kinds.MULTI, kinds.ASYNC}
+CONSTANTS = {"IC", "SINGLE", "MULTI", "ASYNC"}
+#: The kind table, each kind's sizing rule and stack mapping, and the reader of version 1
+#: plan files (which knew two kinds by name; a new kind never appears in one).
+ALLOWED = {
+    "fm_platform/fleet/kinds.py",
+    "fm_platform/fleet/endpoints.py",
+    "fm_platform/stacks/fleet.py",
+    "fm_platform/fleet/plan.py",
+}
+
+
+def _names_kinds(path) -> bool:
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        imported = {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set()
+        if imported & CONSTANTS and node.module == "fm_platform.fleet.kinds":  # type: ignore[attr-defined]
+            return True
+        if isinstance(node, ast.Constant) and node.value in NAMES:
+            return True
+    return False
+
+
+def test_only_the_kind_table_the_sizing_and_the_stack_mapping_name_kinds():
+    naming = {
+        str(p.relative_to(ROOT)) for p in (ROOT / "fm_platform").rglob("*.py") if _names_kinds(p)
+    }
+    assert naming == ALLOWED
+
+
+def test_a_registered_kind_is_planned_priced_reported_and_bounded_with_no_other_edit(
+    monkeypatch, request
+):
+    fake = dataclasses.replace(
+        kinds.KINDS[kinds.SINGLE],
+        name="reserved-lane",
+        prefix="lane",
+        # fits every axis best, so it wins wherever it is allowed
+        fit={"model_size": 1.0, "latency": 1.0, "isolation": 1.0, "scalability": 1.0},
+        preference=-1,
+    )
+    monkeypatch.setitem(kinds.KINDS, fake.name, fake)
+    monkeypatch.setitem(endpoints.SIZERS, fake.name, endpoints.size_single)
+    # assessments are cached per model shape; the kind table is fixed outside this test
+    options._assess_alike.cache_clear()
+    request.addfinalizer(options._assess_alike.cache_clear)
+    planner = Planner(
+        catalog(
+            [
+                {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 300},
+                {"name": "embed", "architecture": "bge-large-en-v1.5", "peak_rpm": 600},
+            ],
+            weights={"cost": 0.0},
+        )
+    )
+    plan = planner.run()
+    assert {e.kind for e in plan.endpoints.values()} == {"reserved-lane"}
+    assert all(name.startswith("lane-") for name in plan.endpoints)
+    cost = plan_cost(plan)
+    assert cost.expected_hourly > 0 and cost.min_instances == 2
+    bound = lower_bound(planner)
+    assert 0 < bound <= cost.expected_hourly + 1e-6
+    assert "reserved-lane" in endpoint_table(plan)
+    assert "lane-chat" in model_table(plan)
+    assert any("lower bound" in line for line in summary(plan, bound))
+    assert "reserved-lane" in explain(planner, "chat")
