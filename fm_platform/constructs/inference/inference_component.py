@@ -36,7 +36,7 @@ from fm_platform.constructs.inference.endpoint_base import (
     sagemaker_metric,
     with_statistic,
 )
-from fm_platform.constructs.inference.execution_role import grant_containers
+from fm_platform.constructs.inference.execution_role import add_container_access
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.constructs.options import checked
@@ -296,7 +296,7 @@ class InferenceComponentModel(Construct):
         self.endpoint.place(self, props.demand(self.component_name))
         role = self.endpoint.execution_role
 
-        grant_containers(self, role, [props.container], props.artifact_key)
+        add_container_access(self, role, [props.container], props.artifact_key)
         self.model = create_model(
             self,
             "Model",
