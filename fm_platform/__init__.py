@@ -38,7 +38,7 @@ _EXPORTS = {
     "DataCaptureProps": "fm_platform.constructs.inference.single_model_endpoint",
     "DataRepositoryAssociationProps": "fm_platform.constructs.training.filesystem",
     "deep_learning_container_image": "fm_platform.images",
-    "EndpointReference": "fm_platform.constructs.inference.component_endpoint",
+    "EndpointAttributes": "fm_platform.constructs.inference.imported_endpoint",
     "HomeFileSystem": "fm_platform.constructs.training.home_filesystem",
     "HomeFileSystemOptions": "fm_platform.constructs.training.home_filesystem",
     "HomeFileSystemProps": "fm_platform.constructs.training.home_filesystem",
@@ -47,7 +47,11 @@ _EXPORTS = {
     "HyperPodCluster": "fm_platform.constructs.training.hyperpod",
     "HyperPodClusterOptions": "fm_platform.constructs.training.hyperpod",
     "HyperPodClusterProps": "fm_platform.constructs.training.hyperpod",
+    "IAsyncEndpoint": "fm_platform.constructs.inference.endpoint_interface",
+    "IEndpoint": "fm_platform.constructs.inference.endpoint_interface",
+    "IInferenceComponentEndpoint": "fm_platform.constructs.inference.endpoint_interface",
     "InferenceComponentEndpoint": "fm_platform.constructs.inference.component_endpoint",
+    "InferenceComponentEndpointAttributes": "fm_platform.constructs.inference.component_endpoint",
     "InferenceComponentEndpointBase": "fm_platform.constructs.inference.component_endpoint",
     "InferenceComponentEndpointConfig": "fm_platform.config",
     "InferenceComponentModelConfig": "fm_platform.config",
@@ -111,14 +115,6 @@ _DEPRECATED = {
         "fm_platform.constructs.inference.inference_component",
         "InferenceComponentModelOptions",
     ),
-    "InferenceEndpoint": (
-        "fm_platform.constructs.inference.component_endpoint",
-        "InferenceComponentEndpoint",
-    ),
-    "InferenceEndpointProps": (
-        "fm_platform.constructs.inference.component_endpoint",
-        "InferenceComponentEndpointProps",
-    ),
     "MultiModelEndpointSpec": ("fm_platform.config", "MultiModelEndpointConfig"),
     "SingleModelEndpointSpec": ("fm_platform.config", "SingleModelEndpointConfig"),
 }
@@ -139,7 +135,7 @@ __all__ = [
     "DataCaptureOptions",
     "DataCaptureProps",
     "DataRepositoryAssociationProps",
-    "EndpointReference",
+    "EndpointAttributes",
     "HomeFileSystem",
     "HomeFileSystemOptions",
     "HomeFileSystemProps",
@@ -148,7 +144,11 @@ __all__ = [
     "HyperPodCluster",
     "HyperPodClusterOptions",
     "HyperPodClusterProps",
+    "IAsyncEndpoint",
+    "IEndpoint",
+    "IInferenceComponentEndpoint",
     "InferenceComponentEndpoint",
+    "InferenceComponentEndpointAttributes",
     "InferenceComponentEndpointBase",
     "InferenceComponentEndpointConfig",
     "InferenceComponentModelConfig",
@@ -251,15 +251,21 @@ if TYPE_CHECKING:
     )
     from fm_platform.constructs.inference.async_scaling import AsyncScaling
     from fm_platform.constructs.inference.component_endpoint import (
-        EndpointReference,
         InferenceComponentEndpoint,
+        InferenceComponentEndpointAttributes,
         InferenceComponentEndpointBase,
         InferenceComponentEndpointOptions,
         InferenceComponentEndpointProps,
     )
     from fm_platform.constructs.inference.component_scaling import ComponentScaling
     from fm_platform.constructs.inference.container_image import ContainerImage
+    from fm_platform.constructs.inference.endpoint_interface import (
+        IAsyncEndpoint,
+        IEndpoint,
+        IInferenceComponentEndpoint,
+    )
     from fm_platform.constructs.inference.execution_role import HostingRole, HostingRoleProps
+    from fm_platform.constructs.inference.imported_endpoint import EndpointAttributes
     from fm_platform.constructs.inference.inference_component import (
         InferenceComponentModel,
         InferenceComponentModelOptions,
