@@ -77,3 +77,39 @@ def test_nothing_below_the_stacks_imports_them():
 def test_the_rules_import_nothing_above_them():
     for upper in ("fm_platform.constructs", "fm_platform.config", "fm_platform.stacks"):
         assert _importers_of(upper, ["rules", "hardware", "mapping.py"]) == []
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Each module of the package and the package modules it imports (at any depth of the
+    file, ``TYPE_CHECKING`` and lazy imports too)."""
+    modules = {name: PACKAGE.parent / (name.replace(".", "/") + ".py") for name in _modules(".")}
+    for name in list(modules):
+        if not modules[name].exists():
+            modules[name] = PACKAGE.parent / name.replace(".", "/") / "__init__.py"
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        graph[name] = {other for other in found if other in modules and other != name}
+    return graph
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    graph = _module_graph()
+    cycles = []
+    for start in graph:
+        seen, stack = set(), [(start, (start,))]
+        while stack:
+            module, path = stack.pop()
+            for imported in graph[module]:
+                if imported == start:
+                    cycles.append(" -> ".join((*path, start)))
+                elif imported not in seen:
+                    seen.add(imported)
+                    stack.append((imported, (*path, imported)))
+    assert cycles == []

@@ -4,7 +4,9 @@ its lifecycle scripts' log group, its file system and the topic alarms and event
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from aws_cdk import Stack
 from aws_cdk import aws_sns as sns
@@ -21,14 +23,30 @@ from fm_platform.constructs.observability.training_dashboard import (
     TrainingDashboardInputs,
     training_section,
 )
-from fm_platform.constructs.training.hyperpod import HyperPodCluster
+from fm_platform.constructs.training.instance_groups import InstanceGroup
+
+
+class WatchedCluster(Protocol):
+    """What the cluster's observability needs from it (``HyperPodCluster`` fits): its ARN,
+    its ID (the last part of the ARN, which HyperPod names its log groups after) and its
+    instance groups (drawn on the dashboard)."""
+
+    @property
+    def cluster_arn(self) -> str: ...
+
+    @property
+    def cluster_id(self) -> str: ...
+
+    @property
+    def instance_groups(self) -> Sequence[InstanceGroup]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
 class TrainingObservabilityProps:
     """What :class:`TrainingObservability` watches and where it reports.
 
-    cluster: the HyperPod cluster (its ARN, ID and instance groups).
+    cluster: the HyperPod cluster (a :class:`WatchedCluster`: its ARN, ID and instance
+        groups).
     placement: where the lifecycle-error alarm's function runs and which log group it reads
         (the lifecycle scripts' upload log group).
     file_system_id: the shared file system drawn on the dashboard.
@@ -41,7 +59,7 @@ class TrainingObservabilityProps:
     dashboard_title: the dashboard's title; by default the name of the scope's stack.
     """
 
-    cluster: HyperPodCluster
+    cluster: WatchedCluster
     placement: FunctionPlacement
     file_system_id: str
     topic: sns.ITopic | None = None
