@@ -14,7 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 #: The package version (semantic versioning; see CHANGELOG.md). pyproject.toml reads it.
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 # The public names and the modules that define them. They are imported on first use, so
 # that the ``fmp`` command (fm_platform.cli) starts without loading aws-cdk-lib.
