@@ -49,7 +49,7 @@ if TYPE_CHECKING:
         AsyncScaling as AsyncScaling,
     )
     from fm_platform.constructs.inference.component_endpoint import (
-        EndpointReference as EndpointReference,
+        InferenceComponentEndpointAttributes as InferenceComponentEndpointAttributes,
         InferenceComponentEndpoint as InferenceComponentEndpoint,
         InferenceComponentEndpointBase as InferenceComponentEndpointBase,
         InferenceComponentEndpointOptions as InferenceComponentEndpointOptions,
@@ -61,9 +61,17 @@ if TYPE_CHECKING:
     from fm_platform.constructs.inference.container_image import (
         ContainerImage as ContainerImage,
     )
+    from fm_platform.constructs.inference.endpoint_interface import (
+        IAsyncEndpoint as IAsyncEndpoint,
+        IEndpoint as IEndpoint,
+        IInferenceComponentEndpoint as IInferenceComponentEndpoint,
+    )
     from fm_platform.constructs.inference.execution_role import (
         HostingRole as HostingRole,
         HostingRoleProps as HostingRoleProps,
+    )
+    from fm_platform.constructs.inference.imported_endpoint import (
+        EndpointAttributes as EndpointAttributes,
     )
     from fm_platform.constructs.inference.inference_component import (
         InferenceComponentModel as InferenceComponentModel,

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
+    InferenceComponentEndpointAttributes,
     InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
@@ -141,10 +142,12 @@ def test_an_imported_endpoint_is_checked_against_the_counts_it_was_given():
     known = InferenceComponentEndpoint.from_endpoint_attributes(
         stack,
         "Known",
-        endpoint_name="shared",
-        instance_type="ml.g5.12xlarge",
-        execution_role=role,
-        max_instance_count=1,
+        InferenceComponentEndpointAttributes(
+            endpoint_name="shared",
+            instance_type="ml.g5.12xlarge",
+            execution_role=role,
+            max_instance_count=1,
+        ),
     )
     _model(stack, known, "big", accelerators=4, initial_copies=2)
     assert "Serving-big-62e167c0 2 x 4 = 8 > 1 instances x 4" in _synth_error(app)
@@ -157,9 +160,9 @@ def test_an_imported_endpoint_without_known_instance_counts_is_not_checked():
     unknown = InferenceComponentEndpoint.from_endpoint_attributes(
         stack,
         "Unknown",
-        endpoint_name="shared",
-        instance_type="ml.g5.12xlarge",
-        execution_role=role,
+        InferenceComponentEndpointAttributes(
+            endpoint_name="shared", instance_type="ml.g5.12xlarge", execution_role=role
+        ),
     )
     _model(stack, unknown, "chat", accelerators=4, initial_copies=3)
     app.synth()

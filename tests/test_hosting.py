@@ -12,16 +12,15 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk.assertions import Annotations, Match, Template
 
+from fm_platform.constructs.inference.container_image import add_image_pull
 from fm_platform.constructs.inference.execution_role import (
-    STATEMENT_BUDGET,
     HostingRole,
     HostingRoleProps,
     execution_role_for,
-    grant_image_pull,
-    grant_model_artifacts,
     hosting_execution_role,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.role_grants import STATEMENT_BUDGET, add_model_artifacts
 from fm_platform.constructs.inference.storage_encryption import (
     encrypt_endpoint_config,
     storage_key_applies,
@@ -160,7 +159,7 @@ def role_template():
             in_vpc=True,
         ),
     )
-    hosting.grant_image_pull(
+    hosting.add_image_pull(
         cdk.Fn.join("", [stack.account, ".dkr.ecr.", stack.region, ".amazonaws.com/x:1"])
     )
     return Template.from_stack(stack)
@@ -262,16 +261,16 @@ def token_grants():
         for name in ("RegionImage", "AccountImage", "BucketPrefix", "BucketObject", "KeyToken")
     }
     for _ in range(2):  # several models on one endpoint sharing an image
-        grant_image_pull(roles["RegionImage"], _region_token_image(stack))
-    grant_image_pull(
+        add_image_pull(roles["RegionImage"], _region_token_image(stack))
+    add_image_pull(
         roles["AccountImage"], f"{stack.account}.dkr.ecr.{stack.region}.amazonaws.com/own:1"
     )
-    grant_model_artifacts(roles["BucketPrefix"], f"s3://{bucket.bucket_name}/models/llama/", None)
-    grant_model_artifacts(
+    add_model_artifacts(roles["BucketPrefix"], f"s3://{bucket.bucket_name}/models/llama/", None)
+    add_model_artifacts(
         roles["BucketObject"], f"s3://{bucket.bucket_name}/models/t5/model.tar.gz", None
     )
     key = cdk.Fn.import_value("ModelKey")
-    grant_model_artifacts(roles["KeyToken"], f"s3://{bucket.bucket_name}/{key}", None)
+    add_model_artifacts(roles["KeyToken"], f"s3://{bucket.bucket_name}/{key}", None)
     template = Template.from_stack(stack)
     statements = {
         name: [
@@ -392,8 +391,8 @@ def test_grants_share_statements_and_each_is_added_once():
     ]
     for _ in range(2):  # every model's grants twice: nothing is added the second time
         for url in urls:
-            grant_model_artifacts(role, url, key)
-            grant_image_pull(role, IMAGE)
+            add_model_artifacts(role, url, key)
+            add_image_pull(role, IMAGE)
     statements = {}
     for statement in _statements_of(stack, role):
         statements.setdefault(json.dumps(statement["Action"]), []).append(statement)
@@ -425,7 +424,7 @@ def test_a_full_statement_is_continued_in_a_new_one():
     role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
     prefixes = [f"models/{'m' * 60}-{index:03d}/" for index in range(60)]
     for prefix in prefixes:
-        grant_model_artifacts(role, f"s3://models/{prefix}", None)
+        add_model_artifacts(role, f"s3://models/{prefix}", None)
     statements = _statements_of(stack, role)
     reads = [s for s in statements if s["Action"] == "s3:GetObject"]
     listings = [s for s in statements if s["Action"] == "s3:ListBucket"]

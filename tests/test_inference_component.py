@@ -14,8 +14,9 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.constructs.inference.component_endpoint import (
-    EndpointReference,
+    ImportedInferenceComponentEndpoint,
     InferenceComponentEndpoint,
+    InferenceComponentEndpointAttributes,
     InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
@@ -145,20 +146,21 @@ def test_component_spec(synthesized):
     )
 
 
-def test_a_deprecated_endpoint_reference_still_places_a_model_with_a_warning():
+def test_models_placed_on_an_imported_endpoint_are_counted_on_it():
     stack = cdk.Stack(new_app(), "Legacy")
     role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")
-    with pytest.warns(DeprecationWarning, match="EndpointReference is deprecated"):
-        reference = EndpointReference(
-            endpoint_name="chat-endpoint",
-            variant_name="AllTraffic",
-            instance_type="ml.g5.12xlarge",
-            execution_role=role,
-        )
-    first = InferenceComponentModel(stack, "First", _model(reference, "first"))
-    second = InferenceComponentModel(stack, "Second", _model(reference, "second"))
-    assert first.endpoint is second.endpoint  # one imported endpoint per reference and stack
-    assert [d.name for d in first.endpoint.placements] == [
+    imported = InferenceComponentEndpoint.from_endpoint_attributes(
+        stack,
+        "Shared",
+        InferenceComponentEndpointAttributes(
+            endpoint_name="chat-endpoint", instance_type="ml.g5.12xlarge", execution_role=role
+        ),
+    )
+    assert isinstance(imported, ImportedInferenceComponentEndpoint)
+    first = InferenceComponentModel(stack, "First", _model(imported, "first"))
+    second = InferenceComponentModel(stack, "Second", _model(imported, "second"))
+    assert first.endpoint is second.endpoint is imported
+    assert [d.name for d in imported.placements] == [
         "Legacy-first-62e167c0",
         "Legacy-second-62e167c0",
     ]

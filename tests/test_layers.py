@@ -44,40 +44,6 @@ LAYERS: dict[str, frozenset[str]] = {
 # Top-level modules and the layer they sit in.
 _TOP_LEVEL = {"fm_platform": "api", "fm_platform.app": "app"}
 
-# Two import cycles that the endpoint branch removes (the execution role reaching into the
-# image and the container; the observability stack reading the other stacks): every edge
-# of each cycle, ignored until then. Empty this when that branch merges.
-_CYCLES_FIXED_ON_ENDPOINT_BRANCH: frozenset[tuple[str, str]] = frozenset(
-    {
-        # container_image <-> execution_role <-> model_container
-        (
-            "fm_platform.constructs.inference.container_image",
-            "fm_platform.constructs.inference.execution_role",
-        ),
-        (
-            "fm_platform.constructs.inference.execution_role",
-            "fm_platform.constructs.inference.container_image",
-        ),
-        (
-            "fm_platform.constructs.inference.execution_role",
-            "fm_platform.constructs.inference.model_container",
-        ),
-        (
-            "fm_platform.constructs.inference.model_container",
-            "fm_platform.constructs.inference.container_image",
-        ),
-        # stacks/observability <-> the inference, training and training data stacks
-        ("fm_platform.stacks.observability", "fm_platform.stacks.inference"),
-        ("fm_platform.stacks.observability", "fm_platform.stacks.training"),
-        ("fm_platform.stacks.observability", "fm_platform.stacks.training_data"),
-        ("fm_platform.stacks.inference", "fm_platform.stacks.observability"),
-        ("fm_platform.stacks.training", "fm_platform.stacks.observability"),
-        ("fm_platform.stacks.training", "fm_platform.stacks.training_data"),
-        ("fm_platform.stacks.training_data", "fm_platform.stacks.observability"),
-    }
-)
-
-
 def module_name(path: Path, package: Path = PACKAGE) -> str:
     parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts).removesuffix(".__init__")
@@ -150,16 +116,10 @@ def climbs(graph: Mapping[str, list[tuple[str, int]]]) -> list[str]:
     return problems
 
 
-def cycles(
-    graph: Mapping[str, list[tuple[str, int]]], ignored: frozenset[tuple[str, str]] = frozenset()
-) -> list[str]:
+def cycles(graph: Mapping[str, list[tuple[str, int]]]) -> list[str]:
     """Every group of modules that import each other in a circle (Tarjan's strongly
-    connected components), each with the imports that close it; edges in ``ignored``
-    do not count."""
-    edges = {
-        module: [(t, line) for t, line in imported if (module, t) not in ignored]
-        for module, imported in graph.items()
-    }
+    connected components), each with the imports that close it."""
+    edges = graph
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -217,14 +177,8 @@ def test_no_import_climbs_out_of_its_layer(graph):
 
 
 def test_no_imports_go_round_in_a_circle(graph):
-    problems = cycles(graph, _CYCLES_FIXED_ON_ENDPOINT_BRANCH)
+    problems = cycles(graph)
     assert not problems, "\n".join(problems)
-
-
-def test_every_cycle_edge_still_ignored_exists(graph):
-    present = {(module, target) for module, imported in graph.items() for target, _ in imported}
-    gone = sorted(_CYCLES_FIXED_ON_ENDPOINT_BRANCH - present)
-    assert not gone, f"remove from _CYCLES_FIXED_ON_ENDPOINT_BRANCH, no longer imported: {gone}"
 
 
 # The checks themselves, on modules of their own.
@@ -253,7 +207,6 @@ def test_a_cycle_is_named_with_the_imports_that_close_it():
         "(line 1) imports fm_platform.core.b; fm_platform.core.b (line 1) imports "
         "fm_platform.core.a"
     ]
-    assert cycles(graph, frozenset({("fm_platform.core.b", "fm_platform.core.a")})) == []
 
 
 def test_a_module_outside_every_layer_is_reported():

@@ -9,11 +9,11 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Template
 
-from fm_platform.constructs.inference.execution_role import (
+from fm_platform.constructs.inference.container_image import add_image_pull
+from fm_platform.constructs.inference.execution_role import HostingRole
+from fm_platform.constructs.inference.role_grants import (
     COLLECTED_GRANTS_PRIORITY,
-    HostingRole,
-    grant_image_pull,
-    grant_model_artifacts,
+    add_model_artifacts,
 )
 from tests.support import nag_findings, new_app
 from tests.test_round_trips import counted_round_trips
@@ -69,8 +69,8 @@ def test_an_oversized_policy_is_split_with_every_collected_grant(flags):
     stack = cdk.Stack(app, "Split")
     role = HostingRole(stack, "Hosting").role
     for prefix in PREFIXES:
-        grant_model_artifacts(role, f"s3://models/{prefix}", None)
-        grant_image_pull(role, IMAGE)
+        add_model_artifacts(role, f"s3://models/{prefix}", None)
+        add_image_pull(role, IMAGE)
     documents = _documents(stack, role)
     # The first grants alone stay below the size that splits: the split saw them all.
     assert any(name.startswith("AWS::IAM::ManagedPolicy") for name in documents)
@@ -85,7 +85,7 @@ def test_collected_acknowledgements_cover_every_wildcard_granted(stabilization):
     stack = cdk.Stack(app, "Acknowledged")
     role = HostingRole(stack, "Hosting").role
     for prefix in PREFIXES[:5]:
-        grant_model_artifacts(role, f"s3://models/{prefix}", None)
+        add_model_artifacts(role, f"s3://models/{prefix}", None)
     assert not [f for f in nag_findings(app) if "Hosting" in f]
 
 
@@ -93,7 +93,7 @@ def test_an_imported_role_gets_every_collected_grant():
     stack = cdk.Stack(new_app(), "Imported")
     role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::111122223333:role/hosting")
     for prefix in PREFIXES[:12]:
-        grant_model_artifacts(role, f"s3://models/{prefix}", None)
+        add_model_artifacts(role, f"s3://models/{prefix}", None)
     objects, prefixes = _granted(_documents_of_imported(stack))
     assert objects == [f"models/{prefix}*" for prefix in PREFIXES[:12]]
     assert prefixes == [f"{prefix}*" for prefix in PREFIXES[:12]]
@@ -112,10 +112,10 @@ def test_a_grant_that_continues_a_statement_costs_no_call_until_the_role_is_visi
     stack = cdk.Stack(app, "Calls")
     role = HostingRole(stack, "Hosting").role
     short = [f"models/m{index:02d}/" for index in range(20)]
-    grant_model_artifacts(role, f"s3://models/{short[0]}", None)  # starts the statements
+    add_model_artifacts(role, f"s3://models/{short[0]}", None)  # starts the statements
     with counted_round_trips() as count:
         for prefix in short[1:]:
-            grant_model_artifacts(role, f"s3://models/{prefix}", None)
+            add_model_artifacts(role, f"s3://models/{prefix}", None)
     assert count[0] == 0
     objects, prefixes = _granted(_documents(stack, role))
     assert objects == [f"models/{prefix}*" for prefix in short]

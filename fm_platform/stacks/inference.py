@@ -48,6 +48,7 @@ from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpointOptions,
     InferenceComponentEndpointProps,
 )
+from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelOptions,
@@ -69,13 +70,24 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointOptions,
     SingleModelEndpointProps,
 )
-from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.observability.inference_observability import (
+    IC_KIND,
+    MULTI_KIND,
+    SINGLE_KIND,
+    InferenceObservabilityProps,
+    WatchedAsyncEndpoint,
+    WatchedEndpoint,
+    WatchedModel,
+    watch_inference,
+)
+from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
+from fm_platform.constructs.observability.topic import NotificationTopicOptions, notification_topic
+from fm_platform.core.options import options_values
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.core.images import deep_learning_container_image
 from fm_platform.core.options import options_values
 from fm_platform.stacks.artifacts import ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
-from fm_platform.stacks.observability import InferenceObservability
 
 
 def _output_id(prefix: str, name: str) -> str:
@@ -120,9 +132,13 @@ class InferenceStack(Stack):
     whatever the number of models (CloudFormation allows 200). The bucket's name is an
     output of the artifacts stack (``ModelArtifactsBucket``).
 
-    Observability (``Observability``, see :class:`InferenceObservability`): a notification
-    topic, an alarm per model and per endpoint, dashboards; ``notifications=None`` creates
-    no topic and no alarm, ``dashboards=False`` no dashboard.
+    Observability: a notification topic (``Notifications``, see
+    :func:`~fm_platform.constructs.observability.topic.notification_topic`), and under
+    ``Observability`` an alarm per model and per endpoint, each as its configuration's
+    ``alarms`` say, and dashboards (see
+    :func:`~fm_platform.constructs.observability.inference_observability.watch_inference`;
+    attribute ``observability``); ``notifications=None`` creates no topic and no alarm,
+    ``dashboards=False`` no dashboard.
     """
 
     def __init__(
@@ -138,7 +154,7 @@ class InferenceStack(Stack):
         **stack_kwargs: Any,
     ) -> None:
         """Build the stack's endpoints and models from ``config``; it is validated first.
-        ``notifications`` and ``dashboards``: see :class:`InferenceObservability`."""
+        ``notifications`` and ``dashboards``: see the class docstring."""
         super().__init__(scope, construct_id, **stack_kwargs)
         CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
         config.validate()
@@ -177,8 +193,24 @@ class InferenceStack(Stack):
                 ServerlessEndpointProps(**options, artifact_key=self.artifacts.key),
             )
         self._add_outputs()
-        self.observability = InferenceObservability(
-            self, "Observability", notifications=notifications, dashboards=dashboards
+        watching = Construct(self, "Observability")
+        topic = notification_topic(self, notifications, "inference alarms")
+        self.observability = watch_inference(
+            watching,
+            InferenceObservabilityProps(
+                endpoints=self._watched_endpoints(),
+                async_endpoints=[
+                    WatchedAsyncEndpoint(
+                        label=item.name,
+                        endpoint=self.async_endpoints[item.name],
+                        alarms=item.alarms,
+                        max_instance_count=item.scaling.max_instances if item.scaling else None,
+                    )
+                    for item in config.async_endpoints
+                ],
+                topic=topic.topic if topic is not None else None,
+                dashboards=dashboards,
+            ),
         )
         check_resource_count(
             self,
@@ -271,6 +303,53 @@ class InferenceStack(Stack):
             ),
         )
         self.async_endpoints[item.name] = endpoint
+
+    def _watched_endpoints(self) -> list[WatchedEndpoint]:
+        """The real-time endpoints as the configuration asks them watched, in order."""
+        config = self.config
+        watched = [
+            WatchedEndpoint(
+                label=item.name,
+                endpoint=self.ic_endpoints[item.name],
+                kind=IC_KIND,
+                alarms=item.alarms,
+                min_instance_count=item.min_instance_count,
+                max_instance_count=item.max_instance_count,
+                models=[
+                    WatchedModel(
+                        model=self.ic_models[model.model_name],
+                        alarms=getattr(model, "alarms", None) or ModelAlarmOptions(),
+                    )
+                    for model in item.models
+                ],
+            )
+            for item in config.ic_endpoints
+        ]
+        variants: list[
+            tuple[SingleModelEndpointConfig | MultiModelEndpointConfig, IEndpoint, str]
+        ] = [
+            *(
+                (item, self.single_model_endpoints[item.name], SINGLE_KIND)
+                for item in config.single_model_endpoints
+            ),
+            *(
+                (item, self.multi_model_endpoints[item.name], MULTI_KIND)
+                for item in config.multi_model_endpoints
+            ),
+        ]
+        for item, endpoint, kind in variants:
+            scaling = item.scaling
+            watched.append(
+                WatchedEndpoint(
+                    label=item.name,
+                    endpoint=endpoint,
+                    kind=kind,
+                    alarms=item.alarms,
+                    min_instance_count=scaling.min_instances if scaling else None,
+                    max_instance_count=scaling.max_instances if scaling else None,
+                )
+            )
+        return watched
 
     # -- outputs ----------------------------------------------------------------------------
 

@@ -12,6 +12,12 @@ from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.observability.training_alarms import FunctionPlacement
+from fm_platform.constructs.observability.training_observability import (
+    TrainingObservability,
+    TrainingObservabilityProps,
+)
+from fm_platform.core.options import options_values
 from fm_platform.constructs.training.hyperpod import (
     HyperPodCluster,
     HyperPodClusterOptions,
@@ -29,7 +35,6 @@ from fm_platform.constructs.training.lifecycle import (
 )
 from fm_platform.core.options import options_values
 from fm_platform.rules.problems import Problems
-from fm_platform.stacks.observability import TrainingObservability
 from fm_platform.stacks.training_data import TrainingDataStack
 
 
@@ -139,7 +144,25 @@ class TrainingStack(Stack):
             ),
         )
         self._add_outputs()
-        self.observability = TrainingObservability(self, "Observability", dashboards=dashboards)
+        topic = self.data.notifications
+        self.observability = TrainingObservability(
+            self,
+            "Observability",
+            TrainingObservabilityProps(
+                cluster=self.cluster,
+                placement=FunctionPlacement(
+                    vpc=self.network.vpc,
+                    subnet=self.network.subnet,
+                    log_group=storage.upload_log_group,
+                ),
+                file_system_id=self.file_system.file_system_id,
+                topic=topic.topic if topic is not None else None,
+                cluster_events=config.cluster_events,
+                lifecycle_error_alarm=config.lifecycle_error_alarm,
+                file_system_alarm=self.data.file_system_alarm,
+                dashboards=dashboards,
+            ),
+        )
 
     def _add_outputs(self) -> None:
         cluster = self.cluster

@@ -11,7 +11,10 @@ from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
-from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.observability.topic import NotificationTopicOptions, notification_topic
+from fm_platform.constructs.observability.training_alarms import FileSystemCapacityAlarm
+from fm_platform.core.options import options_values
+from fm_platform.core.tokens import known
 from fm_platform.constructs.training.accounting import (
     SlurmAccountingDatabase,
     SlurmAccountingDatabaseProps,
@@ -32,8 +35,6 @@ from fm_platform.constructs.training.network import (
     ClusterNetworkOptions,
     ClusterNetworkProps,
 )
-from fm_platform.core.options import options_values
-from fm_platform.stacks.observability import file_system_alarm, notification_topic
 
 
 class TrainingDataStack(Stack):
@@ -58,7 +59,7 @@ class TrainingDataStack(Stack):
     With ``notifications`` (by default: a topic without subscribers), the training
     deployment's notification topic (``Notifications``, kept here as it outlives the
     cluster) and the file system's free-capacity alarm (``FileSystemAlarm``, as
-    ``config.fsx_free_capacity_percent`` says); see :mod:`fm_platform.stacks.observability`.
+    ``config.fsx_free_capacity_percent`` says, when the capacity is known at synth).
 
     Attributes: ``config``, ``network``, ``file_system``, ``lifecycle`` (the storage),
     ``home_file_system`` and ``accounting`` (None unless configured), ``notifications`` and
@@ -112,7 +113,7 @@ class TrainingDataStack(Stack):
             self.accounting = _accounting_database(self, self.network)
         _retain_the_file_systems_network(self.network)
         self.notifications = notification_topic(self, notifications, "training alarms and events")
-        self.file_system_alarm = file_system_alarm(self, self.notifications)
+        self.file_system_alarm = self._file_system_alarm()
         outputs = {
             "FileSystemId": (self.file_system.file_system_id, "FSx for Lustre file system ID"),
             "FsxDnsName": (self.file_system.dns_name, "FSx for Lustre DNS name"),
@@ -136,6 +137,22 @@ class TrainingDataStack(Stack):
             )
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)
+
+    def _file_system_alarm(self) -> FileSystemCapacityAlarm | None:
+        """The file-system alarm (``FileSystemAlarm``) when there is a topic, the
+        configuration asks for one and the storage capacity is known at synth."""
+        percent = self.config.fsx_free_capacity_percent
+        capacity = known(self.config.storage_capacity_gib)
+        if self.notifications is None or percent is None or not isinstance(capacity, int):
+            return None
+        return FileSystemCapacityAlarm(
+            self,
+            "FileSystemAlarm",
+            file_system_id=self.file_system.file_system_id,
+            capacity_gib=capacity,
+            percent=percent,
+            topic_arn=self.notifications.topic_arn,
+        )
 
 
 def _accounting_database(scope: Construct, network: ClusterNetwork) -> SlurmAccountingDatabase:

@@ -23,7 +23,7 @@ from fm_platform.constructs.inference.component_naming import (
     default_component_name,
 )
 from fm_platform.constructs.inference.endpoint_base import grant_endpoint_invoke
-from fm_platform.constructs.inference.execution_role import grant_model_artifacts
+from fm_platform.constructs.inference.role_grants import add_model_artifacts
 from fm_platform.constructs.inference.inference_component import InferenceComponentModel
 from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved
@@ -86,7 +86,7 @@ class AdapterComponent(Construct):
         in_stack.add(self.component_name)
         endpoint = props.base.endpoint
         endpoint.component_names.add(self.component_name)
-        grant_model_artifacts(endpoint.execution_role, props.artifact_url, props.artifact_key)
+        add_model_artifacts(endpoint.execution_role, props.artifact_url, props.artifact_key)
         ic = sagemaker.CfnInferenceComponent
         self.component = ic(
             self,

@@ -31,6 +31,8 @@ from fm_platform.constructs.inference.endpoint_base import (
     sagemaker_metric,
     with_statistic,
 )
+from fm_platform.constructs.inference.endpoint_interface import IAsyncEndpoint
+from fm_platform.constructs.inference.imported_endpoint import EndpointAttributes, ImportedEndpoint
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
@@ -167,7 +169,48 @@ class AsyncEndpointProps(VariantEndpointProps, AsyncEndpointOptions, Props):
             )
 
 
-class AsyncEndpoint(VariantEndpoint):
+class QueueMetrics:
+    """The metrics of an asynchronous endpoint's queue (dimension ``EndpointName``, as
+    SageMaker publishes them), each with the same options as every ``metric_*`` method."""
+
+    endpoint_name: str
+
+    def metric_endpoint(
+        self, metric_name: str, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric:
+        """A metric of the whole endpoint (dimension ``EndpointName`` only, as SageMaker
+        publishes the queue's metrics): by default the Average over 1 minute."""
+        return sagemaker_metric(metric_name, {"EndpointName": self.endpoint_name}, **options)
+
+    def metric_backlog_size(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Requests queued or being processed (``ApproximateBacklogSize``; by default the
+        Average)."""
+        return self.metric_endpoint("ApproximateBacklogSize", **options)
+
+    def metric_backlog_size_per_instance(
+        self, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric:
+        """The backlog divided by the instances (``ApproximateBacklogSizePerInstance``, the
+        metric the scaling tracks; by default the Average)."""
+        return self.metric_endpoint("ApproximateBacklogSizePerInstance", **options)
+
+    def metric_age_of_oldest_request(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Age of the oldest queued request, in seconds (``ApproximateAgeOfOldestRequest``;
+        by default the Maximum)."""
+        return self.metric_endpoint(
+            "ApproximateAgeOfOldestRequest", **with_statistic(options, cloudwatch.Stats.MAXIMUM)
+        )
+
+    def metric_has_backlog_without_capacity(
+        self, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric:
+        """1 while requests are queued and no instance runs, else 0
+        (``HasBacklogWithoutCapacity``, the metric that wakes the endpoint; by default the
+        Average)."""
+        return self.metric_endpoint("HasBacklogWithoutCapacity", **options)
+
+
+class AsyncEndpoint(VariantEndpoint, QueueMetrics):
     """One model behind a queue: an ``AWS::SageMaker::Model``, an endpoint config with
     ``AsyncInferenceConfig`` (results, failures, notifications, concurrency) and an
     endpoint, scaled on its backlog (by default down to zero instances).
@@ -186,8 +229,13 @@ class AsyncEndpoint(VariantEndpoint):
     Metrics: ``Invocations`` is not published for asynchronous endpoints ("Monitor
     asynchronous endpoint" in the SageMaker Developer Guide), so :meth:`metric_invocations`
     has no data; the errors and ``ModelLatency`` are, and the queue's metrics (dimension
-    ``EndpointName``) have their own ``metric_*`` methods.
+    ``EndpointName``) have their own ``metric_*`` methods (:class:`QueueMetrics`).
+    :meth:`grant_invoke` lets a principal queue requests (``InvokeEndpointAsync``; an
+    asynchronous endpoint takes no other invocation). It fits
+    :class:`~fm_platform.constructs.inference.endpoint_interface.IAsyncEndpoint`.
     """
+
+    INVOKE_ACTIONS = (INVOKE_ASYNC_ACTION,)
 
     def __init__(self, scope: Construct, construct_id: str, props: AsyncEndpointProps) -> None:
         """Create the endpoint, its config, its model, its storage and topics under
@@ -355,14 +403,35 @@ class AsyncEndpoint(VariantEndpoint):
             ),
         )
 
-    # -- grants -----------------------------------------------------------------------------
+    # -- imported endpoints -----------------------------------------------------------------
 
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let ``grantee`` queue requests on this endpoint (``InvokeEndpointAsync``; an
-        asynchronous endpoint takes no other invocation)."""
-        return iam.Grant.add_to_principal(
-            grantee=grantee, actions=[INVOKE_ASYNC_ACTION], resource_arns=[self.endpoint_arn]
+    @staticmethod
+    def from_endpoint_name(
+        scope: Construct, construct_id: str, endpoint_name: str
+    ) -> IAsyncEndpoint:
+        """An existing asynchronous endpoint, by name (its variant AllTraffic, its ARN built
+        in ``scope``'s account and region), to invoke, measure and alarm. Nothing is
+        created."""
+        return ImportedAsyncEndpoint(
+            scope, construct_id, EndpointAttributes(endpoint_name=endpoint_name)
         )
+
+    @staticmethod
+    def from_endpoint_arn(scope: Construct, construct_id: str, endpoint_arn: str) -> IAsyncEndpoint:
+        """An existing asynchronous endpoint, by ARN (its name read from it, lower-cased as
+        ARNs hold it). Nothing is created."""
+        return ImportedAsyncEndpoint(
+            scope, construct_id, EndpointAttributes(endpoint_arn=endpoint_arn)
+        )
+
+    @staticmethod
+    def from_endpoint_attributes(
+        scope: Construct, construct_id: str, attrs: EndpointAttributes
+    ) -> IAsyncEndpoint:
+        """An existing asynchronous endpoint described by ``attrs``. Nothing is created."""
+        return ImportedAsyncEndpoint(scope, construct_id, attrs)
+
+    # -- grants -----------------------------------------------------------------------------
 
     def grant_write_inputs(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` upload request bodies under :attr:`input_location`
@@ -392,38 +461,15 @@ class AsyncEndpoint(VariantEndpoint):
         )
         return grant.combine(self.results_key.grant_decrypt(grantee))
 
-    # -- queue metrics: dimension EndpointName, the same options as every metric_* ------------
 
-    def metric_endpoint(
-        self, metric_name: str, **options: Unpack[MetricOptions]
-    ) -> cloudwatch.Metric:
-        """A metric of the whole endpoint (dimension ``EndpointName`` only, as SageMaker
-        publishes the queue's metrics): by default the Average over 1 minute."""
-        return sagemaker_metric(metric_name, {"EndpointName": self.endpoint_name}, **options)
+class ImportedAsyncEndpoint(ImportedEndpoint, QueueMetrics):
+    """An asynchronous endpoint deployed elsewhere (see
+    :meth:`AsyncEndpoint.from_endpoint_attributes`): ``grant_invoke`` grants
+    ``InvokeEndpointAsync``; the queue's metrics as :class:`AsyncEndpoint`'s. Its
+    ``model_name`` and ``failure_location`` are unknown (None)."""
 
-    def metric_backlog_size(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
-        """Requests queued or being processed (``ApproximateBacklogSize``; by default the
-        Average)."""
-        return self.metric_endpoint("ApproximateBacklogSize", **options)
-
-    def metric_backlog_size_per_instance(
-        self, **options: Unpack[MetricOptions]
-    ) -> cloudwatch.Metric:
-        """The backlog divided by the instances (``ApproximateBacklogSizePerInstance``, the
-        metric the scaling tracks; by default the Average)."""
-        return self.metric_endpoint("ApproximateBacklogSizePerInstance", **options)
-
-    def metric_age_of_oldest_request(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
-        """Age of the oldest queued request, in seconds (``ApproximateAgeOfOldestRequest``;
-        by default the Maximum)."""
-        return self.metric_endpoint(
-            "ApproximateAgeOfOldestRequest", **with_statistic(options, cloudwatch.Stats.MAXIMUM)
-        )
-
-    def metric_has_backlog_without_capacity(
-        self, **options: Unpack[MetricOptions]
-    ) -> cloudwatch.Metric:
-        """1 while requests are queued and no instance runs, else 0
-        (``HasBacklogWithoutCapacity``, the metric that wakes the endpoint; by default the
-        Average)."""
-        return self.metric_endpoint("HasBacklogWithoutCapacity", **options)
+    def __init__(self, scope: Construct, construct_id: str, attrs: EndpointAttributes) -> None:
+        """Describe the endpoint under ``scope``; ``attrs`` are validated first."""
+        super().__init__(scope, construct_id, attrs, invoke_actions=AsyncEndpoint.INVOKE_ACTIONS)
+        self.model_name: str | None = None
+        self.failure_location: str | None = None

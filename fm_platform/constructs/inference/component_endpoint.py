@@ -3,14 +3,14 @@
 The endpoint config's variant names only the instance type and managed instance scaling;
 models are placed on it afterwards, one :class:`InferenceComponentModel` each, from this
 stack or others: pass the endpoint itself, or one imported with
-:meth:`InferenceComponentEndpoint.from_endpoint_attributes`.
+:meth:`InferenceComponentEndpoint.from_endpoint_attributes` (both fit
+:class:`~fm_platform.constructs.inference.endpoint_interface.IInferenceComponentEndpoint`).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jsii
 from aws_cdk import Annotations
@@ -25,12 +25,17 @@ from fm_platform.constructs.inference.endpoint_base import (
     RealtimeEndpoint,
     endpoint_network,
 )
+from fm_platform.constructs.inference.endpoint_interface import (
+    IEndpoint,
+    IInferenceComponentEndpoint,
+)
 from fm_platform.constructs.inference.execution_role import (
     HostingRole,
     HostingRoleProps,
     depend_on_role_policies,
     role_arn,
 )
+from fm_platform.constructs.inference.imported_endpoint import EndpointAttributes, ImportedEndpoint
 from fm_platform.constructs.inference.instance_pools import variant_pools
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.constructs.inference.variant_features import (
@@ -286,20 +291,6 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
             ]
         return min_copies_shortfall(self.max_instance_count, missing) if missing else None
 
-    def arn_for(self, scope: Construct) -> str:
-        """The endpoint's ARN as ``scope`` refers to it."""
-        return self.endpoint_arn
-
-    @property
-    def reference(self) -> InferenceComponentEndpointBase:
-        """Deprecated: pass the endpoint itself (to models in any stack)."""
-        warnings.warn(
-            "InferenceComponentEndpoint.reference is deprecated: pass the endpoint itself",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self
-
 
 @jsii.implements(IValidation)
 class _MinimumCopiesFit:
@@ -428,116 +419,56 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         )
         self._start_counting()
 
-    @staticmethod
-    def from_endpoint_attributes(
-        scope: Construct,
-        construct_id: str,
-        *,
-        endpoint_name: str,
-        instance_type: str,
-        execution_role: iam.IRole,
-        variant_name: str = "AllTraffic",
-        network_isolation: bool = True,
-        vpc_config: EndpointVpcConfig | None = None,
-        min_instance_count: int | None = None,
-        initial_instance_count: int | None = None,
-        max_instance_count: int | None = None,
-        endpoint_arn: str | None = None,
-    ) -> InferenceComponentEndpointBase:
-        """An existing Inference Components endpoint (deployed elsewhere) to place models
-        on: its name and instance type, the execution role its models use, its variant (by
-        default AllTraffic), whether its models run network-isolated (by default True, as
-        this package's endpoints do) and in which VPC (by default none), its instance counts
-        when known (models are checked against the known ones) and its ARN (by default built
-        from the name in ``scope``'s account and region). Nothing is created."""
-        return ImportedInferenceComponentEndpoint(
+    @classmethod
+    def from_endpoint_name(
+        cls, scope: Construct, construct_id: str, endpoint_name: str
+    ) -> IEndpoint:
+        """An existing Inference Components endpoint, by name, to invoke, measure and alarm
+        (its variant AllTraffic; its ARN built in ``scope``'s account and region). To place
+        models on it, import it with :meth:`from_endpoint_attributes`."""
+        return ImportedEndpoint(
             scope,
             construct_id,
-            endpoint_name=endpoint_name,
-            instance_type=instance_type,
-            execution_role=execution_role,
-            variant_name=variant_name,
-            network_isolation=network_isolation,
-            vpc_config=vpc_config,
-            min_instance_count=min_instance_count,
-            initial_instance_count=initial_instance_count,
-            max_instance_count=max_instance_count,
-            endpoint_arn=endpoint_arn,
+            EndpointAttributes(endpoint_name=endpoint_name),
+            instance_metric=cls.INSTANCE_METRIC,
         )
 
-
-class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
-    """An Inference Components endpoint deployed elsewhere (see
-    :meth:`InferenceComponentEndpoint.from_endpoint_attributes`); its instance type and
-    known counts are checked like an endpoint's."""
-
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        endpoint_name: str,
-        instance_type: str,
-        execution_role: iam.IRole,
-        variant_name: str = "AllTraffic",
-        network_isolation: bool = True,
-        vpc_config: EndpointVpcConfig | None = None,
-        min_instance_count: int | None = None,
-        initial_instance_count: int | None = None,
-        max_instance_count: int | None = None,
-        endpoint_arn: str | None = None,
-    ) -> None:
-        """Describe the endpoint; its attributes are validated first."""
-        super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
-        problems = Problems("imported InferenceComponentEndpoint")
-        check_hosting_instance_type(problems, "instance_type", known(instance_type))
-        problems.check_shape("endpoint_name", known(endpoint_name), "EndpointName")
-        problems.check_shape("variant_name", known(variant_name), "VariantName")
-        check_managed_instance_counts(
-            problems,
-            initial_instance_count=known(initial_instance_count),
-            min_instance_count=known(min_instance_count),
-            max_instance_count=known(max_instance_count),
+    @classmethod
+    def from_endpoint_arn(cls, scope: Construct, construct_id: str, endpoint_arn: str) -> IEndpoint:
+        """An existing Inference Components endpoint, by ARN (its name read from it,
+        lower-cased as ARNs hold it), to invoke, measure and alarm."""
+        return ImportedEndpoint(
+            scope,
+            construct_id,
+            EndpointAttributes(endpoint_arn=endpoint_arn),
+            instance_metric=cls.INSTANCE_METRIC,
         )
-        problems.raise_if_any()
-        self.endpoint = None
-        self.endpoint_name = endpoint_name
-        self.instance_type = instance_type
-        self.instance_types = (instance_type,)
-        self.execution_role = execution_role
-        self.variant_name = variant_name
-        self.network_isolation = network_isolation
-        self.vpc_config = vpc_config
-        self.min_instance_count = min_instance_count
-        self.initial_instance_count = initial_instance_count
-        self.max_instance_count = max_instance_count
-        self.endpoint_arn = endpoint_arn or _endpoint_arn(self, endpoint_name)
-        if not is_unresolved(instance_type) and not is_unresolved(variant_name):
-            # The key the endpoint's own stack uses: components follow its replacements.
-            self.replacement_key = component_endpoint_key(
-                instance_type=instance_type, variant_name=variant_name
-            )
-        self._start_counting()
 
-
-def _endpoint_arn(scope: Construct, name: str) -> str:
-    # Endpoint ARNs use the lower-cased name.
-    return stack_of(scope).format_arn(
-        service="sagemaker",
-        resource="endpoint",
-        resource_name=name if is_unresolved(name) else name.lower(),
-    )
+    @staticmethod
+    def from_endpoint_attributes(
+        scope: Construct, construct_id: str, attrs: InferenceComponentEndpointAttributes
+    ) -> IInferenceComponentEndpoint:
+        """An existing Inference Components endpoint (deployed elsewhere) to place models
+        on, described by ``attrs``. Nothing is created."""
+        return ImportedInferenceComponentEndpoint(scope, construct_id, attrs)
 
 
 @dataclass(frozen=True, kw_only=True)
-class EndpointReference:
-    """Deprecated: use :meth:`InferenceComponentEndpoint.from_endpoint_attributes`, or pass
-    the endpoint itself to models in other stacks. A model given a reference places itself
-    on an endpoint imported from these attributes (one per reference and stack)."""
+class InferenceComponentEndpointAttributes(EndpointAttributes):
+    """An Inference Components endpoint deployed elsewhere, to place models on: the fields
+    of :class:`EndpointAttributes` (``endpoint_name``, ``endpoint_arn``, ``variant_name``),
+    and
 
-    endpoint_name: str
-    variant_name: str
+    instance_type: its instance type (models are checked against it).
+    execution_role: the role its models run as (each model adds its image and artifacts).
+    network_isolation: whether its models run without network access; by default True, as
+        this package's endpoints do.
+    vpc_config: the VPC its models run in; by default none.
+    min_instance_count, initial_instance_count, max_instance_count: its managed instance
+        scaling counts when known (models' copies are checked against the known ones); by
+        default unknown.
+    """
+
     instance_type: str
     execution_role: iam.IRole
     network_isolation: bool = True
@@ -545,55 +476,47 @@ class EndpointReference:
     min_instance_count: int | None = None
     initial_instance_count: int | None = None
     max_instance_count: int | None = None
-    endpoint_arn: str | None = None
-    endpoint: Construct | None = None
-    _imported: dict[str, InferenceComponentEndpointBase] = field(
-        default_factory=dict, compare=False, hash=False, repr=False
-    )
 
-    def __post_init__(self) -> None:
-        warnings.warn(
-            "EndpointReference is deprecated: use "
-            "InferenceComponentEndpoint.from_endpoint_attributes, or pass the endpoint itself",
-            DeprecationWarning,
-            stacklevel=3,
+    def check(self, problems: Problems) -> None:
+        """Record every problem of these attributes in ``problems`` (values that are
+        tokens are not checked)."""
+        super().check(problems)
+        check_hosting_instance_type(problems, "instance_type", known(self.instance_type))
+        check_managed_instance_counts(
+            problems,
+            initial_instance_count=known(self.initial_instance_count),
+            min_instance_count=known(self.min_instance_count),
+            max_instance_count=known(self.max_instance_count),
         )
 
-    def endpoint_for(self, scope: Construct) -> InferenceComponentEndpointBase:
-        """The endpoint these attributes describe, imported once per stack of ``scope``."""
-        stack = stack_of(scope)
-        imported = self._imported.get(stack.node.path)
-        if imported is None:
-            imported = ImportedInferenceComponentEndpoint(
-                stack,
-                f"EndpointReference{len(stack.node.children)}",
-                endpoint_name=self.endpoint_name,
-                instance_type=self.instance_type,
-                execution_role=self.execution_role,
-                variant_name=self.variant_name,
-                network_isolation=self.network_isolation,
-                vpc_config=self.vpc_config,
-                min_instance_count=self.min_instance_count,
-                initial_instance_count=self.initial_instance_count,
-                max_instance_count=self.max_instance_count,
-                endpoint_arn=self.endpoint_arn,
+
+class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
+    """An Inference Components endpoint deployed elsewhere (see
+    :meth:`InferenceComponentEndpoint.from_endpoint_attributes`); its instance type and
+    known counts are checked like an endpoint's, and the models placed on it are counted
+    like an endpoint's."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, attrs: InferenceComponentEndpointAttributes
+    ) -> None:
+        """Describe the endpoint under ``scope``; ``attrs`` are validated first."""
+        super().__init__(scope, construct_id)
+        inherit_stack(self, scope)
+        attrs.validate()
+        self.endpoint = None
+        self.endpoint_name, self.endpoint_arn = attrs.name_and_arn(self)
+        self.variant_name = attrs.variant_name
+        self.instance_type = attrs.instance_type
+        self.instance_types = (attrs.instance_type,)
+        self.execution_role = attrs.execution_role
+        self.network_isolation = attrs.network_isolation
+        self.vpc_config = attrs.vpc_config
+        self.min_instance_count = attrs.min_instance_count
+        self.initial_instance_count = attrs.initial_instance_count
+        self.max_instance_count = attrs.max_instance_count
+        if not is_unresolved(attrs.instance_type) and not is_unresolved(self.variant_name):
+            # The key the endpoint's own stack uses: components follow its replacements.
+            self.replacement_key = component_endpoint_key(
+                instance_type=attrs.instance_type, variant_name=self.variant_name
             )
-            self._imported[stack.node.path] = imported
-        return imported
-
-
-_DEPRECATED_NAMES = {
-    "InferenceEndpoint": InferenceComponentEndpoint,
-    "InferenceEndpointProps": InferenceComponentEndpointProps,
-}
-
-
-def __getattr__(name: str) -> object:
-    """The deprecated names ``InferenceEndpoint`` and ``InferenceEndpointProps``."""
-    if name in _DEPRECATED_NAMES:
-        replacement = _DEPRECATED_NAMES[name]
-        warnings.warn(
-            f"{name} is deprecated: use {replacement.__name__}", DeprecationWarning, stacklevel=2
-        )
-        return replacement
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        self._start_counting()

@@ -1,4 +1,5 @@
-"""The image a model's container runs, and the pull it grants to the role that runs it."""
+"""The image a model's container runs, and the pull it adds to the role that runs it
+(:func:`add_image_pull`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
+from fm_platform.constructs.inference.role_grants import role_grants_of
 from fm_platform.core.images import DLC_ACCOUNT, LMI_IMAGE
 from fm_platform.core.scopes import region_of, stack_of
 from fm_platform.core.tokens import is_unresolved
@@ -72,11 +74,23 @@ class ContainerImage:
     def bind(self, scope: Construct, role: iam.IRole) -> str:
         """Grant ``role`` pull on this image (see the class docstring) and return its URI
         for a model in ``scope``'s stack."""
-        from fm_platform.constructs.inference.execution_role import grant_image_pull
-
         uri = self.image_uri(scope)
-        grant_image_pull(role, uri, self)
+        add_image_pull(role, uri, self)
         return uri
+
+
+def add_image_pull(role: iam.IRole, uri: str, image: ContainerImage | None = None) -> None:
+    """Add ECR layer download for the image at ``uri`` (described by ``image``, by default
+    read from the URI) to ``role`` (any role, imported ones too); a repository already
+    granted to ``role`` is not granted again.
+
+    Scoped to the image's repository when it is known (an ECR URI naming its account and
+    repository literally, whose region may be a token; an ECR repository; a Deep Learning
+    Container); otherwise to every repository of this account and region, with the
+    wildcard acknowledged. A repository that continues the role's pull statement, and the
+    acknowledgement, reach the role when the app is synthesized.
+    """
+    role_grants_of(role).pull(uri, image or ContainerImage.from_uri(uri))
 
 
 class _UriImage(ContainerImage):

@@ -5,9 +5,10 @@
   and with HTTPS-only egress).
 - :class:`RealtimeEndpoint`: the ``Endpoint`` resource serving an endpoint config, its name
   and ARN, invoke grants and per-variant ``AWS/SageMaker`` metrics, every ``metric_*``
-  method with the same options; :class:`VariantEndpoint` (options:
-  :class:`VariantEndpointProps`) adds the models of its variants (VPC placement, execution
-  role).
+  method with the same options (what
+  :class:`~fm_platform.constructs.inference.endpoint_interface.IEndpoint` asks for);
+  :class:`VariantEndpoint` (options: :class:`VariantEndpointProps`) adds the models of its
+  variants (VPC placement, execution role).
 """
 
 from __future__ import annotations
@@ -167,13 +168,6 @@ def create_model(
     return model
 
 
-def grant_endpoint_invoke(grantee: iam.IGrantable, endpoint_arn: str) -> iam.Grant:
-    """Let ``grantee`` invoke the endpoint ``endpoint_arn`` (streaming included)."""
-    return iam.Grant.add_to_principal(
-        grantee=grantee, actions=list(INVOKE_ACTIONS), resource_arns=[endpoint_arn]
-    )
-
-
 class MetricOptions(TypedDict, total=False):
     """The options every ``metric_*`` method takes as keywords: ``statistic`` (by default
     the method's), ``period`` (by default 1 minute), ``label`` and ``unit``."""
@@ -216,7 +210,8 @@ class RealtimeEndpoint(Construct):
     ``replacement_key``, ``endpoint_name``, ``endpoint_arn`` (the endpoint's
     ``Ref``, which is its ARN: the same token for every endpoint construct, so cross-stack
     exports of it stay stable); ``variant_name`` (set by the subclass: the variant the
-    ``metric_*`` methods measure unless told another).
+    ``metric_*`` methods measure unless told another). It fits
+    :class:`~fm_platform.constructs.inference.endpoint_interface.IEndpoint`.
     """
 
     endpoint: sagemaker.CfnEndpoint | None
@@ -227,6 +222,14 @@ class RealtimeEndpoint(Construct):
     #: The utilisation metric every instance of a variant reports once per publishing
     #: period (namespace ``/aws/sagemaker/Endpoints``): counted by :meth:`metric_instances`.
     INSTANCE_METRIC = "CPUUtilization"
+    #: What :meth:`grant_invoke` allows.
+    INVOKE_ACTIONS: tuple[str, ...] = INVOKE_ACTIONS
+
+    @property
+    def instance_metric(self) -> str:
+        """The per-instance utilisation metric that counts the variant's instances
+        (``INSTANCE_METRIC``)."""
+        return self.INSTANCE_METRIC
 
     def _create_endpoint(
         self,
@@ -250,9 +253,12 @@ class RealtimeEndpoint(Construct):
         self.endpoint_arn = self.endpoint.ref
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let ``grantee`` invoke this endpoint (``InvokeEndpoint`` and
-        ``InvokeEndpointWithResponseStream``)."""
-        return grant_endpoint_invoke(grantee, self.endpoint_arn)
+        """Let ``grantee`` invoke this endpoint (``INVOKE_ACTIONS``: ``InvokeEndpoint`` and
+        ``InvokeEndpointWithResponseStream``; ``InvokeEndpointAsync`` for an asynchronous
+        endpoint)."""
+        return iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(self.INVOKE_ACTIONS), resource_arns=[self.endpoint_arn]
+        )
 
     # -- metrics: every method takes the same options -------------------------------------
 

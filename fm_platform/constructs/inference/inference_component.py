@@ -16,10 +16,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 from typing_extensions import Unpack
 
-from fm_platform.constructs.inference.component_endpoint import (
-    EndpointReference,
-    InferenceComponentEndpointBase,
-)
 from fm_platform.constructs.inference.component_naming import (
     component_names_in_stack,
     default_component_name,
@@ -36,11 +32,11 @@ from fm_platform.constructs.inference.endpoint_base import (
     SAGEMAKER_NAMESPACE,
     MetricOptions,
     create_model,
-    grant_endpoint_invoke,
     sagemaker_metric,
     with_statistic,
 )
-from fm_platform.constructs.inference.execution_role import grant_containers
+from fm_platform.constructs.inference.endpoint_interface import IInferenceComponentEndpoint
+from fm_platform.constructs.inference.execution_role import add_container_access
 from fm_platform.constructs.inference.instance_pools import (
     InstanceTypeResources,
     demands_by_type,
@@ -298,14 +294,14 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
     """Options for :class:`InferenceComponentModel`: the fields of
     :class:`InferenceComponentModelOptions`, and
 
-    endpoint: the endpoint to place the model on: an :class:`InferenceComponentEndpoint`
-        (possibly of another stack) or one imported with
-        :meth:`InferenceComponentEndpoint.from_endpoint_attributes` (a deprecated
-        :class:`EndpointReference` still works).
+    endpoint: the endpoint to place the model on (an
+        :class:`~fm_platform.constructs.inference.endpoint_interface.IInferenceComponentEndpoint`):
+        an :class:`InferenceComponentEndpoint` (possibly of another stack) or one imported
+        with :meth:`InferenceComponentEndpoint.from_endpoint_attributes`.
     artifact_key: the KMS key encrypting the model artifacts; by default no KMS grant.
     """
 
-    endpoint: InferenceComponentEndpointBase | EndpointReference
+    endpoint: IInferenceComponentEndpoint
     artifact_key: kms.IKey | None = None
 
     def validate(
@@ -331,7 +327,7 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
             instance_type=known(instance_type),
             fallback_types=[t for t in fallbacks if known(t) is not None],
         )
-        placed: set[str] = getattr(endpoint, "component_names", set())
+        placed = endpoint.component_names if endpoint is not None else set()
         check_component_name_free(problems, "component_name", name, name in placed or name in taken)
         problems.raise_if_any()
 
@@ -359,10 +355,7 @@ class InferenceComponentModel(Construct):
         ``props`` is validated first."""
         super().__init__(scope, construct_id)
         inherit_stack(self, scope)
-        endpoint = props.endpoint
-        self.endpoint: InferenceComponentEndpointBase = (
-            endpoint.endpoint_for(self) if isinstance(endpoint, EndpointReference) else endpoint
-        )
+        self.endpoint: IInferenceComponentEndpoint = props.endpoint
         self.model_name = props.model_name
         self.component_name = props.component_name or default_component_name(
             self, props.model_name, self.endpoint.replacement_key
@@ -379,7 +372,7 @@ class InferenceComponentModel(Construct):
         )
         role = self.endpoint.execution_role
 
-        grant_containers(self, role, [props.container], props.artifact_key)
+        add_container_access(self, role, [props.container], props.artifact_key)
         self.model = create_model(
             self,
             "Model",
@@ -487,7 +480,7 @@ class InferenceComponentModel(Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` invoke the endpoint (InvokeEndpoint and
         InvokeEndpointWithResponseStream); callers name this component in each request."""
-        return grant_endpoint_invoke(grantee, self.endpoint.arn_for(self))
+        return self.endpoint.grant_invoke(grantee)
 
     # -- metrics: every method takes the same options -------------------------------------
 

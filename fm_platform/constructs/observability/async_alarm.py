@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from aws_cdk import Stack
 from constructs import Construct
 
-from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint
 from fm_platform.constructs.inference.endpoint_base import SAGEMAKER_NAMESPACE
+from fm_platform.constructs.inference.endpoint_interface import IAsyncEndpoint
 from fm_platform.constructs.observability.conditions import (
     Condition,
     legend,
@@ -85,13 +85,14 @@ class AsyncEndpointAlarmProps(AsyncEndpointAlarmOptions, Props):
     """Options for :class:`AsyncEndpointAlarm`: the fields of
     :class:`AsyncEndpointAlarmOptions`, and
 
-    endpoint: the asynchronous endpoint to watch.
+    endpoint: the asynchronous endpoint to watch (an :class:`IAsyncEndpoint`: an
+        ``AsyncEndpoint`` or one imported with ``AsyncEndpoint.from_endpoint_*``).
     label: the endpoint's name in the alarm's name (``<stack>-<label>-health``) and
         description, e.g. its logical name in the stack.
     topic_arn: the SNS topic the alarm sends its ALARM state to.
     """
 
-    endpoint: AsyncEndpoint
+    endpoint: IAsyncEndpoint
     label: str
     topic_arn: str
 
@@ -151,11 +152,16 @@ class AsyncEndpointAlarm(ConditionsAlarm):
         props.validate()
         conditions = async_conditions(props)
         endpoint = props.endpoint
+        model = f", model {endpoint.model_name}" if endpoint.model_name is not None else ""
+        failures = (
+            f"Failed requests are written to {endpoint.failure_location}. "
+            if endpoint.failure_location is not None
+            else ""
+        )
         description = (
-            f"fm_platform: asynchronous endpoint {props.label} ({endpoint.endpoint_name}, "
-            f"model {endpoint.model_name}): unhealthy in each of {props.minutes} consecutive "
-            f"minutes. The value adds up what held: {legend(conditions)}. Failed requests "
-            f"are written to {endpoint.failure_location}. "
+            f"fm_platform: asynchronous endpoint {props.label} ({endpoint.endpoint_name}"
+            f"{model}): unhealthy in each of {props.minutes} consecutive minutes. The value "
+            f"adds up what held: {legend(conditions)}. {failures}"
             f"Look further: fmp endpoint metrics {endpoint.endpoint_name}"
         )
         super().__init__(

@@ -5,7 +5,9 @@ Metrics (SageMaker Developer Guide, "Amazon SageMaker AI metrics in Amazon Cloud
 ``Invocation5XXErrors`` and ``ModelLatency`` (microseconds) in ``AWS/SageMaker`` with the
 dimensions ``EndpointName`` and ``VariantName``; the instances as the SampleCount of the
 per-instance utilisation metric in ``/aws/sagemaker/Endpoints`` (see
-:meth:`RealtimeEndpoint.metric_instances`). On an Inference Components endpoint the models'
+:meth:`RealtimeEndpoint.metric_instances`); any
+:class:`~fm_platform.constructs.inference.endpoint_interface.IEndpoint` is watched alike,
+created here or imported. On an Inference Components endpoint the models'
 own alarms (:class:`~fm_platform.constructs.observability.model_alarm.ModelAlarm`) watch
 errors and latency per component; its endpoint alarm watches the instances. The conditions
 share one alarm, as for models (:mod:`~fm_platform.constructs.observability.conditions`).
@@ -21,8 +23,8 @@ from constructs import Construct
 from fm_platform.constructs.inference.endpoint_base import (
     ENDPOINT_INSTANCE_NAMESPACE,
     SAGEMAKER_NAMESPACE,
-    RealtimeEndpoint,
 )
+from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.constructs.observability.conditions import (
     Condition,
     legend,
@@ -94,7 +96,7 @@ COMPONENT_ENDPOINT_ALARMS = EndpointAlarmOptions(error_rate_percent=None)
 class EndpointAlarmProps(EndpointAlarmOptions, Props):
     """Options for :class:`EndpointAlarm`: the fields of :class:`EndpointAlarmOptions`, and
 
-    endpoint: the endpoint to watch (its ``variant_name``).
+    endpoint: the endpoint to watch (any :class:`IEndpoint`, its ``variant_name``).
     label: the endpoint's name in the alarm's name (``<stack>-<label>-health``) and
         description, e.g. its logical name in the stack.
     topic_arn: the SNS topic the alarm sends its ALARM state to.
@@ -103,7 +105,7 @@ class EndpointAlarmProps(EndpointAlarmOptions, Props):
         instance condition is watched.
     """
 
-    endpoint: RealtimeEndpoint
+    endpoint: IEndpoint
     label: str
     topic_arn: str
     min_instance_count: int | None = None
@@ -170,7 +172,7 @@ def endpoint_conditions(props: EndpointAlarmProps) -> list[Condition]:
             Condition(
                 "instances",
                 ENDPOINT_INSTANCE_NAMESPACE,
-                endpoint.INSTANCE_METRIC,
+                endpoint.instance_metric,
                 dimensions,
                 "SampleCount",
                 ">=",

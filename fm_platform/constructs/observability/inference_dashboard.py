@@ -23,10 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fm_platform.constructs.inference.endpoint_base import (
-    ENDPOINT_INSTANCE_NAMESPACE,
-    RealtimeEndpoint,
-)
+from fm_platform.constructs.inference.endpoint_base import ENDPOINT_INSTANCE_NAMESPACE
+from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.constructs.inference.inference_component import (
     COMPONENT_NAMESPACE,
     COPIES_METRIC,
@@ -105,7 +103,7 @@ class DashboardEndpoint:
     (``queued``: its queue is drawn instead of its invocations)."""
 
     label: str
-    endpoint: RealtimeEndpoint
+    endpoint: IEndpoint
     kind: str
     models: Sequence[InferenceComponentModel] = ()
     max_instance_count: int | None = None
@@ -165,7 +163,7 @@ def model_widgets(
 
 
 def _variant_metrics(
-    endpoint: RealtimeEndpoint,
+    endpoint: IEndpoint,
 ) -> Callable[[str, str, str, str], list[Any]]:
     dimensions = [("EndpointName", endpoint.endpoint_name), ("VariantName", endpoint.variant_name)]
 
@@ -184,7 +182,7 @@ def instances_widget(item: DashboardEndpoint, region: str) -> Widget:
             "horizontal": [{"label": "scaling maximum", "value": item.max_instance_count}]
         }
     metric = entry(
-        ENDPOINT_INSTANCE_NAMESPACE, item.endpoint.INSTANCE_METRIC, "SampleCount", "instances"
+        ENDPOINT_INSTANCE_NAMESPACE, item.endpoint.instance_metric, "SampleCount", "instances"
     )
     return _graph("Instances in service", [metric], region, **extra)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Stack
+from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
@@ -20,7 +20,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import Props
+from fm_platform.core.options import Props, checked, options_values
 from fm_platform.rules.observability import check_emails, check_topic_arn
 from fm_platform.rules.problems import Problems
 
@@ -116,3 +116,28 @@ class NotificationTopic(Construct):
                 conditions={"StringEquals": {"aws:SourceAccount": Stack.of(topic).account}},
             )
         )
+
+
+def notification_topic(
+    scope: Construct, notifications: NotificationTopicOptions | None, purpose: str
+) -> NotificationTopic | None:
+    """A deployment's topic under ``scope`` (``Notifications``, with the output
+    ``NotificationTopicArn``; its purpose names ``scope``'s stack), or None without
+    ``notifications``."""
+    if notifications is None:
+        return None
+    topic = NotificationTopic(
+        scope,
+        "Notifications",
+        NotificationTopicProps(
+            **options_values(NotificationTopicOptions, notifications),
+            purpose=f"fm_platform {Stack.of(scope).stack_name} {purpose}",
+        ),
+    )
+    CfnOutput(
+        scope,
+        "NotificationTopicArn",
+        value=topic.topic_arn,
+        description="Where this deployment's alarms and events are sent: subscribe to be told",
+    )
+    return topic

@@ -1,0 +1,150 @@
+"""What alarms, dashboards, grants and inference components need from an endpoint: the
+Protocols every endpoint kind fits, created here or imported (``from_endpoint_name``,
+``from_endpoint_arn``, ``from_endpoint_attributes`` on each kind).
+
+Modelled on aws-cdk-lib's ``IEndpoint extends IResource`` (``@aws-cdk/aws-sagemaker-alpha``,
+``Endpoint.fromEndpointArn`` / ``fromEndpointName`` / ``fromEndpointAttributes``), in the
+style of the training side's Protocols (``LifecycleSource``, ``FileSystemSource``):
+read-only properties and the methods a consumer calls, nothing about how the endpoint was
+made.
+
+- :class:`IEndpoint`: every endpoint (``InferenceComponentEndpoint``,
+  ``SingleModelEndpoint``, ``MultiModelEndpoint``, ``AsyncEndpoint`` and the imported ones).
+- :class:`IAsyncEndpoint`: an asynchronous endpoint, with its queue's metrics.
+- :class:`IInferenceComponentEndpoint`: an endpoint models can be placed on as inference
+  components.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
+from constructs import Construct, Node
+from typing_extensions import Unpack
+
+from fm_platform.constructs.inference.endpoint_base import EndpointVpcConfig, MetricOptions
+from fm_platform.rules.capacity import CopyDemand
+
+
+class IEndpoint(Protocol):
+    """A SageMaker endpoint (every endpoint construct of this package fits, created or
+    imported): its name, ARN and the variant its ``metric_*`` methods measure, an invoke
+    grant and its per-variant metrics (``AWS/SageMaker``, dimensions ``EndpointName`` and
+    ``VariantName``; ``instance_metric`` in ``/aws/sagemaker/Endpoints`` counts the
+    variant's instances)."""
+
+    @property
+    def node(self) -> Node: ...
+
+    @property
+    def endpoint_name(self) -> str: ...
+
+    @property
+    def endpoint_arn(self) -> str: ...
+
+    @property
+    def variant_name(self) -> str: ...
+
+    @property
+    def instance_metric(self) -> str: ...
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
+
+    def metric_dimensions(self, variant_name: str | None = None) -> dict[str, str]: ...
+
+    def metric(
+        self,
+        metric_name: str,
+        variant_name: str | None = None,
+        *,
+        namespace: str = ...,
+        **options: Unpack[MetricOptions],
+    ) -> cloudwatch.Metric: ...
+
+    def metric_invocations(
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_invocation_5xx_errors(
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_invocation_4xx_errors(
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_instances(
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_model_latency(
+        self, variant_name: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+
+class IAsyncEndpoint(IEndpoint, Protocol):
+    """An asynchronous endpoint (``AsyncEndpoint`` fits, and one imported with its
+    ``from_endpoint_*`` methods): ``grant_invoke`` grants ``InvokeEndpointAsync``; its
+    queue's metrics (dimension ``EndpointName``); the logical model name and the failure
+    location when known (None for an imported endpoint)."""
+
+    @property
+    def model_name(self) -> str | None: ...
+
+    @property
+    def failure_location(self) -> str | None: ...
+
+    def metric_endpoint(
+        self, metric_name: str, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_backlog_size(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric: ...
+
+    def metric_backlog_size_per_instance(
+        self, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_age_of_oldest_request(
+        self, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_has_backlog_without_capacity(
+        self, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric: ...
+
+
+class IInferenceComponentEndpoint(IEndpoint, Protocol):
+    """An endpoint models are placed on as inference components
+    (``InferenceComponentEndpoint`` fits, and one imported with
+    ``InferenceComponentEndpoint.from_endpoint_attributes``): its instance type and counts
+    (None when unknown), the role and network its models use, the names of the components
+    placed on it, and :meth:`place`, which counts a model's copies against its
+    instances."""
+
+    @property
+    def instance_type(self) -> str: ...
+
+    @property
+    def execution_role(self) -> iam.IRole: ...
+
+    @property
+    def network_isolation(self) -> bool: ...
+
+    @property
+    def vpc_config(self) -> EndpointVpcConfig | None: ...
+
+    @property
+    def min_instance_count(self) -> int | None: ...
+
+    @property
+    def initial_instance_count(self) -> int | None: ...
+
+    @property
+    def max_instance_count(self) -> int | None: ...
+
+    @property
+    def component_names(self) -> set[str]: ...
+
+    def place(self, scope: Construct, demand: CopyDemand) -> None: ...
