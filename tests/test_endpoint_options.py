@@ -15,7 +15,6 @@ import pytest
 from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.config import load_config
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
@@ -34,6 +33,7 @@ from fm_platform.constructs.inference.variant_features import (
     PrefixAwareRouting,
     ScaleInPolicy,
 )
+from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.inference import InferenceStack
 from tests.support import nag_findings, new_app

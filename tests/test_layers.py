@@ -44,6 +44,7 @@ LAYERS: dict[str, frozenset[str]] = {
 # Top-level modules and the layer they sit in.
 _TOP_LEVEL = {"fm_platform": "api", "fm_platform.app": "app"}
 
+
 def module_name(path: Path, package: Path = PACKAGE) -> str:
     parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts).removesuffix(".__init__")

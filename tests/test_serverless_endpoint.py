@@ -11,12 +11,12 @@ import pytest
 from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.serverless_endpoint import (
     ServerlessEndpoint,
     ServerlessEndpointProps,
 )
+from fm_platform.core.compliance import apply_compliance_packs
 from tests.support import nag_findings, new_app
 
 CONTAINER = ModelContainer(

@@ -14,9 +14,9 @@ from fm_platform.containers.environment import ServingSettings, serving_environm
 from fm_platform.containers.images import CUSTOM, hardware_kind, image
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
-from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
 from fm_platform.fleet.plan import Placement, Plan
 from fm_platform.fleet.sizing import Needs, resolve
+from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
 from fm_platform.hardware.instances import instance_spec
 
 

@@ -82,7 +82,6 @@ from fm_platform.constructs.observability.inference_observability import (
 )
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.observability.topic import NotificationTopicOptions, notification_topic
-from fm_platform.core.options import options_values
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.core.images import deep_learning_container_image
 from fm_platform.core.options import options_values

@@ -17,7 +17,6 @@ from fm_platform.constructs.observability.training_observability import (
     TrainingObservability,
     TrainingObservabilityProps,
 )
-from fm_platform.core.options import options_values
 from fm_platform.constructs.training.hyperpod import (
     HyperPodCluster,
     HyperPodClusterOptions,

@@ -13,8 +13,6 @@ from constructs import Construct
 from fm_platform.config.training import TrainingConfig
 from fm_platform.constructs.observability.topic import NotificationTopicOptions, notification_topic
 from fm_platform.constructs.observability.training_alarms import FileSystemCapacityAlarm
-from fm_platform.core.options import options_values
-from fm_platform.core.tokens import known
 from fm_platform.constructs.training.accounting import (
     SlurmAccountingDatabase,
     SlurmAccountingDatabaseProps,
@@ -35,6 +33,8 @@ from fm_platform.constructs.training.network import (
     ClusterNetworkOptions,
     ClusterNetworkProps,
 )
+from fm_platform.core.options import options_values
+from fm_platform.core.tokens import known
 
 
 class TrainingDataStack(Stack):

@@ -22,9 +22,8 @@ from fm_platform.constructs.inference.component_naming import (
     component_names_in_stack,
     default_component_name,
 )
-from fm_platform.constructs.inference.endpoint_base import grant_endpoint_invoke
-from fm_platform.constructs.inference.role_grants import add_model_artifacts
 from fm_platform.constructs.inference.inference_component import InferenceComponentModel
+from fm_platform.constructs.inference.role_grants import add_model_artifacts
 from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.components import check_component_name_free
@@ -106,4 +105,4 @@ class AdapterComponent(Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` invoke the endpoint; callers name this component in each
         request."""
-        return grant_endpoint_invoke(grantee, self.base.endpoint.arn_for(self))
+        return self.base.endpoint.grant_invoke(grantee)

@@ -45,7 +45,7 @@ from fm_platform.constructs.inference.variant_features import (
     ScaleInPolicy,
 )
 from fm_platform.core.options import Props, checked
-from fm_platform.core.scopes import inherit_stack, stack_of
+from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand, CopyTotals, min_copies_shortfall, shortfalls
 from fm_platform.rules.hosting import (

@@ -16,10 +16,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from fm_platform.core.compliance import acknowledge
 from fm_platform.constructs.inference.endpoint_base import RealtimeEndpoint, create_model
 from fm_platform.constructs.inference.execution_role import execution_role_for
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.core.compliance import acknowledge
 from fm_platform.core.options import checked
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.replacement import replacement_key

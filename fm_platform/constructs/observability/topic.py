@@ -20,7 +20,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from fm_platform.core.encryption import customer_managed_key
-from fm_platform.core.options import Props, checked, options_values
+from fm_platform.core.options import Props, options_values
 from fm_platform.rules.observability import check_emails, check_topic_arn
 from fm_platform.rules.problems import Problems
 
