@@ -17,6 +17,7 @@ made.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -145,6 +146,22 @@ class IInferenceComponentEndpoint(IEndpoint, Protocol):
     def max_instance_count(self) -> int | None: ...
 
     @property
+    def instance_types(self) -> tuple[str, ...]:
+        """``instance_type``, then the fallback types of the variant's instance pools."""
+        ...
+
+    @property
+    def replacement_key(self) -> str | None:
+        """What the endpoint's logical ID ends with (see
+        :mod:`fm_platform.rules.replacement`); the components placed on it follow it."""
+        ...
+
+    @property
     def component_names(self) -> set[str]: ...
 
-    def place(self, scope: Construct, demand: CopyDemand) -> None: ...
+    def place(
+        self,
+        scope: Construct,
+        demand: CopyDemand,
+        by_type: Mapping[str, CopyDemand] | None = None,
+    ) -> None: ...

@@ -179,7 +179,7 @@ def endpoint_conditions(props: EndpointAlarmProps) -> list[Condition]:
                 instances[1],
                 # AWS documents no instance-count metric: the description says how it counts.
                 f"instances at the maximum ({instances[1]}; counted as the instances' "
-                f"{endpoint.INSTANCE_METRIC} datapoints per minute, AWS publishing no "
+                f"{endpoint.instance_metric} datapoints per minute, AWS publishing no "
                 "instance count)",
             )
         )
