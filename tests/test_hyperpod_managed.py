@@ -446,7 +446,7 @@ def test_a_mount_path_hyperpod_refuses(scope):
         ),
         (
             replace(CPU_WORKERS, partition="gpu_training"),
-            "instance_groups[1].partition='gpu_training': has characters",
+            "instance_groups[1].partition='gpu_training': underscores are not allowed",
         ),
     ],
 )
