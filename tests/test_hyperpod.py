@@ -271,8 +271,11 @@ def test_role_creates_interfaces_only_in_the_cluster_subnet_and_group(template):
     for action in ("ec2:DeleteNetworkInterface", "ec2:CreateTags"):
         resource = json.dumps(statement_for(template, action)["Resource"])
         assert resource.endswith(':network-interface/*"]]}'), (action, resource)
-    for action in ("ec2:DescribeSubnets", "ec2:DetachNetworkInterface"):
+    for action in ("ec2:DescribeSubnets", "ec2:DeleteNetworkInterfacePermission"):
         assert statement_for(template, action)["Resource"] == "*"
+    # Detaching authorises the interface (this account's) and the instance (HyperPod's).
+    detach = json.dumps(statement_for(template, "ec2:DetachNetworkInterface")["Resource"])
+    assert ':network-interface/*"]]}' in detach and ':*:instance/*"]]}' in detach
 
 
 def test_a_given_role_is_used_and_no_role_is_created():
