@@ -33,6 +33,7 @@ from tests.test_hyperpod import (
     FakeLifecycle,
     problems_of,
     props,
+    statement_for,
 )
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm-abcdef"
@@ -270,13 +271,21 @@ def test_a_scheduled_update_rolls_back_on_its_alarms_and_the_node_health_alarm(t
     }
     properties = alarm["Properties"]
     assert (properties["Namespace"], properties["MetricName"]) == ("AWS/Events", "TriggeredRules")
-    assert properties["Dimensions"] == [{"Name": "RuleName", "Value": {"Ref": rule_id}}]
+    # The alarm names the rule by its fixed name, so that it can exist before the cluster.
+    rule_name = rule["Properties"]["Name"]
+    assert rule_name == name and len(rule_name) <= 64
+    assert properties["Dimensions"] == [{"Name": "RuleName", "Value": rule_name}]
     assert (properties["Threshold"], properties["ComparisonOperator"]) == (
         1,
         "GreaterThanOrEqualToThreshold",
     )
-    # The cluster does not wait for the alarm (the alarm's rule waits for the cluster).
-    assert alarm_id not in json.dumps(cluster_of(template).get("DependsOn", []))
+    # HyperPod refuses rollback alarms that do not exist: the cluster waits for the alarm,
+    # the rule (on the cluster's ARN) for the cluster.
+    assert alarm_id in cluster_of(template)["DependsOn"]
+    assert rule_id not in json.dumps(cluster_of(template).get("DependsOn", []))
+    # The instances' role may read the alarms it rolls back on.
+    resources = json.dumps(statement_for(template, "cloudwatch:DescribeAlarms")["Resource"])
+    assert ":alarm:my-alarm" in resources and f":alarm:{name}" in resources
 
 
 def test_a_count_batch_is_written_as_an_instance_count():

@@ -302,9 +302,18 @@ class TrainingObservability(Construct):
         self.cluster_events: ClusterEvents | None = None
         self.lifecycle_errors: LifecycleErrorAlarm | None = None
         alarms: list[str] = []
+        health = cluster.node_health_alarm
+        if topic is not None and health is not None:
+            # The rollback alarm's rule gets a target (TriggeredRules without one is not
+            # documented); it then delivers the unhealthy-node events, once.
+            health.notify(topic.topic_arn)
         if topic is not None and config.cluster_events:
             self.cluster_events = ClusterEvents(
-                self, "ClusterEvents", cluster_arn=cluster.cluster_arn, topic_arn=topic.topic_arn
+                self,
+                "ClusterEvents",
+                cluster_arn=cluster.cluster_arn,
+                topic_arn=topic.topic_arn,
+                unhealthy_nodes=health is None,
             )
         if topic is not None and config.lifecycle_error_alarm:
             self.lifecycle_errors = LifecycleErrorAlarm(
