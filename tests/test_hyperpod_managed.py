@@ -11,7 +11,7 @@ from dataclasses import replace
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 from constructs import Construct
 
@@ -478,3 +478,14 @@ def test_the_schema_and_botocore_let_a_group_run_its_scripts_on_init_complete_al
     model = botocore.session.get_session().get_service_model("sagemaker")
     shape = model.shape_for("ClusterLifeCycleConfig")
     assert shape.required_members == [] and "OnInitComplete" in shape.members
+
+
+def test_a_pinned_image_with_external_accounting_is_warned_about():
+    # External accounting needs AMIs released after 2026-08-30: a pinned image may be older.
+    warnings = Annotations.from_stack(build(new_app())).find_warning(
+        "*", Match.string_like_regexp("needs a HyperPod AMI released after 2026-08-30")
+    )
+    assert len(warnings) == 1
+    assert "instance_groups[0].image_id='ami-0123456789abcdef0'" in warnings[0].entry.data
+    without = Annotations.from_stack(build(new_app(), accounting_database=None))
+    assert not without.find_warning("*", Match.string_like_regexp("released after"))

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from aws_cdk import ArnFormat, CfnTag, Fn, Stack
+from aws_cdk import Annotations, ArnFormat, CfnTag, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
@@ -339,6 +339,25 @@ class HyperPodClusterProps(HyperPodClusterOptions):
         problems.raise_if_any()
 
 
+#: External accounting needs an AMI released after this date (SageMaker developer guide,
+#: "Using an external accounting database with SageMaker HyperPod Slurm clusters").
+ACCOUNTING_MIN_AMI_DATE = "2026-08-30"
+
+
+def _warn_pinned_images(scope: Construct, groups: Sequence[InstanceGroup]) -> None:
+    """Warn for each group whose pinned ``image_id`` the external accounting database may
+    not run on: its release date cannot be known at synth time."""
+    for index, group in enumerate(groups):
+        if group.image_id is not None:
+            Annotations.of(scope).add_warning_v2(
+                "fm_platform:accountingPinnedImage",
+                f"instance_groups[{index}].image_id={group.image_id!r}: the external Slurm "
+                f"accounting database needs a HyperPod AMI released after "
+                f"{ACCOUNTING_MIN_AMI_DATE}; check this image's date, or leave image_id "
+                "unset for HyperPod's latest",
+            )
+
+
 def _rollback_alarm_names(
     groups: Sequence[InstanceGroup], node_health_alarm: str | None
 ) -> list[str]:
@@ -422,6 +441,8 @@ class HyperPodCluster(Construct):
             warn_unknown_accelerated_type(
                 self, f"instance_groups[{index}].instance_type", group.instance_type
             )
+        if props.accounting_database is not None:
+            _warn_pinned_images(self, props.instance_groups)
         self.instance_groups: tuple[InstanceGroup, ...] = tuple(props.instance_groups)
         self.controller_group_name: str = next(
             g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER
