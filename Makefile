@@ -33,17 +33,18 @@ synth: $(SYNTH_READY)
 
 # Every stack of the working tree's app against the app of commit BASE (HEAD by default:
 # your uncommitted change), built in a temporary git worktree; `cdk diff` one stack at a
-# time, then the replacements and IAM/security changes. MARKDOWN=file also writes it for a
+# time, then the replacements and IAM/security changes, then what happens to running things
+# (scripts/change_impact.py; a change the services refuse fails). MARKDOWN=file also writes it for a
 # pull-request comment. diff-snapshots: the tests' app against tests/__snapshots__.
 # Offline, no AWS credentials; fails when git or the CDK CLI fails.
 BASE ?= HEAD
 MARKDOWN ?=
 DIFF_OUTPUT = $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
-diff: $(SYNTH_READY)
+diff: $(TEST_READY)
 	$(BIN)/python scripts/diff_stacks.py --base $(BASE) $(DIFF_OUTPUT) $(ARGS)
 
-diff-snapshots: $(SYNTH_READY)
+diff-snapshots: $(TEST_READY)
 	$(BIN)/python scripts/diff_stacks.py --snapshots $(DIFF_OUTPUT)
 
 deploy: $(SYNTH_READY)
