@@ -47,7 +47,12 @@ diff: $(TEST_READY)
 diff-snapshots: $(TEST_READY)
 	$(BIN)/python scripts/diff_stacks.py --snapshots $(DIFF_OUTPUT)
 
+# First what the configured stacks cost per hour and per day (scripts/deploy_cost.py, from
+# the shipped prices), then a confirmation: YES=1 or ARGS="--require-approval never"
+# approves; without a terminal (CI, no stdin) it stops instead of waiting.
+YES ?=
 deploy: $(SYNTH_READY)
+	$(BIN)/python scripts/deploy_cost.py --confirm $(if $(YES),--yes) -- $(ARGS)
 	$(CDK) deploy $(STACKS) $(ARGS)
 
 # Every stack of the app, dependents first (`cdk destroy --all --force` of the assembly
