@@ -326,6 +326,7 @@ class TrainingObservability(Construct):
                     vpc=stack.network.vpc,
                     subnet=stack.network.subnet,
                     log_group=data.lifecycle.upload_log_group,
+                    log_key=data.lifecycle.upload_log_key,
                 ),
             )
             alarms.append(self.lifecycle_errors.alarm.alarm_arn)

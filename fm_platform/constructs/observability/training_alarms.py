@@ -39,7 +39,6 @@ from constructs import Construct
 
 from fm_platform.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.constructs.dependencies import drop_redundant_depends_on
-from fm_platform.constructs.encryption import customer_managed_key
 from fm_platform.rules.observability import check_percent
 from fm_platform.rules.problems import Problems
 
@@ -142,12 +141,14 @@ class FileSystemCapacityAlarm(Construct):
 class FunctionPlacement:
     """Where the custom resource function runs and logs: ``vpc`` and ``subnet`` (its
     network interface, in a security group of its own; it reaches the SageMaker and
-    CloudWatch Logs APIs through the subnet's NAT) and ``log_group`` (its logs,
-    encrypted)."""
+    CloudWatch Logs APIs through the subnet's NAT), ``log_group`` (its logs,
+    encrypted) and ``log_key`` (the key it gives the cluster's lifecycle log group: one
+    CloudWatch Logs may use, kept with the data, e.g. the key of ``log_group``)."""
 
     vpc: ec2.IVpc
     subnet: ec2.ISubnet
     log_group: logs.ILogGroup
+    log_key: kms.IKey
 
 
 _LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
@@ -169,8 +170,7 @@ class LifecycleErrorAlarm(Construct):
     custom resource function, run as ``FunctionRole`` with ``FunctionPolicy`` in
     ``placement``.
 
-    Attributes: ``log_group_name``, ``metric`` (the filter's, for dashboards), ``alarm``,
-    ``key`` (the log group's, retained).
+    Attributes: ``log_group_name``, ``metric`` (the filter's, for dashboards), ``alarm``.
     """
 
     def __init__(
@@ -193,7 +193,6 @@ class LifecycleErrorAlarm(Construct):
             resource_name=f"{CLUSTER_LOG_GROUP_PREFIX}*/{cluster_id}",
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
-        self.key = self._log_key()
         role = self._function_role(cluster_arn, groups_arn, placement.log_group)
 
         def sdk_resource(
@@ -253,7 +252,7 @@ class LifecycleErrorAlarm(Construct):
                     "putRetentionPolicy",
                     {"retentionInDays": LIFECYCLE_LOG_RETENTION_DAYS},
                 ),
-                ("LogKey", "associateKmsKey", {"kmsKeyId": self.key.key_arn}),
+                ("LogKey", "associateKmsKey", {"kmsKeyId": placement.log_key.key_arn}),
             )
         ]
         for setting in settings:
@@ -351,38 +350,6 @@ class LifecycleErrorAlarm(Construct):
             f"{groups_arn}:*",
         )
         return role.without_policy_updates()
-
-    def _log_key(self) -> kms.Key:
-        """The lifecycle log group's key, usable by CloudWatch Logs for this account's
-        HyperPod cluster log groups only (CloudWatch Logs User Guide, "Encrypt log data in
-        CloudWatch Logs using AWS KMS": the key policy's encryption context condition)."""
-        stack = Stack.of(self)
-        key = customer_managed_key(self, "Key", purpose="HyperPod lifecycle logs")
-        key.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="CloudWatchLogsEncryptsClusterLogs",
-                principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
-                actions=[
-                    "kms:Encrypt*",
-                    "kms:Decrypt*",
-                    "kms:ReEncrypt*",
-                    "kms:GenerateDataKey*",
-                    "kms:Describe*",
-                ],
-                resources=["*"],
-                conditions={
-                    "ArnLike": {
-                        "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
-                            service="logs",
-                            resource="log-group",
-                            resource_name=f"{CLUSTER_LOG_GROUP_PREFIX}*",
-                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                        )
-                    }
-                },
-            )
-        )
-        return key
 
     def _acknowledge_function(self) -> None:
         """Acknowledge what the stack's AWS SDK custom resource function cannot change, and
