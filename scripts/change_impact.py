@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import cfnlint  # its bundled CloudFormation resource schemas (a development dependency)
+import cfnlint  # type: ignore[import-untyped]  # its bundled resource schemas (a dev dependency)
 
 Template = Mapping[str, Any]
 
