@@ -202,9 +202,22 @@ def _renames(removed: list[str], added: list[str], base: dict, head: dict) -> li
     return pairs
 
 
-def _replaced(kind: str, base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
-    """The create-only properties of a ``kind`` resource that differ."""
-    return ["/".join(path) for path in create_only(kind) if _at(base, path) != _at(head, path)]
+Sides = tuple[Mapping[str, Template], Mapping[str, Template]]
+
+
+def _replaced(
+    kind: str, base: Mapping[str, Any], head: Mapping[str, Any], templates: Sides = ({}, {})
+) -> list[str]:
+    """The create-only properties of a ``kind`` resource that differ, or that name a
+    resource CloudFormation replaces (a subnet of ``VpcConfig`` or ``SubnetIds``: the value
+    reads the same, the physical ID changes)."""
+    found = []
+    for path in create_only(kind):
+        if _at(base, path) != _at(head, path):
+            found.append("/".join(path))
+        elif templates[1] and (names := replaced_references(_at(head, path), *templates)):
+            found.append(f"{'/'.join(path)} ({', '.join(names)} replaced)")
+    return found
 
 
 def _referenced_ids(value: Any) -> set[str]:
@@ -246,20 +259,11 @@ def replaced_references(
 
 
 def cluster_impacts(
-    stack: str,
-    where: str,
-    base: dict,
-    head: dict,
-    templates: tuple[Mapping[str, Template], Mapping[str, Template]] = ({}, {}),
+    stack: str, where: str, base: dict, head: dict, templates: Sides = ({}, {})
 ) -> Iterator[Impact]:
     """What an update of one cluster does to its nodes (``base`` and ``head`` are its
-    properties; ``templates`` both sides' templates, to see create-only settings whose
-    referenced resources are replaced, such as the subnet of ``VpcConfig``)."""
-    replaced = _replaced(CLUSTER, base, head)
-    for path in create_only(CLUSTER):
-        names = replaced_references(_at(head, path), *templates)
-        if "/".join(path) not in replaced and names:
-            replaced.append(f"{'/'.join(path)} ({', '.join(names)} replaced)")
+    properties; ``templates`` both sides' templates, see :func:`_replaced`)."""
+    replaced = _replaced(CLUSTER, base, head, templates)
     groups_before, groups_after = _groups(base), _groups(head)
     if replaced:
         nodes = ", ".join(f"{n}: {_nodes(g)}" for n, g in groups_before.items())
@@ -385,8 +389,11 @@ def _running_nodes(groups: Iterable[Mapping[str, Any]]) -> int:
 # --- file systems and the accounting database ----------------------------------------
 
 
-def file_system_impacts(stack: str, where: str, base: dict, head: dict) -> Iterator[Impact]:
-    replaced = _replaced(FILE_SYSTEM, base, head)
+def file_system_impacts(
+    stack: str, where: str, base: dict, head: dict, templates: Sides = ({}, {})
+) -> Iterator[Impact]:
+    """What an update of the shared file system does to it and its data."""
+    replaced = _replaced(FILE_SYSTEM, base, head, templates)
     if replaced:
         yield Impact(
             stack, where,
@@ -423,8 +430,11 @@ def file_system_impacts(stack: str, where: str, base: dict, head: dict) -> Itera
         )  # fmt: skip
 
 
-def database_impacts(stack: str, where: str, base: dict, head: dict) -> Iterator[Impact]:
-    replaced = _replaced(DATABASE, base, head)
+def database_impacts(
+    stack: str, where: str, base: dict, head: dict, templates: Sides = ({}, {})
+) -> Iterator[Impact]:
+    """What an update of the accounting database does to it."""
+    replaced = _replaced(DATABASE, base, head, templates)
     if replaced:
         yield Impact(
             stack, where,
@@ -664,10 +674,7 @@ def change_impacts(base: Mapping[str, Template], head: Mapping[str, Template]) -
             if key in after:
                 where = _name(after[key], key[1])
                 old, new = _props(resource), _props(after[key])
-                if kind == CLUSTER:
-                    impacts += cluster_impacts(key[0], where, old, new, (base, head))
-                else:
-                    impacts += analyse(key[0], where, old, new)
+                impacts += analyse(key[0], where, old, new, (base, head))
             elif kind == CLUSTER and key[0] in head:
                 groups = _props(resource).get("InstanceGroups", [])
                 impacts.append(

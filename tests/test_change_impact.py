@@ -185,6 +185,10 @@ def test_a_new_vpc_replaces_the_cluster_and_its_nodes():
     )
     assert "createOnlyProperties" in cluster.source and not cluster.refused
     assert ("VpcConfig",) in create_only("AWS::SageMaker::Cluster")
+    # The file system sits in that subnet too: a new, empty one.
+    file_system = only(impacts, "CloudFormation replaces the file system")
+    assert file_system.what.startswith("SubnetIds (FmpTrainingData/Network/Vpc/PrivateSubnet1")
+    assert "the old one (retained) keeps the data" in file_system.what
 
 
 def test_a_new_vpc_for_a_named_cluster_is_refused():
