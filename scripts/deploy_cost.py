@@ -112,6 +112,11 @@ def report(config: AppConfig, region: str) -> list[str]:
         "  plus what is billed by use: FSx storage and throughput, NAT gateway, logs, "
         "requests (README, 'What it costs')"
     )
+    if config.deploy_training:
+        out.append(
+            "  the training instances are priced at SageMaker's hosting price of their type: "
+            "the shipped data has no HyperPod prices (https://aws.amazon.com/sagemaker/pricing/)"
+        )
     return out
 
 

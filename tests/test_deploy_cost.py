@@ -36,8 +36,9 @@ def test_a_type_without_a_price_is_named_not_counted():
     region = next(r for r in price_regions() if "ml.trn1.32xlarge" not in hourly_prices(r))
     text = report(AppConfig(), region)
     assert any("4 x ml.trn1.32xlarge" in line and line.endswith("no price") for line in text)
-    assert "for the priced instances" in text[-3]
-    assert text[-2].startswith("  not counted: ") and "ml.trn1.32xlarge (no price" in text[-2]
+    assert "for the priced instances" in text[-4]
+    assert text[-3].startswith("  not counted: ") and "ml.trn1.32xlarge (no price" in text[-3]
+    assert "the shipped data has no HyperPod prices" in text[-1]
 
 
 def _args(yes: bool = False) -> argparse.Namespace:
