@@ -33,20 +33,26 @@ synth: $(SYNTH_READY)
 
 # Every stack of the working tree's app against the app of commit BASE (HEAD by default:
 # your uncommitted change), built in a temporary git worktree; `cdk diff` one stack at a
-# time, then the replacements and IAM/security changes. MARKDOWN=file also writes it for a
+# time, then the replacements and IAM/security changes, then what happens to running things
+# (scripts/change_impact.py; a change the services refuse fails). MARKDOWN=file also writes it for a
 # pull-request comment. diff-snapshots: the tests' app against tests/__snapshots__.
 # Offline, no AWS credentials; fails when git or the CDK CLI fails.
 BASE ?= HEAD
 MARKDOWN ?=
 DIFF_OUTPUT = $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
-diff: $(SYNTH_READY)
+diff: $(TEST_READY)
 	$(BIN)/python scripts/diff_stacks.py --base $(BASE) $(DIFF_OUTPUT) $(ARGS)
 
-diff-snapshots: $(SYNTH_READY)
+diff-snapshots: $(TEST_READY)
 	$(BIN)/python scripts/diff_stacks.py --snapshots $(DIFF_OUTPUT)
 
+# First what the configured stacks cost per hour and per day (scripts/deploy_cost.py, from
+# the shipped prices), then a confirmation: YES=1 or ARGS="--require-approval never"
+# approves; without a terminal (CI, no stdin) it stops instead of waiting.
+YES ?=
 deploy: $(SYNTH_READY)
+	$(BIN)/python scripts/deploy_cost.py --confirm $(if $(YES),--yes) -- $(ARGS)
 	$(CDK) deploy $(STACKS) $(ARGS)
 
 # Every stack of the app, dependents first (`cdk destroy --all --force` of the assembly

@@ -18,8 +18,10 @@ Each stack is diffed on its own (``cdk diff --template BASE STACK --exclusively`
 know go to both `cdk synth` runs, e.g. ``-c config=other.json`` (a relative path is read in
 each tree; give an absolute one to build both sides from one file). ``--markdown FILE``
 writes the result for a pull-request comment; ``--repo DIR`` compares another checkout
-(this one by default). Exits non-zero when the CLI or git fails; differences alone are not
-a failure.
+(this one by default). After CloudFormation's summary comes what happens to running things
+(:mod:`change_impact`: nodes, file systems, endpoints, components, alarms). Exits non-zero
+when the CLI or git fails (1) or when the services would refuse a change (2, with the
+steps to take); differences alone are not a failure.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from change_impact import Impact, change_impacts, markdown_lines, report_lines
 from diff_report import StackDiff, markdown, read_cli_output, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,20 +248,41 @@ def main(argv: Sequence[str]) -> int:
             print(f"fmp-diff: {error}", file=sys.stderr)
             return error.returncode
         diffs = compare(Side("the working tree", templates), base, app, workdir)
+        impacts = change_impacts(load_templates(base.templates), load_templates(templates))
     print("\n".join(["", "Summary:", *summary(diffs)]))
+    print("\n".join(["", f"{IMPACT_TITLE}:", *report_lines(impacts)]))
     if args.markdown:
-        args.markdown.write_text(markdown(diffs, base.label, "the working tree"))
+        text = markdown(diffs, base.label, "the working tree")
+        args.markdown.write_text(text + "\n".join(markdown_lines(impacts)) + "\n")
         print(f"fmp-diff: wrote {args.markdown}", file=sys.stderr)
-    return exit_status(diffs)
+    return exit_status(diffs, impacts)
 
 
-def exit_status(diffs: Sequence[StackDiff]) -> int:
-    """1 (saying so on stderr) when `cdk diff` failed for any stack, else 0: differences
-    are what the command reports, not a failure."""
+#: The section after CloudFormation's summary.
+IMPACT_TITLE = "What happens to running things"
+
+
+def load_templates(files: dict[str, Path]) -> dict[str, dict]:
+    """Each stack's template, read from its file."""
+    return {stack: json.loads(path.read_text()) for stack, path in files.items()}
+
+
+def exit_status(diffs: Sequence[StackDiff], impacts: Sequence[Impact] = ()) -> int:
+    """1 (saying so on stderr) when `cdk diff` failed for any stack, 2 when the services
+    would refuse a change (each with what to do instead), else 0: differences are what the
+    command reports, not a failure."""
     failed = [diff.stack for diff in diffs if diff.status == "failed"]
     if failed:
         print(f"fmp-diff: cdk diff failed for {', '.join(failed)}", file=sys.stderr)
         return 1
+    refused = [impact for impact in impacts if impact.refused]
+    if refused:
+        print(
+            f"fmp-diff: {len(refused)} change(s) the services refuse; see "
+            f"'{IMPACT_TITLE}' for what to do instead",
+            file=sys.stderr,
+        )
+        return 2
     return 0
 
 

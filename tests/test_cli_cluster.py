@@ -449,7 +449,7 @@ def test_scale_checks_group_and_count_against_the_model_before_any_call(capsys: 
     code, out, err = run(["cluster", "scale", "gpu_nodes", "7000"], clients, capsys)
     assert (code, out) == (1, "")
     assert err == (
-        "fmp: error: GROUP gpu_nodes: has characters or a shape not allowed "
+        "fmp: error: GROUP gpu_nodes: underscores are not allowed "
         "(ClusterInstanceGroupName: matching [a-zA-Z0-9](-*[a-zA-Z0-9])*; 1-63 characters); "
         "COUNT 7000: above the maximum 6758 (ClusterInstanceCount: 0-6758)\n"
     )
@@ -549,7 +549,7 @@ def test_update_software_checks_every_value_against_the_model(capsys: Any) -> No
     code, _, err = run(argv, clients, capsys)
     assert code == 1
     assert err == (
-        "fmp: error: --image-id ami-xyz: has characters or a shape not allowed (ImageId: "
+        "fmp: error: --image-id ami-xyz: 'x', 'y' and 'z' are not allowed (ImageId: "
         "matching (ami-[0-9a-fA-F]{8,17}|default); 7-21 characters); batch size 0: below the "
         "minimum 1 (NodeUnavailabilityValue: at least 1); --wait-s 4000: above the maximum 3600 "
         "(WaitTimeIntervalInSeconds: 0-3600); --rollback-alarm: 11 given; AutoRollbackAlarms "
@@ -624,7 +624,7 @@ def test_node_ids_are_checked_against_the_model(capsys: Any) -> None:
     code, _, err = run(["cluster", "reboot-node", "i-0w1", *many, "--yes"], clients, capsys)
     assert code == 1
     assert err == (
-        "fmp: error: NODE i-0w1: has characters or a shape not allowed (ClusterNodeId: "
+        "fmp: error: NODE i-0w1: 'w' is not allowed (ClusterNodeId: "
         "matching i-[a-f0-9]{8}(?:[a-f0-9]{9})?; 1-256 characters); NODE: 27 given; "
         "BatchRebootClusterNodesRequestNodeIdsList takes 1-25 items\n"
     )

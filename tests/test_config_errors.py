@@ -97,7 +97,7 @@ def test_every_mistake_of_a_configuration_is_reported_at_once_by_config_key():
         "ml.p5e.48xlarge?",
         "training.private_subnet_cidr_mask=26: 59 usable addresses, but the "
         "instance groups need 149 (one per instance and per EFA interface, plus 16 spare); use "
-        "a larger subnet, e.g. a smaller mask such as /20 or /17",
+        "a /24 subnet or a larger one (a mask of 24 or less)",
         "inference.ic_endpoints[0].models[0].accelerators=8 (model 'big' on endpoint "
         "'shared'): at most 4 (nvidia-gpu devices on one ml.g5.12xlarge)",
         "inference.ic_endpoints[1].instance_type='ml.g5.13xlarge' (endpoint 'other'): not an "
@@ -258,7 +258,7 @@ def test_endpoint_and_model_names_are_named_by_position():
     }
     lines = problem_lines(data)
     assert lines == [
-        "inference.ic_endpoints[1].name='b_c': has characters or a shape not allowed; "
+        "inference.ic_endpoints[1].name='b_c': underscores are not allowed; "
         "allowed: matching [a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}; 0-63 characters",
         "inference.single_model_endpoints[0].name='a': must be unique among the endpoint names",
         "inference.ic_endpoints[1].models[0].model_name='m': must be unique: it names the "

@@ -271,8 +271,11 @@ def test_role_creates_interfaces_only_in_the_cluster_subnet_and_group(template):
     for action in ("ec2:DeleteNetworkInterface", "ec2:CreateTags"):
         resource = json.dumps(statement_for(template, action)["Resource"])
         assert resource.endswith(':network-interface/*"]]}'), (action, resource)
-    for action in ("ec2:DescribeSubnets", "ec2:DetachNetworkInterface"):
+    for action in ("ec2:DescribeSubnets", "ec2:DeleteNetworkInterfacePermission"):
         assert statement_for(template, action)["Resource"] == "*"
+    # Detaching authorises the interface (this account's) and the instance (HyperPod's).
+    detach = json.dumps(statement_for(template, "ec2:DetachNetworkInterface")["Resource"])
+    assert ':network-interface/*"]]}' in detach and ':*:instance/*"]]}' in detach
 
 
 def test_a_given_role_is_used_and_no_role_is_created():
@@ -495,7 +498,7 @@ def test_group_name_with_underscore(scope):
 def test_group_name_of_64_characters(scope):
     group = replace(CPU_WORKERS, name="w" * 64)
     message = problems_of(props(scope, instance_groups=(CONTROLLER, group)))
-    assert f"instance_groups[1].name='{'w' * 64}': longer than 63 characters" in message
+    assert f"instance_groups[1].name='{'w' * 64}': too long: at most 63" in message
 
 
 def test_two_groups_with_one_name(scope):
@@ -604,7 +607,7 @@ def test_subnet_too_small_for_efa_workers(scope):
         f"subnet='10.0.0.0/24': 251 usable addresses, but the instance groups need {required}"
         in (message)
     )
-    assert "larger subnet" in message
+    assert "use a /22 subnet or a larger one" in message
 
 
 def test_subnet_that_fits_passes(scope):

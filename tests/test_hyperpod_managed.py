@@ -11,7 +11,7 @@ from dataclasses import replace
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 from constructs import Construct
 
@@ -33,6 +33,7 @@ from tests.test_hyperpod import (
     FakeLifecycle,
     problems_of,
     props,
+    statement_for,
 )
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm-abcdef"
@@ -270,13 +271,21 @@ def test_a_scheduled_update_rolls_back_on_its_alarms_and_the_node_health_alarm(t
     }
     properties = alarm["Properties"]
     assert (properties["Namespace"], properties["MetricName"]) == ("AWS/Events", "TriggeredRules")
-    assert properties["Dimensions"] == [{"Name": "RuleName", "Value": {"Ref": rule_id}}]
+    # The alarm names the rule by its fixed name, so that it can exist before the cluster.
+    rule_name = rule["Properties"]["Name"]
+    assert rule_name == name and len(rule_name) <= 64
+    assert properties["Dimensions"] == [{"Name": "RuleName", "Value": rule_name}]
     assert (properties["Threshold"], properties["ComparisonOperator"]) == (
         1,
         "GreaterThanOrEqualToThreshold",
     )
-    # The cluster does not wait for the alarm (the alarm's rule waits for the cluster).
-    assert alarm_id not in json.dumps(cluster_of(template).get("DependsOn", []))
+    # HyperPod refuses rollback alarms that do not exist: the cluster waits for the alarm,
+    # the rule (on the cluster's ARN) for the cluster.
+    assert alarm_id in cluster_of(template)["DependsOn"]
+    assert rule_id not in json.dumps(cluster_of(template).get("DependsOn", []))
+    # The instances' role may read the alarms it rolls back on.
+    resources = json.dumps(statement_for(template, "cloudwatch:DescribeAlarms")["Resource"])
+    assert ":alarm:my-alarm" in resources and f":alarm:{name}" in resources
 
 
 def test_a_count_batch_is_written_as_an_instance_count():
@@ -331,7 +340,8 @@ def test_cfn_lint_finds_nothing(template):
 def test_nag_packs_find_nothing():
     app = new_app()
     build(app)
-    assert nag_findings(app) == []
+    # Only the warning about the pinned image next to the external accounting database.
+    assert nag_findings(app) == ["Annotation::fm_platform:accountingPinnedImage at Managed/Cluster"]
 
 
 # --- validation: each bad value named by its key -------------------------------------------
@@ -446,7 +456,7 @@ def test_a_mount_path_hyperpod_refuses(scope):
         ),
         (
             replace(CPU_WORKERS, partition="gpu_training"),
-            "instance_groups[1].partition='gpu_training': has characters",
+            "instance_groups[1].partition='gpu_training': underscores are not allowed",
         ),
     ],
 )
@@ -469,3 +479,14 @@ def test_the_schema_and_botocore_let_a_group_run_its_scripts_on_init_complete_al
     model = botocore.session.get_session().get_service_model("sagemaker")
     shape = model.shape_for("ClusterLifeCycleConfig")
     assert shape.required_members == [] and "OnInitComplete" in shape.members
+
+
+def test_a_pinned_image_with_external_accounting_is_warned_about():
+    # External accounting needs AMIs released after 2026-08-30: a pinned image may be older.
+    warnings = Annotations.from_stack(build(new_app())).find_warning(
+        "*", Match.string_like_regexp("needs a HyperPod AMI released after 2026-08-30")
+    )
+    assert len(warnings) == 1
+    assert "instance_groups[0].image_id='ami-0123456789abcdef0'" in warnings[0].entry.data
+    without = Annotations.from_stack(build(new_app(), accounting_database=None))
+    assert not without.find_warning("*", Match.string_like_regexp("released after"))

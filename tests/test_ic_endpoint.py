@@ -12,7 +12,6 @@ from aws_cdk.assertions import Annotations, Match, Template
 
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
-    InferenceComponentEndpointAttributes,
     InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
@@ -225,7 +224,7 @@ def test_grant_invoke_names_the_endpoint_arn():
     }
 
 
-def test_the_endpoint_carries_what_models_need():
+def test_the_endpoint_carries_what_models_need_and_its_reference_is_itself():
     stack = cdk.Stack(new_app(), "Ref")
     endpoint = InferenceComponentEndpoint(
         stack, "E", InferenceComponentEndpointProps(instance_type="ml.m5.xlarge")
@@ -234,19 +233,17 @@ def test_the_endpoint_carries_what_models_need():
     assert endpoint.variant_name == "AllTraffic"
     assert (endpoint.min_instance_count, endpoint.max_instance_count) == (1, 2)
     assert endpoint.vpc_config is None and endpoint.network_isolation
+    with pytest.warns(DeprecationWarning, match="reference is deprecated"):
+        assert endpoint.reference is endpoint
 
 
 def test_an_endpoint_from_its_attributes_builds_its_arn_and_checks_its_type():
     stack = cdk.Stack(new_app(), "Imported")
     role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")
     imported = InferenceComponentEndpoint.from_endpoint_attributes(
-        stack,
-        "E",
-        InferenceComponentEndpointAttributes(
-            endpoint_name="Shared-G5", instance_type="ml.g5.12xlarge", execution_role=role
-        ),
+        stack, "E", endpoint_name="Shared-G5", instance_type="ml.g5.12xlarge", execution_role=role
     )
-    assert imported.endpoint_name == "Shared-G5"
+    assert imported.endpoint is None
     assert stack.resolve(imported.endpoint_arn) == {
         "Fn::Join": [
             "",
@@ -263,11 +260,7 @@ def test_an_endpoint_from_its_attributes_builds_its_arn_and_checks_its_type():
     }
     with pytest.raises(ValueError, match="instance_type='ml.g5.13xlarge': not an instance type"):
         InferenceComponentEndpoint.from_endpoint_attributes(
-            stack,
-            "Bad",
-            InferenceComponentEndpointAttributes(
-                endpoint_name="x", instance_type="ml.g5.13xlarge", execution_role=role
-            ),
+            stack, "Bad", endpoint_name="x", instance_type="ml.g5.13xlarge", execution_role=role
         )
 
 
@@ -297,8 +290,8 @@ def test_endpoint_metrics_share_one_signature():
         ({"initial_instance_count": 3}, "initial_instance_count=3: must lie between"),
         ({"instance_type": "ml.x9.huge"}, "instance_type='ml.x9.huge': not an instance type"),
         ({"instance_type": "ml.t2.medium"}, "regenerate_instance_specs.py --add ml.t2.medium"),
-        ({"endpoint_name": "my_endpoint"}, "endpoint_name='my_endpoint': has characters"),
-        ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': longer than 63"),
+        ({"endpoint_name": "my_endpoint"}, "'my_endpoint': underscores are not allowed"),
+        ({"endpoint_name": "e" * 64}, "endpoint_name='" + "e" * 64 + "': too long: at most 63"),
         ({"routing_strategy": "ROUND_ROBIN"}, "routing_strategy='ROUND_ROBIN': not supported"),
         ({"max_instance_count": 0, "min_instance_count": 0}, "max_instance_count=0: below"),
         ({"variant_name": "all_traffic"}, "variant_name='all_traffic'"),

@@ -415,8 +415,8 @@ def endpoint():
         ({"scaling": ComponentScaling(min_copies=3, max_copies=2)}, "scaling.min_copies=3"),
         ({"scaling": ComponentScaling(min_copies=0, max_copies=0)}, "scaling.max_copies=0"),
         ({"scaling": ComponentScaling(max_copies=2, target_value=0)}, "scaling.target_value=0"),
-        ({"model_name": "my_model"}, "model_name='my_model': has characters"),
-        ({"model_name": "m" * 64}, "longer than 63"),
+        ({"model_name": "my_model"}, "model_name='my_model': underscores are not allowed"),
+        ({"model_name": "m" * 64}, "too long: at most 63"),
         ({"component_name": "bad_name"}, "component_name='bad_name'"),
         ({"model_data_download_timeout_s": 30}, "model_data_download_timeout_s=30: below"),
         (

@@ -292,7 +292,7 @@ def test_single_gpu_and_cpu_types_are_accepted(instance_type):
         ({"endpoint_name": "fleet_1"}, "endpoint_name='fleet_1'"),
         (
             {"endpoint_name": "f" * 64},
-            f"endpoint_name='{'f' * 64}': longer than 63 characters",
+            f"endpoint_name='{'f' * 64}': too long: at most 63 characters, it has 64",
         ),
         (
             {

@@ -47,6 +47,10 @@ def test_a_created_topic_is_encrypted_with_its_own_rotated_retained_key(created)
     [services] = [s for s in statements if s.get("Sid") == "AlarmsAndEventsUseTheTopicKey"]
     assert sorted(services["Principal"]["Service"]) == sorted(PUBLISHERS)
     assert services["Action"] == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    # Only on behalf of this account's alarms and rules.
+    assert services["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    }
 
 
 def test_a_created_topic_accepts_tls_only_and_publishers_of_this_account(created):

@@ -4,12 +4,14 @@ the cluster's dashboard."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
+from aws_cdk.assertions import Template
 
-from fm_platform.config.training import TrainingConfig
+from fm_platform.config.training import DEFAULT_INSTANCE_GROUPS, TrainingConfig
 from fm_platform.constructs.observability.cluster_events import (
     EVENT_SOURCE,
     NODE_HEALTH,
@@ -22,6 +24,9 @@ from fm_platform.constructs.observability.training_alarms import (
     LIFECYCLE_ERRORS_METRIC,
     free_capacity_threshold_bytes,
 )
+from fm_platform.constructs.training.instance_groups import ScheduledUpdate
+from fm_platform.stacks import TrainingStack
+from tests.support import new_app
 
 
 def of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -122,3 +127,30 @@ def test_the_training_dashboard_shows_groups_file_system_and_lifecycle_errors(cl
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
     for expected in ("FreeDataStorageCapacity", LIFECYCLE_ERRORS_METRIC, "alarm"):
         assert expected in body
+
+
+def test_the_rollback_alarms_rule_notifies_once_and_the_events_rule_skips_its_events():
+    controller, workers = DEFAULT_INSTANCE_GROUPS
+    update = ScheduledUpdate(cron="cron(0 3 ? * SUN *)")
+    config = TrainingConfig(
+        instance_groups=(controller, dataclasses.replace(workers, scheduled_update=update))
+    )
+    stack = TrainingStack(new_app(), "Updates", config=config)
+    template = Template.from_stack(stack).to_json()
+    rules = of_type(template, "AWS::Events::Rule")
+    [health] = [r for r in rules.values() if r["Properties"].get("Name")]
+    [events] = [r for r in rules.values() if not r["Properties"].get("Name")]
+    [health_target] = health["Properties"]["Targets"]
+    [events_target] = events["Properties"]["Targets"]
+    assert health_target["Arn"] == events_target["Arn"]
+    # Unhealthy nodes come through the rollback alarm's rule; the events rule takes the rest.
+    [arn] = health["Properties"]["EventPattern"]["detail"]["ClusterArn"]
+    assert events["Properties"]["EventPattern"] == cluster_event_pattern(arn, unhealthy_nodes=False)
+
+
+def test_without_unhealthy_nodes_the_pattern_keeps_state_changes_and_recoveries():
+    pattern = cluster_event_pattern("arn:c", unhealthy_nodes=False)
+    state, health = pattern["$or"]
+    assert state == {"detail-type": [STATE_CHANGE], "detail": {"ClusterArn": ["arn:c"]}}
+    assert health["detail-type"] == [NODE_HEALTH]
+    assert health["detail"]["HealthSummary"] == {"HealthStatus": [{"anything-but": ["Unhealthy"]}]}

@@ -132,7 +132,7 @@ def _group(**overrides: Any) -> list[str]:
 
 def test_an_instance_group_is_checked_against_botocore_and_its_role():
     assert _group() == []
-    assert _group(name="bad_name")[0].startswith("g.name='bad_name': has characters")
+    assert _group(name="bad_name")[0].startswith("g.name='bad_name': underscores are not allowed")
     assert "g.instance_count=2: a CONTROLLER group must hold exactly 1 instance" in " ".join(
         _group(role="controller", instance_type="ml.m5.12xlarge")
     )
@@ -179,7 +179,7 @@ def test_minimum_counts_capacity_and_image_pins():
     ]
     assert messages(instance_groups.check_image_id, "g.image_id", "ami-0123456789abcdef0") == []
     assert messages(instance_groups.check_image_id, "g.image_id", "ami-xyz")[0].startswith(
-        "g.image_id='ami-xyz': has characters or a shape not allowed"
+        "g.image_id='ami-xyz': 'x', 'y' and 'z' are not allowed"
     )
     assert messages(instance_groups.check_image_id, "g.image_id", "default") == [
         "g.image_id='default': leave image_id unset for HyperPod's latest image: "
@@ -244,7 +244,7 @@ def test_scheduled_update_batches_wait_and_alarms():
     assert _update(batch_percent=101) == ["u.batch_percent=101: must be at most 100 (percent)"]
     assert _update(batch_count=0)[0].startswith("u.batch_count=0: below the minimum 1")
     assert _update(wait_s=3601)[0].startswith("u.wait_s=3601: above the maximum 3600")
-    assert _update(rollback_alarms=(" ",))[0].startswith("u.rollback_alarms[0]=' ': has ")
+    assert _update(rollback_alarms=(" ",))[0].startswith("u.rollback_alarms[0]=' ': must not be")
     [too_many] = _update(rollback_alarms=tuple(f"a{i}" for i in range(10)))
     assert too_many.endswith(
         "at most 9: the API takes 10 alarms and the cluster adds its own node-health alarm"
@@ -322,7 +322,7 @@ def test_mount_paths_hyperpod_accepts():
         "m='/fsx/': must not end with '/' or hold '//' (e.g. /fsx)"
     ]
     assert messages(cluster.check_managed_mount_path, "m", "fsx")[0].startswith(
-        "m='fsx': has characters or a shape not allowed"
+        "m='fsx': must start with '/'"
     )
 
 
@@ -339,7 +339,7 @@ def test_home_file_system_and_accounting_capacity():
     ) == [
         "h.storage_capacity_gib=32: must be between 64 and 524288",
         "h.throughput_capacity_mbps=100: must be one of 64, 128, 256, 512, 1024, 2048, 3072, 4096",
-        "h.mount_path='home': has characters or a shape not allowed; allowed: matching "
+        "h.mount_path='home': must start with '/'; allowed: matching "
         "/[a-zA-Z0-9._/-]+; 1-1024 characters",
     ]
     assert messages(accounting.check_capacity_range, "", 0.5, 2.0) == []

@@ -578,7 +578,7 @@ def test_every_new_key_reaches_the_data_stack(every_new_key):
     assert properties["ServerlessV2ScalingConfiguration"] == {"MinCapacity": 0.5, "MaxCapacity": 2}
     key = properties["KmsKeyId"]["Fn::GetAtt"][0]
     assert resources[key]["Properties"]["EnableKeyRotation"] is True
-    # The database admits only the cluster's group and the rotation function's, on 3306.
+    # The database admits only the cluster's group, on 3306.
     (group_id,) = [g["Fn::GetAtt"][0] for g in properties["VpcSecurityGroupIds"]]
     ingress = [
         r["Properties"]
@@ -587,18 +587,18 @@ def test_every_new_key_reaches_the_data_stack(every_new_key):
         and r["Properties"]["GroupId"] == {"Fn::GetAtt": [group_id, "GroupId"]}
     ]
     assert sorted(r["SourceSecurityGroupId"]["Fn::GetAtt"][0] for r in ingress) == [
-        "AccountingRotationSecurityGroup779A81D7",
         "NetworkClusterSecurityGroup6FC78C02",
     ]
     assert {(r["IpProtocol"], r["FromPort"], r["ToPort"]) for r in ingress} == {("tcp", 3306, 3306)}
-    # The password is generated into Secrets Manager, encrypted with the key and rotated.
+    # The password is generated into Secrets Manager and encrypted with the key; it is not
+    # rotated, since slurmdbd keeps the password it started with.
     (secret,) = [r for r in resources.values() if r["Type"] == "AWS::SecretsManager::Secret"]
     assert secret["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
     assert "#" in secret["Properties"]["GenerateSecretString"]["ExcludeCharacters"]
-    (rotation,) = [
+    assert not [
         r for r in resources.values() if r["Type"] == "AWS::SecretsManager::RotationSchedule"
     ]
-    assert rotation["Properties"]["RotationRules"]["ScheduleExpression"] == "rate(30 days)"
+    assert "AccountingRotationSecurityGroup779A81D7" not in resources
     (home,) = [
         r
         for r in resources.values()

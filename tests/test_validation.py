@@ -29,7 +29,7 @@ def test_problems_are_raised_together_naming_field_value_and_what_is_allowed():
         "  - count=0: must be between 1 and 10",
         "  - colour='mauve': must be one of red, blue",
         "  - names='a': must be unique; it appears more than once",
-        "  - name='bad_name': has characters or a shape not allowed; allowed: matching "
+        "  - name='bad_name': underscores are not allowed; allowed: matching "
         "[a-zA-Z0-9](-*[a-zA-Z0-9])*; 1-63 characters",
     ]
 
@@ -76,7 +76,7 @@ def test_shape_rules_come_from_botocore():
     assert "ml.g5.12xlarge" in enum_values("ProductionVariantInstanceType")
     rule = shape_rule("EndpointName")
     assert rule.max == 63
-    assert rule.problem("a" * 64) == "longer than 63 characters"
+    assert rule.problem("a" * 64) == "too long: at most 63 characters, it has 64"
     assert rule.problem("ok-name") is None
 
 

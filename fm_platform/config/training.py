@@ -4,6 +4,7 @@ home file system and Slurm accounting database."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from fm_platform.rules.cluster import (
     check_slurm_config_strategy,
     continuous_provisioning,
 )
+from fm_platform.rules.instance_groups import required_addresses
 from fm_platform.rules.network import check_subnet_capacity
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.types import read
@@ -99,12 +101,20 @@ class TrainingConfig(
         SharedFileSystemOptions.check(self, problems)
         HyperPodClusterOptions.check(self, problems)
         if not network:  # the private subnet's size is known
+            # Groups whose count or type was mistyped (already reported) are left out, so
+            # that the others' need is still checked: a lower bound.
+            groups = [g for g in self.instance_groups or () if g]
+            known = [
+                (g.instance_type, g.instance_count) for g in groups if g.instance_count is not None
+            ]
             check_subnet_capacity(
                 problems,
                 "private_subnet_cidr_mask",
                 self.private_subnet_cidr_mask,
                 self.private_subnet_cidr_mask,
-                self.required_ipv4_addresses,
+                required_addresses(known),
+                vpc_mask=_mask(self.vpc_cidr),
+                at_least=len(known) < len(self.instance_groups or ()),
             )
         LifecycleScriptsOptions.check(self, problems)
         TrainingAlarmOptions.check(self, problems)
@@ -144,3 +154,8 @@ class TrainingConfig(
             self.home_file_system.check(problems, "home_file_system.")
         if self.managed:
             check_managed_mount_path(problems, "mount_path", self.mount_path)
+
+
+def _mask(cidr: str | None) -> int | None:
+    """The mask of a CIDR block already checked, None when unset."""
+    return ipaddress.IPv4Network(cidr, strict=False).prefixlen if cidr else None

@@ -20,7 +20,9 @@ Managed mode (``--node-setup fmp_node_setup.json``): HyperPod configures and sta
 file systems; a provisioning_parameters.json would be rejected together with SlurmConfig.
 This mode does only what HyperPod does not: hold the Lustre client package, mount FSx for
 Lustre only when the file names it (else wait, bounded, until HyperPod's mount at
-``fsx_mount_path`` is writable), prepare the shared directories and the shared users. The
+``fsx_mount_path`` is writable), prepare the shared directories and the shared users. A
+file system that does not come in time is logged as an ERROR and does not fail the node
+(on the controller it would fail the cluster); run the script again once it is up. The
 file (written by the construct) is a JSON object with exactly these keys:
 
 - ``version`` (required): 1.
@@ -152,6 +154,24 @@ def provision_managed(system: System, args: argparse.Namespace) -> None:
     check_node_setup(setup)
     log(f"managed Slurm mode: HyperPod configures Slurm; FSx at {setup['fsx_mount_path']}")
     hold_lustre_client(system, args.mount_attempts, args.retry_delay)
+    # A lifecycle script that fails on the controller fails the whole cluster, and cannot
+    # be retried (SageMaker HyperPod developer guide, Slurm cluster scaling); HyperPod
+    # mounts the file systems itself here. So a file system that is only slow to appear
+    # does not fail the node: the ERROR line reaches the lifecycle error alarm, and the
+    # shared directories and users are set up by running this again.
+    try:
+        _set_up_shared_storage(system, args, setup)
+    except ProvisionError as error:
+        log(
+            f"ERROR: {error}; the node is left running without the shared directories and "
+            "users (a failed script on the controller would fail the cluster). Once the file "
+            f"system is up, run again as root: python3 {Path(__file__).resolve()} "
+            f"--node-setup {args.node_setup}"
+        )
+
+
+def _set_up_shared_storage(system: System, args: argparse.Namespace, setup: dict) -> None:
+    """Mount or wait for the file systems, then the shared directories and users."""
     if "fsx_dns_name" in setup:
         fsx = mount_lustre(
             system, setup, args.mount_attempts, args.retry_delay, args.network_timeout

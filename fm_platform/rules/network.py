@@ -74,23 +74,59 @@ def check_subnet_mask(
         )
 
 
+def smallest_mask_holding(addresses: int) -> int | None:
+    """The largest mask (smallest subnet) within /16-/28 whose usable addresses hold
+    ``addresses``; None when even a /16 is too small."""
+    for mask in range(MAX_MASK, MIN_MASK - 1, -1):
+        if usable_addresses_of_mask(mask) >= addresses:
+            return mask
+    return None
+
+
+def _larger_subnet_hint(required: int, vpc_mask: int | None) -> str:
+    """What subnet (and VPC) would hold ``required`` addresses."""
+    mask = smallest_mask_holding(required)
+    if mask is None:
+        return (
+            f"even a /{MIN_MASK} subnet ({usable_addresses_of_mask(MIN_MASK)} usable) is too "
+            "small: use fewer instances, or fewer EFA instances, per cluster"
+        )
+    if vpc_mask is not None and mask <= vpc_mask:
+        if mask - 1 < MIN_MASK:
+            return (
+                f"a /{mask} subnet would hold them, but a subnet must be smaller than its VPC "
+                f"and a VPC is at most /{MIN_MASK}: use fewer instances per cluster"
+            )
+        return (
+            f"use a /{mask} subnet (mask {mask}) in a larger VPC: vpc_cidr with a mask of "
+            f"/{mask - 1} or less, since a subnet must be smaller than its VPC"
+        )
+    return f"use a /{mask} subnet or a larger one (a mask of {mask} or less)"
+
+
 def check_subnet_capacity(
     problems: Problems,
     field: str,
     value: object,
     prefix_length: int | None,
     required_addresses: int | None,
+    *,
+    vpc_mask: int | None = None,
+    at_least: bool = False,
 ) -> None:
     """A ``/prefix_length`` subnet holds ``required_addresses`` (``value`` is what the user
-    wrote: a mask or a CIDR)."""
+    wrote: a mask or a CIDR). ``at_least``: the count leaves out groups whose size is not
+    known (already reported), so it is a lower bound. ``vpc_mask``: the VPC's mask when
+    known, so that the suggested subnet fits in it."""
     if prefix_length is None or required_addresses is None:
         return
     usable = usable_addresses_of_mask(prefix_length)
     if required_addresses > usable:
+        need = f"at least {required_addresses}" if at_least else str(required_addresses)
         problems.add(
             field,
             value,
-            f"{usable} usable addresses, but the instance groups need {required_addresses} "
+            f"{usable} usable addresses, but the instance groups need {need} "
             f"(one per instance and per EFA interface, plus {SUBNET_ADDRESS_MARGIN} spare); "
-            "use a larger subnet, e.g. a smaller mask such as /20 or /17",
+            + _larger_subnet_hint(required_addresses, vpc_mask),
         )

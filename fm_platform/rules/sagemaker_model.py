@@ -12,6 +12,8 @@ from functools import cache
 
 import botocore.session
 
+from fm_platform.rules.name_patterns import explain_mismatch
+
 
 @dataclass(frozen=True)
 class ShapeRule:
@@ -41,11 +43,11 @@ class ShapeRule:
             return "not supported"
         if isinstance(value, str):
             if self.min is not None and len(value) < self.min:
-                return f"shorter than {self.min} characters"
+                return f"too short: at least {self.min} characters"
             if self.max is not None and len(value) > self.max:
-                return f"longer than {self.max} characters"
+                return f"too long: at most {self.max} characters, it has {len(value)}"
             if self.pattern and not re.fullmatch(self.pattern, value):
-                return "has characters or a shape not allowed"
+                return explain_mismatch(self.pattern, value)
         elif isinstance(value, int):
             if self.min is not None and value < self.min:
                 return f"below the minimum {self.min}"

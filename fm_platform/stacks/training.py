@@ -153,6 +153,7 @@ class TrainingStack(Stack):
                     vpc=self.network.vpc,
                     subnet=self.network.subnet,
                     log_group=storage.upload_log_group,
+                    log_key=storage.upload_log_key,
                 ),
                 file_system_id=self.file_system.file_system_id,
                 topic=topic.topic if topic is not None else None,

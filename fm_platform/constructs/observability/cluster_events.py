@@ -29,12 +29,29 @@ NODE_HEALTH = "SageMaker HyperPod Cluster Node Health Event"
 STATE_CHANGE = "SageMaker HyperPod Cluster State Change"
 
 
-def cluster_event_pattern(cluster_arn: str) -> dict[str, object]:
-    """The EventBridge pattern of ``cluster_arn``'s node health and state change events."""
+def cluster_event_pattern(cluster_arn: str, *, unhealthy_nodes: bool = True) -> dict[str, object]:
+    """The EventBridge pattern of ``cluster_arn``'s node health and state change events;
+    without ``unhealthy_nodes``, node health events other than ``Unhealthy`` (another rule,
+    the node-health rollback alarm's, delivers those; EventBridge User Guide, "Content
+    filtering": ``$or`` and ``anything-but``)."""
+    if unhealthy_nodes:
+        return {
+            "source": [EVENT_SOURCE],
+            "detail-type": [NODE_HEALTH, STATE_CHANGE],
+            "detail": {"ClusterArn": [cluster_arn]},
+        }
     return {
         "source": [EVENT_SOURCE],
-        "detail-type": [NODE_HEALTH, STATE_CHANGE],
-        "detail": {"ClusterArn": [cluster_arn]},
+        "$or": [
+            {"detail-type": [STATE_CHANGE], "detail": {"ClusterArn": [cluster_arn]}},
+            {
+                "detail-type": [NODE_HEALTH],
+                "detail": {
+                    "ClusterArn": [cluster_arn],
+                    "HealthSummary": {"HealthStatus": [{"anything-but": ["Unhealthy"]}]},
+                },
+            },
+        ],
     }
 
 
@@ -48,15 +65,22 @@ class ClusterEvents(Construct):
     """
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, cluster_arn: str, topic_arn: str
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        cluster_arn: str,
+        topic_arn: str,
+        unhealthy_nodes: bool = True,
     ) -> None:
-        """Route ``cluster_arn``'s events to ``topic_arn``."""
+        """Route ``cluster_arn``'s events to ``topic_arn`` (``Unhealthy`` node events only
+        with ``unhealthy_nodes``, see :func:`cluster_event_pattern`)."""
         super().__init__(scope, construct_id)
         self.rule = events.CfnRule(
             self,
             "Rule",
             description="fm_platform: HyperPod node health and cluster state changes",
-            event_pattern=cluster_event_pattern(cluster_arn),
+            event_pattern=cluster_event_pattern(cluster_arn, unhealthy_nodes=unhealthy_nodes),
             state="ENABLED",
             targets=[events.CfnRule.TargetProperty(id="NotificationTopic", arn=topic_arn)],
         )

@@ -105,6 +105,10 @@ class NotificationTopic(Construct):
                 principals=principals,
                 actions=["kms:Decrypt", "kms:GenerateDataKey*"],
                 resources=["*"],
+                # Only on behalf of this account's alarms and rules (Amazon SNS Developer
+                # Guide, "Configure AWS KMS permissions for AWS services": the key policy
+                # of a topic that services publish to, with aws:SourceAccount).
+                conditions={"StringEquals": {"aws:SourceAccount": Stack.of(topic).account}},
             )
         )
         topic.add_to_resource_policy(

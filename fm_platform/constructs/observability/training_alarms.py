@@ -14,7 +14,11 @@ generated cluster name, and a metric filter on a log group that does not exist f
 with it the stack, which would roll back a cluster's creation). So the filter is created
 after the cluster, with the cluster's name read by ``DescribeCluster`` and the group
 created when HyperPod has not made it yet (``CreateLogGroup``, ``ResourceAlreadyExists``
-ignored): both through one AWS SDK custom resource function.
+ignored): both through one AWS SDK custom resource function. The same function then sets
+the group's retention and its customer-managed key (``PutRetentionPolicy``,
+``AssociateKmsKey``: HyperPod usually makes the group first, with neither), may create only
+this cluster's group (``/aws/sagemaker/Clusters/*/<cluster id>``) and reaches the APIs over
+HTTPS only.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import custom_resources as cr
@@ -49,6 +54,8 @@ LIFECYCLE_ERRORS_METRIC = "LifecycleScriptErrors"
 #: The construct ID of aws-cdk-lib's AWS SDK custom resource function (one per stack:
 #: ``AwsCustomResource.PROVIDER_FUNCTION_UUID`` without dashes, after "AWS").
 SDK_FUNCTION_ID = "AWS679f53fac002430cb0da5b7982bd2287"
+#: How long the lifecycle log is kept: a year, as the upload function's own log.
+LIFECYCLE_LOG_RETENTION_DAYS = 365
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,12 +141,14 @@ class FileSystemCapacityAlarm(Construct):
 class FunctionPlacement:
     """Where the custom resource function runs and logs: ``vpc`` and ``subnet`` (its
     network interface, in a security group of its own; it reaches the SageMaker and
-    CloudWatch Logs APIs through the subnet's NAT) and ``log_group`` (its logs,
-    encrypted)."""
+    CloudWatch Logs APIs through the subnet's NAT), ``log_group`` (its logs,
+    encrypted) and ``log_key`` (the key it gives the cluster's lifecycle log group: one
+    CloudWatch Logs may use, kept with the data, e.g. the key of ``log_group``)."""
 
     vpc: ec2.IVpc
     subnet: ec2.ISubnet
     log_group: logs.ILogGroup
+    log_key: kms.IKey
 
 
 _LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
@@ -177,10 +186,11 @@ class LifecycleErrorAlarm(Construct):
         """Watch the lifecycle log of the cluster ``cluster_arn`` (id ``cluster_id``)."""
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
+        # Only this cluster's group: its name ends in the cluster's id (read at deploy time).
         groups_arn = stack.format_arn(
             service="logs",
             resource="log-group",
-            resource_name=f"{CLUSTER_LOG_GROUP_PREFIX}*",
+            resource_name=f"{CLUSTER_LOG_GROUP_PREFIX}*/{cluster_id}",
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         role = self._function_role(cluster_arn, groups_arn, placement.log_group)
@@ -225,7 +235,29 @@ class LifecycleErrorAlarm(Construct):
             ),
             update=False,
         )
-        for custom in (name, ensure):
+        settings = [
+            sdk_resource(
+                construct_id,
+                cr.AwsSdkCall(
+                    service="CloudWatchLogs",
+                    action=action,
+                    parameters={"logGroupName": self.log_group_name, **parameters},
+                    physical_resource_id=cr.PhysicalResourceId.of(self.log_group_name),
+                ),
+                update=True,
+            )
+            for construct_id, action, parameters in (
+                (
+                    "LogRetention",
+                    "putRetentionPolicy",
+                    {"retentionInDays": LIFECYCLE_LOG_RETENTION_DAYS},
+                ),
+                ("LogKey", "associateKmsKey", {"kmsKeyId": placement.log_key.key_arn}),
+            )
+        ]
+        for setting in settings:
+            setting.node.add_dependency(ensure)
+        for custom in (name, ensure, *settings):
             custom.node.add_dependency(self.policy)
         self._acknowledge_function()
         namespace = f"fm_platform/{stack.stack_name}"
@@ -294,7 +326,14 @@ class LifecycleErrorAlarm(Construct):
             roles=[role],
             statements=[
                 iam.PolicyStatement(actions=["sagemaker:DescribeCluster"], resources=[cluster_arn]),
-                iam.PolicyStatement(actions=["logs:CreateLogGroup"], resources=[groups_arn]),
+                iam.PolicyStatement(
+                    actions=[
+                        "logs:CreateLogGroup",
+                        "logs:PutRetentionPolicy",
+                        "logs:AssociateKmsKey",
+                    ],
+                    resources=[groups_arn, f"{groups_arn}:*"],
+                ),
                 iam.PolicyStatement(
                     actions=["logs:CreateLogStream", "logs:PutLogEvents"],
                     resources=[log_group.log_group_arn],
@@ -303,18 +342,33 @@ class LifecycleErrorAlarm(Construct):
         )
         acknowledge_wildcard_resource(
             self.policy,
-            "HyperPod names the lifecycle log group after the cluster's name and id, read at "
-            "deploy time; the grant stops at HyperPod's /aws/sagemaker/Clusters/ prefix and "
-            "at CreateLogGroup.",
+            "HyperPod names the lifecycle log group after the cluster's name and id; the "
+            "grant names the id and HyperPod's /aws/sagemaker/Clusters/ prefix, and the name "
+            "(read at deploy time) stays a wildcard; it covers creating the group and "
+            "setting its retention and key.",
             groups_arn,
+            f"{groups_arn}:*",
         )
         return role.without_policy_updates()
 
     def _acknowledge_function(self) -> None:
-        """Acknowledge what the stack's AWS SDK custom resource function cannot change."""
+        """Acknowledge what the stack's AWS SDK custom resource function cannot change, and
+        let it reach the APIs over HTTPS only."""
         function = Stack.of(self).node.try_find_child(SDK_FUNCTION_ID)
         if function is None:
             return
+        group = function.node.try_find_child("SecurityGroup")
+        if group is not None:
+            # SageMaker and CloudWatch Logs APIs and CloudFormation's response URL: HTTPS.
+            cast(ec2.CfnSecurityGroup, group.node.default_child).security_group_egress = [
+                ec2.CfnSecurityGroup.EgressProperty(
+                    ip_protocol="tcp",
+                    from_port=443,
+                    to_port=443,
+                    cidr_ip="0.0.0.0/0",
+                    description="HTTPS to the AWS APIs and CloudFormation's response URL",
+                )
+            ]
         # Its DependsOn on the role repeats the function's GetAtt on that role.
         drop_redundant_depends_on(cast(CfnResource, function.node.default_child))
         acknowledge(

@@ -24,6 +24,7 @@ from fm_platform.constructs.observability.training_dashboard import (
     training_section,
 )
 from fm_platform.constructs.training.instance_groups import InstanceGroup
+from fm_platform.constructs.training.node_health_alarm import NodeHealthAlarm
 
 
 class WatchedCluster(Protocol):
@@ -39,6 +40,11 @@ class WatchedCluster(Protocol):
 
     @property
     def instance_groups(self) -> Sequence[InstanceGroup]: ...
+
+    @property
+    def node_health_alarm(self) -> NodeHealthAlarm | None:
+        """The scheduled updates' rollback alarm, or None without scheduled updates."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,9 +94,18 @@ class TrainingObservability(Construct):
         self.cluster_events: ClusterEvents | None = None
         self.lifecycle_errors: LifecycleErrorAlarm | None = None
         alarms: list[str] = []
+        health = cluster.node_health_alarm
+        if topic is not None and health is not None:
+            # The rollback alarm's rule gets a target (TriggeredRules without one is not
+            # documented); it then delivers the unhealthy-node events, once.
+            health.notify(topic.topic_arn)
         if topic is not None and props.cluster_events:
             self.cluster_events = ClusterEvents(
-                self, "ClusterEvents", cluster_arn=cluster.cluster_arn, topic_arn=topic.topic_arn
+                self,
+                "ClusterEvents",
+                cluster_arn=cluster.cluster_arn,
+                topic_arn=topic.topic_arn,
+                unhealthy_nodes=health is None,
             )
         if topic is not None and props.lifecycle_error_alarm:
             self.lifecycle_errors = LifecycleErrorAlarm(

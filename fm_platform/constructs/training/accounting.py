@@ -1,11 +1,19 @@
 """A MySQL-compatible database for Slurm accounting (slurmdbd): Aurora MySQL Serverless v2
-next to the cluster, its credentials generated into Secrets Manager and rotated.
+next to the cluster, its credentials generated into Secrets Manager.
 
 HyperPod connects slurmdbd to it through ``Orchestrator.Slurm.AccountingDatabase`` (managed
 Slurm mode with continuous provisioning; SageMaker developer guide, "Using an external
 accounting database with SageMaker HyperPod Slurm clusters": HyperPod does not create,
 host or manage the database; the cluster's AMI must be one released after August 30, 2026;
 a cluster cannot go back to the controller's own database afterwards).
+
+The password is not rotated. The secret HyperPod reads "contains the user name and
+password" slurmdbd connects with (same page), and slurmdbd reads ``StoragePass`` from its
+configuration when it starts; neither HyperPod's page nor Slurm's slurmdbd.conf
+documentation says that the secret is read again later. A rotation (single- or multi-user:
+both change the credential slurmdbd holds) would therefore cut accounting off at its first
+run. Rotate by hand when needed: change the password, then restart slurmdbd on the
+controller.
 """
 
 from __future__ import annotations
@@ -39,7 +47,6 @@ USER_NAME = "slurm"
 #: a Slurm configuration file or a shell would read specially (# starts a comment).
 EXCLUDED_PASSWORD_CHARACTERS = " %+~`#$&*()|[]{}:;<>?!'/@\"\\="
 BACKUP_RETENTION = Duration.days(7)
-ROTATION = Duration.days(30)
 LOG_EXPORTS = ("audit", "error", "general", "slowquery")
 
 
@@ -70,8 +77,7 @@ class SlurmAccountingDatabaseProps(SlurmAccountingDatabaseOptions, Props):
         requires it; :meth:`ClusterNetwork.database_subnets` gives the cluster's private
         subnet and two small ones).
     availability_zone: where the writer runs (the cluster's AZ, to keep traffic in it).
-    cluster_security_group: the cluster's security group: the only one admitted on 3306,
-        with the rotation function's group.
+    cluster_security_group: the cluster's security group: the only one admitted on 3306.
     encryption_key: KMS key of the storage and the secret; by default a customer-managed
         key with rotation is created and retained.
     """
@@ -98,18 +104,16 @@ class SlurmAccountingDatabase(Construct):
     accounting.
 
     Storage and secret encrypted with a customer-managed key; the master user's password
-    generated into Secrets Manager and rotated every 30 days by a Secrets Manager hosted
-    rotation function in the private subnet; IAM authentication on; deletion protection;
-    7 days of backups; the error, slow-query, general and audit logs exported to
-    CloudWatch Logs (the last two stay empty unless their parameters are turned on). Its
-    security group admits only the cluster's security group and the rotation function's,
-    on 3306. The database, its instance, subnet group, security group, secret and key are
-    retained on stack deletion.
+    generated into Secrets Manager, not rotated (slurmdbd keeps the password it started
+    with; see the module docstring); IAM authentication on; deletion protection; 7 days of
+    backups; the error, slow-query, general and audit logs exported to CloudWatch Logs (the
+    last two stay empty unless their parameters are turned on). Its security group admits
+    only the cluster's security group, on 3306. The database, its instance, subnet group,
+    security group, secret and key are retained on stack deletion.
 
     Attributes: ``database`` (the DatabaseCluster), ``endpoint``, ``port``, ``secret``,
-    ``secret_arn``, ``security_group``, ``rotation_security_group``, ``encryption_key``.
-    Construct IDs ``Database``, ``Key``, ``SecurityGroup`` and ``RotationSecurityGroup``
-    are stable.
+    ``secret_arn``, ``security_group``, ``encryption_key``. Construct IDs ``Database``,
+    ``Key`` and ``SecurityGroup`` are stable.
     """
 
     def __init__(
@@ -121,22 +125,19 @@ class SlurmAccountingDatabase(Construct):
         self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(
             self, "Key", purpose="Slurm accounting database and its secret"
         )
-        self.security_group, self.rotation_security_group = self._security_groups(props)
+        self.security_group = self._security_group(props)
         self.database = self._database(props)
         # Generated credentials always come with a secret (``secret`` is its attachment to
         # the database; the secret itself is the child ``Secret``).
         self.secret = cast(secretsmanager.ISecret, self.database.secret)
-        self._retain_and_rotate(props)
+        self._retain()
         self.endpoint: str = self.database.cluster_endpoint.hostname
         self.port: int = MYSQL_PORT
         self.secret_arn: str = self.secret.secret_arn
         self._acknowledge()
 
-    def _security_groups(
-        self, props: SlurmAccountingDatabaseProps
-    ) -> tuple[ec2.SecurityGroup, ec2.SecurityGroup]:
-        """The database's group (MySQL from the cluster and the rotation function only)
-        and the rotation function's (MySQL to the database, HTTPS to Secrets Manager)."""
+    def _security_group(self, props: SlurmAccountingDatabaseProps) -> ec2.SecurityGroup:
+        """The database's group: MySQL from the cluster's security group only."""
         database = ec2.SecurityGroup(
             self,
             "SecurityGroup",
@@ -144,21 +145,12 @@ class SlurmAccountingDatabase(Construct):
             description="Slurm accounting database: MySQL from the cluster only",
             allow_all_outbound=False,
         )
-        rotation = ec2.SecurityGroup(
-            self,
-            "RotationSecurityGroup",
-            vpc=props.vpc,
-            description="Slurm accounting database password rotation: MySQL and HTTPS out",
-            allow_all_outbound=False,
+        database.add_ingress_rule(
+            props.cluster_security_group,
+            ec2.Port.tcp(MYSQL_PORT),
+            "slurmdbd on the cluster's controller",
         )
-        rotation.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "Secrets Manager API")
-        rotation.add_egress_rule(database, ec2.Port.tcp(MYSQL_PORT), "The accounting database")
-        for peer, why in (
-            (props.cluster_security_group, "slurmdbd on the cluster's controller"),
-            (rotation, "Secrets Manager password rotation"),
-        ):
-            database.add_ingress_rule(peer, ec2.Port.tcp(MYSQL_PORT), why)
-        return database, rotation
+        return database
 
     def _database(self, props: SlurmAccountingDatabaseProps) -> rds.DatabaseCluster:
         """The Aurora MySQL Serverless v2 cluster, its one writer and generated
@@ -189,21 +181,22 @@ class SlurmAccountingDatabase(Construct):
             removal_policy=RemovalPolicy.RETAIN,
         )
 
-    def _retain_and_rotate(self, props: SlurmAccountingDatabaseProps) -> None:
-        """Retain the secret and the subnet group with the database, rotate the password
-        from the first subnet, and leave out the writer's needless ``DependsOn``."""
+    def _retain(self) -> None:
+        """Retain the secret and the subnet group with the database (the password is not
+        rotated: see the module docstring), and leave out the writer's needless
+        ``DependsOn``."""
         generated = cast(secretsmanager.Secret, self.database.node.find_child("Secret"))
         generated.apply_removal_policy(RemovalPolicy.RETAIN)
         subnet_group = self.database.node.find_child("Subnets")
         cast(rds.SubnetGroup, subnet_group).apply_removal_policy(RemovalPolicy.RETAIN)
-        self.secret.add_rotation_schedule(
-            "Rotation",
-            hosted_rotation=secretsmanager.HostedRotation.mysql_single_user(
-                vpc=props.vpc,
-                vpc_subnets=ec2.SubnetSelection(subnets=[props.subnets[0]]),
-                security_groups=[self.rotation_security_group],
-            ),
-            automatically_after=ROTATION,
+        acknowledge(
+            generated,
+            "slurmdbd connects with this secret's password, read when it starts; HyperPod's "
+            "external accounting page does not say it is read again, so a rotation would cut "
+            "accounting off. Rotate by hand: new password, then restart slurmdbd.",
+            "AwsSolutions-SMG4",
+            "HIPAA.Security-SecretsManagerRotationEnabled",
+            "NIST.800.53.R5-SecretsManagerRotationEnabled",
         )
         # aws-cdk-lib makes the writer wait for the subnets' routes to the internet, which a
         # database does not use; without those DependsOn the retained writer needs nothing
@@ -232,8 +225,7 @@ class SlurmAccountingDatabase(Construct):
         acknowledge(
             cluster,
             "HyperPod's slurmdbd connects on the port its AccountingDatabase sets (3306 by "
-            "default); the port is reachable only from the cluster's security group and the "
-            "rotation function's.",
+            "default); the port is reachable only from the cluster's security group.",
             "AwsSolutions-RDS11",
         )
         acknowledge(

@@ -58,6 +58,10 @@ def group_property(
     Slurm up. Managed mode: they run as ``OnInitComplete`` (after HyperPod's own
     initialization, which configures Slurm from ``SlurmConfig`` and mounts the file systems
     of ``InstanceStorageConfigs``)."""
+    # OnInitComplete is the "Extended mode: runs after HyperPod configures the default
+    # software" entry point and OnCreate the "Customer Managed" one, mutually exclusive
+    # (AWS::SageMaker::Cluster schema, ClusterLifeCycleConfig); AWS's managed-Slurm example
+    # (awslabs/awsome-distributed-training, Extensions/observability) uses OnInitComplete.
     life_cycle = _Cfn.ClusterLifeCycleConfigProperty(
         source_s3_uri=context.source_s3_uri,
         on_create=None if context.managed else context.script,

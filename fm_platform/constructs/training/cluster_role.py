@@ -39,13 +39,13 @@ _ENI_ACTIONS = (
     "ec2:DeleteNetworkInterface",
 )
 
-# Network-interface actions that are not authorised against an interface ARN alone:
-# DeleteNetworkInterfacePermission names a permission ID, and DetachNetworkInterface also
-# authorises the instance, which HyperPod owns and whose ARN this stack cannot know.
-_UNSCOPED_ENI_ACTIONS = (
-    "ec2:DeleteNetworkInterfacePermission",
-    "ec2:DetachNetworkInterface",
-)
+# DeleteNetworkInterfacePermission names a permission ID, not an interface: the EC2
+# service authorization reference lists no resource type for it, so only "*" matches it.
+_UNSCOPED_ENI_ACTIONS = ("ec2:DeleteNetworkInterfacePermission",)
+# DetachNetworkInterface is authorised against the interface and the instance it leaves
+# (EC2 service authorization reference); HyperPod's instances live in a service account,
+# so the instance part names any account's instances, the interface part only this one's.
+_DETACH_ACTIONS = ("ec2:DetachNetworkInterface",)
 
 
 class ClusterExecutionRole(iam.Role):
@@ -104,6 +104,12 @@ def _interfaces_arn(scope: Construct) -> str:
     )
 
 
+def _instances_arn(scope: Construct) -> str:
+    return Stack.of(scope).format_arn(
+        service="ec2", resource="instance", resource_name="*", account="*"
+    )
+
+
 def network_interface_statements(
     scope: Construct, *, subnet: ec2.ISubnet, security_group: ec2.ISecurityGroup
 ) -> list[iam.PolicyStatement]:
@@ -123,6 +129,11 @@ def network_interface_statements(
         ),
         iam.PolicyStatement(
             sid="ManageClusterInterfaces", actions=list(_ENI_ACTIONS), resources=[interfaces]
+        ),
+        iam.PolicyStatement(
+            sid="DetachClusterInterfaces",
+            actions=list(_DETACH_ACTIONS),
+            resources=[interfaces, _instances_arn(scope)],
         ),
         iam.PolicyStatement(
             sid="ReleaseClusterInterfaces", actions=list(_UNSCOPED_ENI_ACTIONS), resources=["*"]
@@ -187,9 +198,9 @@ def _has_instance_role_policy(role: iam.Role) -> bool:
 _SCANNER_REASON = (
     "HyperPod attaches and releases its instances' network interfaces in the cluster subnet; "
     "AWS's HyperPod guide grants these EC2 actions on '*': DeleteNetworkInterfacePermission "
-    "has no resource type and DetachNetworkInterface also authorises the HyperPod-owned "
-    "instance, whose ARN this stack cannot know. Every other interface action is bound to "
-    "this account's interfaces, and CreateNetworkInterface to the cluster subnet and group."
+    "has no resource type. DetachNetworkInterface is bound to this account's interfaces and "
+    "to instances (HyperPod's, in a service account); every other interface action to this "
+    "account's interfaces, and CreateNetworkInterface to the cluster subnet and group."
 )
 
 
@@ -222,10 +233,12 @@ def _acknowledge_findings(role: ClusterExecutionRole, interfaces: str) -> None:
         "the cluster subnet; their IDs exist only after creation, so the interface actions "
         "are scoped to network interfaces of this account and Region (CreateNetworkInterface "
         "is further bound to the cluster subnet and security group). EC2 Describe* actions, "
-        "DeleteNetworkInterfacePermission, DetachNetworkInterface (which also authorises the "
-        "HyperPod-owned instance) and fsx:DescribeFileSystems (listing the account's file "
-        "systems) are authorised only against '*'.",
+        "DeleteNetworkInterfacePermission (no resource type) and fsx:DescribeFileSystems "
+        "(listing the account's file systems) are authorised only against '*'; "
+        "DetachNetworkInterface also authorises the instance, which HyperPod runs in a "
+        "service account (any account's instances).",
         interfaces,
+        _instances_arn(role),
         "*",
         after_references=True,
     )

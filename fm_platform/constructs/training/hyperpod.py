@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from aws_cdk import CfnTag, Fn
+from aws_cdk import Annotations, ArnFormat, CfnTag, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
@@ -45,6 +45,7 @@ from fm_platform.constructs.training.instance_groups import (
 from fm_platform.constructs.training.node_health_alarm import (
     NodeHealthAlarm,
     node_health_alarm_name,
+    node_health_rule_name,
 )
 from fm_platform.core.compliance import acknowledge_wildcard_resource
 from fm_platform.core.options import Props, checked
@@ -340,6 +341,40 @@ class HyperPodClusterProps(HyperPodClusterOptions, Props):
             )
 
 
+#: External accounting needs an AMI released after this date (SageMaker developer guide,
+#: "Using an external accounting database with SageMaker HyperPod Slurm clusters").
+ACCOUNTING_MIN_AMI_DATE = "2026-08-30"
+
+
+def _warn_pinned_images(scope: Construct, groups: Sequence[InstanceGroup]) -> None:
+    """Warn for each group whose pinned ``image_id`` the external accounting database may
+    not run on: its release date cannot be known at synth time."""
+    for index, group in enumerate(groups):
+        if group.image_id is not None:
+            Annotations.of(scope).add_warning_v2(
+                "fm_platform:accountingPinnedImage",
+                f"instance_groups[{index}].image_id={group.image_id!r}: the external Slurm "
+                f"accounting database needs a HyperPod AMI released after "
+                f"{ACCOUNTING_MIN_AMI_DATE}; check this image's date, or leave image_id "
+                "unset for HyperPod's latest",
+            )
+
+
+def _rollback_alarm_names(
+    groups: Sequence[InstanceGroup], node_health_alarm: str | None
+) -> list[str]:
+    """Every alarm a scheduled update of ``groups`` rolls back on, each once."""
+    names = [
+        name
+        for group in groups
+        if group.scheduled_update is not None
+        for name in group.scheduled_update.rollback_alarms
+    ]
+    if node_health_alarm is not None:
+        names.append(node_health_alarm)
+    return list(dict.fromkeys(names))
+
+
 def _value(option: enum.Enum | None) -> str | None:
     """An enum option's value, None when unset (or of the wrong type, already reported)."""
     return option.value if isinstance(option, enum.Enum) else None
@@ -408,6 +443,8 @@ class HyperPodCluster(Construct):
             warn_unknown_accelerated_type(
                 self, f"instance_groups[{index}].instance_type", group.instance_type
             )
+        if props.accounting_database is not None:
+            _warn_pinned_images(self, props.instance_groups)
         self.instance_groups: tuple[InstanceGroup, ...] = tuple(props.instance_groups)
         self.controller_group_name: str = next(
             g.name for g in self.instance_groups if g.role is NodeRole.CONTROLLER
@@ -417,11 +454,11 @@ class HyperPodCluster(Construct):
         self.execution_role: iam.IRole = props.execution_role or cluster_execution_role(
             self, "ExecutionRole", subnet=props.subnet, security_group=props.security_group
         )
-        self._grant(props)
         updates = any(g.scheduled_update is not None for g in self.instance_groups)
-        # The alarm is named before the cluster exists and created after it (its rule
-        # filters on the cluster's ARN).
+        # The alarm is named and created before the cluster; its rule, which filters on
+        # the cluster's ARN, after it.
         alarm_name = node_health_alarm_name(self) if updates else None
+        self._grant(props, _rollback_alarm_names(self.instance_groups, alarm_name))
         context = self._group_context(props, [alarm_name] if alarm_name else [])
 
         self.cluster = sagemaker.CfnCluster(
@@ -456,12 +493,40 @@ class HyperPodCluster(Construct):
         self.node_health_alarm: NodeHealthAlarm | None = None
         if alarm_name is not None:
             self.node_health_alarm = NodeHealthAlarm(
-                self, "NodeHealth", cluster_arn=self.cluster_arn, alarm_name=alarm_name
+                self,
+                "NodeHealth",
+                cluster_arn=self.cluster_arn,
+                alarm_name=alarm_name,
+                rule_name=node_health_rule_name(self),
             )
+            # HyperPod refuses rollback alarms that do not exist yet.
+            self.cluster.add_dependency(self.node_health_alarm.alarm)
 
-    def _grant(self, props: HyperPodClusterProps) -> None:
-        """The lifecycle read, the file systems' description and the accounting secret."""
+    def _grant(self, props: HyperPodClusterProps, rollback_alarms: Sequence[str]) -> None:
+        """The lifecycle read, the file systems' description, the accounting secret and the
+        scheduled updates' rollback alarms."""
         statements = list(props.lifecycle.read_statements())
+        if rollback_alarms:
+            # "To use the automatic rollback functionality, you must add the permission
+            # cloudwatch:DescribeAlarms to your IAM execution role" (SageMaker developer
+            # guide, HyperPod AMI updates); DescribeAlarms takes alarm ARNs (Service
+            # Authorization Reference, Amazon CloudWatch).
+            stack = Stack.of(self)
+            statements.append(
+                iam.PolicyStatement(
+                    sid="ReadRollbackAlarms",
+                    actions=["cloudwatch:DescribeAlarms"],
+                    resources=[
+                        stack.format_arn(
+                            service="cloudwatch",
+                            resource="alarm",
+                            resource_name=name,
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                        )
+                        for name in rollback_alarms
+                    ],
+                )
+            )
         if props.file_system is not None or props.home_file_system is not None:
             statements.append(_describe_file_systems_statement())
         if props.accounting_database is not None:

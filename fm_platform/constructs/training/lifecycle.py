@@ -11,6 +11,7 @@ from typing import Any, cast
 from aws_cdk import Annotations, CfnResource, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
@@ -491,9 +492,10 @@ class LifecycleStorage(Construct):
     :func:`upload_log_group`) and, given a VPC, the function's security group (as
     :func:`upload_security_group`). Pass them to :class:`LifecycleScriptsProps`.
 
-    Attributes: ``bucket``, ``upload_log_group``, ``upload_security_group`` (None without a
-    VPC). Construct IDs are those :class:`LifecycleScripts` uses for the same resources, so
-    logical IDs match when this construct has the ID LifecycleScripts used.
+    Attributes: ``bucket``, ``upload_log_group``, ``upload_log_key`` (its key),
+    ``upload_security_group`` (None without a VPC). Construct IDs are those
+    :class:`LifecycleScripts` uses for the same resources, so logical IDs match when this
+    construct has the ID LifecycleScripts used.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc | None = None):
@@ -501,6 +503,8 @@ class LifecycleStorage(Construct):
         super().__init__(scope, construct_id)
         self.bucket = lifecycle_bucket(self)
         self.upload_log_group = upload_log_group(self)
+        #: The log group's key; CloudWatch Logs may use it (for the cluster's logs too).
+        self.upload_log_key = cast(kms.IKey, self.node.find_child("UploadLogsKey"))
         self.upload_security_group = upload_security_group(self, vpc) if vpc else None
 
 

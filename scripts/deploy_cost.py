@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""What the configured stacks cost per hour and per day once deployed, from the shipped
+price data (fm_platform/hardware/instance_prices.json: SageMaker on-demand prices per
+instance-hour and region), before ``make deploy`` deploys anything; then, with
+``--confirm``, the question whether to go on.
+
+Counted: every instance that runs right after the deploy (each training instance group's
+``instance_count``; each endpoint's initial instance count). Not counted, and said so: the
+types without a price in the region, and what is billed by use (FSx storage, NAT data, logs,
+requests); the README's cost table lists those. The region is ``--region``, else
+``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else the one of the training AZ ID.
+
+``--confirm`` asks "Deploy? [y/N]" unless the deploy is already approved: ``--yes``
+(``make deploy YES=1``) or ``--require-approval never`` among the CDK arguments. Without a
+terminal (CI=true or no stdin) it does not wait for an answer: it stops with exit status 1
+and says how to approve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fm_platform.config import AppConfig, load_config
+from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices, price_source
+from fm_platform.hardware.regions import region_of_az_id
+
+ROOT = Path(__file__).resolve().parent.parent
+HOURS_PER_DAY = 24
+
+
+@dataclass(frozen=True)
+class Line:
+    """Instances of one kind that run after the deploy."""
+
+    stack: str
+    what: str
+    instance_type: str
+    count: int
+
+
+def running_instances(config: AppConfig) -> list[Line]:
+    """Every instance the configured stacks start."""
+    lines: list[Line] = []
+    if config.deploy_training:
+        stack = config.training_stack_name
+        for group in config.training.instance_groups:
+            lines.append(
+                Line(
+                    stack, f"instance group {group.name}", group.instance_type, group.instance_count
+                )
+            )
+    if config.deploy_inference:
+        stack = config.inference_stack_name
+        inference = config.inference
+        for kind, endpoints in (
+            ("inference components endpoint", inference.ic_endpoints),
+            ("single-model endpoint", inference.single_model_endpoints),
+            ("multi-model endpoint", inference.multi_model_endpoints),
+            ("asynchronous endpoint", inference.async_endpoints),
+        ):
+            for endpoint in endpoints:
+                count = int(getattr(endpoint, "initial_instance_count", 1) or 0)
+                lines.append(Line(stack, f"{kind} {endpoint.name}", endpoint.instance_type, count))
+    return [line for line in lines if line.count > 0]
+
+
+def cost_lines(lines: Iterable[Line], region: str) -> tuple[list[str], float, list[Line]]:
+    """The table's rows, the priced total per hour, and the lines without a price."""
+    prices = hourly_prices(region)
+    rows, total, unpriced = [], 0.0, []
+    for line in lines:
+        price = prices.get(line.instance_type)
+        if price is None:
+            unpriced.append(line)
+            rows.append(
+                f"  {line.stack:<14} {line.what:<42} {line.count:>3} x {line.instance_type:<18}"
+                "    no price"
+            )
+            continue
+        total += price * line.count
+        rows.append(
+            f"  {line.stack:<14} {line.what:<42} {line.count:>3} x {line.instance_type:<18}"
+            f" ${price * line.count:>9,.2f}/h"
+        )
+    return rows, total, unpriced
+
+
+def report(config: AppConfig, region: str) -> list[str]:
+    """What the deploy costs, in lines for the terminal."""
+    rows, total, unpriced = cost_lines(running_instances(config), region)
+    source = price_source()
+    out = [
+        f"fm_platform: what the stacks cost once deployed in {region} (on-demand, "
+        f"{source.get('repo', 'shipped data')} {source.get('file_commit', '')}):".rstrip(),
+        *rows,
+        f"  total: ${total:,.2f} per hour, ${total * HOURS_PER_DAY:,.2f} per day"
+        + (" for the priced instances" if unpriced else ""),
+    ]
+    if unpriced:
+        types = ", ".join(sorted({line.instance_type for line in unpriced}))
+        out.append(
+            f"  not counted: {types} (no price in the shipped data for {region}; see "
+            "https://aws.amazon.com/sagemaker/pricing/)"
+        )
+    out.append(
+        "  plus what is billed by use: FSx storage and throughput, NAT gateway, logs, "
+        "requests (README, 'What it costs')"
+    )
+    if config.deploy_training:
+        out.append(
+            "  the training instances are priced at SageMaker's hosting price of their type: "
+            "the shipped data has no HyperPod prices (https://aws.amazon.com/sagemaker/pricing/)"
+        )
+    return out
+
+
+def config_path(cdk_args: Sequence[str]) -> Path | None:
+    """The configuration file the CDK arguments (``-c config=FILE``) or cdk.json name."""
+    for index, arg in enumerate(cdk_args):
+        value = None
+        if arg in ("-c", "--context") and index + 1 < len(cdk_args):
+            value = cdk_args[index + 1]
+        elif arg.startswith("--context="):
+            value = arg.split("=", 1)[1]
+        if value is not None and value.startswith("config="):
+            return Path(value.split("=", 1)[1])
+    name = json.loads((ROOT / "cdk.json").read_text()).get("context", {}).get("config")
+    return ROOT / name if name else None
+
+
+def region_for(config: AppConfig, given: str | None) -> str:
+    zone = config.training.availability_zone_id if config.deploy_training else None
+    from_zone = region_of_az_id(zone) if zone else None
+    return (
+        given
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or from_zone
+        or DEFAULT_REGION
+    )
+
+
+def approved(args: argparse.Namespace, cdk_args: Sequence[str]) -> bool:
+    joined = " ".join(cdk_args)
+    return args.yes or "--require-approval never" in joined or "--require-approval=never" in joined
+
+
+def confirm(args: argparse.Namespace, cdk_args: Sequence[str], stdin=sys.stdin) -> int:
+    """0 to go on, 1 to stop."""
+    if approved(args, cdk_args):
+        return 0
+    interactive = os.environ.get("CI", "").lower() not in ("true", "1") and stdin.isatty()
+    if not interactive:
+        print(
+            "fm_platform: not deploying without approval: no terminal to ask (CI or no "
+            'stdin); approve with `make deploy YES=1` or ARGS="--require-approval never"',
+            file=sys.stderr,
+        )
+        return 1
+    print("Deploy? [y/N] ", end="", flush=True)
+    answer = stdin.readline().strip().lower()
+    return 0 if answer in ("y", "yes") else 1
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--region", help="price region (default: see above)")
+    parser.add_argument("--confirm", action="store_true", help="ask before deploying")
+    parser.add_argument("--yes", action="store_true", help="the deploy is approved")
+    parser.add_argument("cdk_args", nargs=argparse.REMAINDER, help="the CDK arguments (ARGS)")
+    args = parser.parse_args(argv)
+    cdk_args = [a for a in args.cdk_args if a != "--"]
+    path = config_path(cdk_args)
+    data = json.loads(path.read_text()) if path is not None and path.exists() else {}
+    config = load_config(data) if data else AppConfig()
+    print("\n".join(report(config, region_for(config, args.region))))
+    return confirm(args, cdk_args) if args.confirm else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
