@@ -66,10 +66,10 @@ def test_an_adapter_names_its_base_and_weights_and_reserves_no_compute():
         "AWS::SageMaker::InferenceComponent",
         {
             "Properties": {
-                "InferenceComponentName": "Serving-support-ft",
+                "InferenceComponentName": "Serving-support-ft-62e167c0",
                 "EndpointName": Match.any_value(),
                 "Specification": {
-                    "BaseInferenceComponentName": "Serving-llama-8b",
+                    "BaseInferenceComponentName": "Serving-llama-8b-62e167c0",
                     "Container": {"ArtifactUrl": "s3://adapters/support/"},
                 },
                 "RuntimeConfig": Match.absent(),
@@ -79,7 +79,7 @@ def test_an_adapter_names_its_base_and_weights_and_reserves_no_compute():
     )
     policies = str(template.find_resources("AWS::IAM::Policy"))
     assert "adapters/support/*" in policies and "kms:Decrypt" in policies
-    assert adapter.component_name == "Serving-support-ft"
+    assert adapter.component_name == "Serving-support-ft-62e167c0"
     assert nag_findings(app) == []
 
 
@@ -94,10 +94,10 @@ def test_every_problem_is_reported_at_once():
                 base=base,
                 adapter_name="bad_name",
                 artifact_url="https://adapters/x",
-                component_name="Serving-llama-8b",
+                component_name="Serving-llama-8b-62e167c0",
             ),
         )
     message = str(error.value)
-    assert "adapter_name='bad_name'" in message
+    assert "adapter_name='bad_name': underscores are not allowed" in message
     assert "artifact_url='https://adapters/x': must be an s3:// URI" in message
-    assert "component_name='Serving-llama-8b': must be unique on the endpoint" in message
+    assert "component_name='Serving-llama-8b-62e167c0': must be unique on the endpoint" in message

@@ -90,6 +90,6 @@ def test_no_section_or_row_names_a_key_the_configuration_does_not_read() -> None
 def test_the_walk_reaches_the_nested_options() -> None:
     keys = set(configuration_keys())
     assert ("inference.ic_endpoints[].models[].scaling", "min_copies", False) in keys
-    assert ("training.instance_groups[]", "partition_name", True) in keys
+    assert ("training.instance_groups[]", "partition", False) in keys
     assert ("inference.single_model_endpoints[].variants[].container", "image", False) in keys
     assert ("", "notifications", False) in keys

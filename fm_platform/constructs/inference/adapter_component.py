@@ -43,7 +43,8 @@ class AdapterComponentProps:
         the base endpoint's execution role gets read on it.
     artifact_key: the KMS key encrypting them; by default none is granted.
     component_name: the adapter component's name, used to invoke it; by default
-        ``<stack name>-<adapter_name>`` (trimmed with a hash to 63 characters).
+        ``<stack name>-<adapter_name>-<endpoint key>`` (the base endpoint's replacement key,
+        as for its models; trimmed with a hash to 63 characters).
     """
 
     base: InferenceComponentModel
@@ -77,8 +78,12 @@ class AdapterComponent(Construct):
         inherit_stack(self, scope)
         self.base = props.base
         self.adapter_name = props.adapter_name
+        # Like the base's own component, an adapter follows its endpoint's replacement key:
+        # a replaced endpoint gets new components, under new names (names are unique per
+        # account and Region, and a component cannot move to another endpoint in place).
+        key = props.base.endpoint.replacement_key
         self.component_name = props.component_name or default_component_name(
-            self, props.adapter_name
+            self, props.adapter_name, key
         )
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
@@ -89,7 +94,7 @@ class AdapterComponent(Construct):
         ic = sagemaker.CfnInferenceComponent
         self.component = ic(
             self,
-            "Component",
+            f"Component{key or ''}",
             endpoint_name=endpoint.endpoint_name,
             inference_component_name=self.component_name,
             specification=ic.InferenceComponentSpecificationProperty(
