@@ -117,7 +117,10 @@ def test_one_table_of_every_model_from_batched_calls(tmp_path, capsys):
         },
     )
     for stack, alarms in (
-        ("teams-01", [("teams-01-chat-8b-health", "ALARM"), ("teams-01-sme-intent-health", "OK")]),
+        (
+            "teams-01",
+            [("teams-01-chat-8b-424d77b4-health", "ALARM"), ("teams-01-sme-intent-health", "OK")],
+        ),
         ("teams-02", []),
     ):
         cw.add_response(
@@ -165,7 +168,7 @@ def test_json_lists_the_same_rows(tmp_path, capsys):
     assert code == 0
     data = json.loads(out)
     assert [r["Model"] for r in data["Models"]] == ["chat-8b", "intent", "late"]
-    assert data["Models"][0]["Component"] == "teams-01-chat-8b"
+    assert data["Models"][0]["Component"] == "teams-01-chat-8b-424d77b4"
     assert data["NotDeployed"] == ["ic-g5-001", "ic-g6e-001", "sme-intent"]
 
 

@@ -10,6 +10,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
@@ -150,9 +151,8 @@ def test_a_created_endpoint_of_every_kind_fits_the_same_consumer(kind):
     assert grant.success
     [statement] = _invoke_statements(stack)
     assert statement["Action"] == _actions(kind)
-    assert stack.resolve(statement["Resource"]) == {
-        "Ref": stack.get_logical_id(endpoint.node.find_child("Endpoint"))
-    }
+    assert endpoint.endpoint is not None
+    assert stack.resolve(statement["Resource"]) == {"Ref": stack.get_logical_id(endpoint.endpoint)}
 
 
 def test_models_are_placed_on_an_endpoint_imported_with_its_attributes():
@@ -198,17 +198,17 @@ NAME_SHAPE = "allowed: matching [a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}; 0-63 character
         (EndpointAttributes(), "endpoint_name=None: give the endpoint's name or its ARN"),
         (
             EndpointAttributes(endpoint_name="bad_name"),
-            f"endpoint_name='bad_name': has characters or a shape not allowed; {NAME_SHAPE}",
+            f"endpoint_name='bad_name': underscores are not allowed; {NAME_SHAPE}",
         ),
         (
             EndpointAttributes(endpoint_arn="arn:aws:s3:::models-bucket"),
-            "endpoint_arn='arn:aws:s3:::models-bucket': has characters or a shape not allowed; "
+            "endpoint_arn='arn:aws:s3:::models-bucket': has a shape the pattern does not allow; "
             "allowed: matching arn:aws[a-z\\-]*:sagemaker:[a-z0-9\\-]*:[0-9]{12}:endpoint/.*; "
             "20-2048 characters",
         ),
         (
             EndpointAttributes(endpoint_name="ok", variant_name="a b"),
-            f"variant_name='a b': has characters or a shape not allowed; {NAME_SHAPE}",
+            f"variant_name='a b': spaces are not allowed; {NAME_SHAPE}",
         ),
     ],
 )
@@ -312,6 +312,7 @@ def test_inference_observability_without_a_topic_makes_only_dashboards():
 class _Cluster:
     cluster_arn = "arn:aws:sagemaker:us-east-1:123456789012:cluster/abc123"
     cluster_id = "abc123"
+    node_health_alarm = None
     instance_groups = (
         InstanceGroup(
             name="controller",
@@ -331,7 +332,10 @@ def test_training_observability_works_in_a_bare_stack_given_what_it_watches():
         TrainingObservabilityProps(
             cluster=_Cluster(),
             placement=FunctionPlacement(
-                vpc=vpc, subnet=vpc.private_subnets[0], log_group=logs.LogGroup(stack, "Logs")
+                vpc=vpc,
+                subnet=vpc.private_subnets[0],
+                log_group=logs.LogGroup(stack, "Logs"),
+                log_key=kms.Key(stack, "LogsKey", enable_key_rotation=True),
             ),
             file_system_id="fs-0123456789abcdef0",
             topic=sns.Topic(stack, "Topic"),

@@ -5,6 +5,7 @@ base's component."""
 from __future__ import annotations
 
 import json
+import re
 
 import aws_cdk as cdk
 import pytest
@@ -103,6 +104,11 @@ def _container_of(assembly, model):
     return matches[0]
 
 
+def _model_of(component_name: str) -> str:
+    """A component name without its endpoint's replacement key (8 hex digits)."""
+    return re.sub(r"-[0-9a-f]{8}$", "", component_name)
+
+
 def _components(assembly):
     return {
         r["Properties"]["InferenceComponentName"]: r["Properties"]
@@ -149,17 +155,17 @@ def test_lmi_runs_the_planned_parallelism_concurrency_context_and_dtype(fleet):
 def test_adapters_are_components_on_their_base_sized_for_the_combined_traffic(fleet):
     catalog, plan, assembly, _ = fleet
     components = _components(assembly)
-    base = next(n for n in components if n.endswith("chat-8b"))
+    base = next(n for n in components if _model_of(n).endswith("chat-8b"))
     for adapter, url in (
         ("support-a", "s3://team-adapters/a/"),
         ("support-b", "s3://team-adapters/b.tar.gz"),
     ):
-        name = next(n for n in components if n.endswith(adapter))
+        name = next(n for n in components if _model_of(n).endswith(adapter))
         spec = components[name]["Specification"]
         assert spec == {"BaseInferenceComponentName": base, "Container": {"ArtifactUrl": url}}
         assert "RuntimeConfig" not in components[name]
     outputs = {k: v for s in assembly.stacks for k, v in s.template.get("Outputs", {}).items()}
-    adapters = [n for n in components if n.endswith(("support-a", "support-b"))]
+    adapters = [n for n in components if _model_of(n).endswith(("support-a", "support-b"))]
     assert outputs["AdaptersChat8b"]["Value"] == ",".join(adapters)
     assert "support-a" not in plan.placements
     assert plan.placements["chat-8b"].adapters == ["support-a", "support-b"]

@@ -225,7 +225,7 @@ def test_alarms_sample_sends_both_alarms_to_its_encrypted_topic(alarms_sample):
     )
     alarms = template.find_resources("AWS::CloudWatch::Alarm")
     assert sorted(a["Properties"]["AlarmName"] for a in alarms.values()) == [
-        "WatchedModels-chat-8b-health",
+        "WatchedModels-chat-8b-62e167c0-health",
         "WatchedModels-chat-health",
     ]
     for alarm in alarms.values():

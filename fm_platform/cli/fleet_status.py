@@ -28,14 +28,15 @@ from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
 from fm_platform.cli.parsing import add_command
 from fm_platform.cli.tables import render_table
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import EndpointPlan, Plan, read_plan
 from fm_platform.rules.components import component_name_for
+from fm_platform.rules.replacement import component_endpoint_key
 
 SAGEMAKER = "AWS/SageMaker"
 COMPONENTS = "/aws/sagemaker/InferenceComponents"
 INSTANCES = "/aws/sagemaker/Endpoints"
 VARIANT = "AllTraffic"
-IC = "inference-components"
 HEADERS = ["MODEL", "ENDPOINT", "KIND", "NOW", "PLANNED", "INVOCATIONS 1H", "5XX 1H", "ALARM"]
 
 
@@ -78,7 +79,7 @@ def _rows(plan: Plan, names: dict[str, str | None]) -> list[dict[str, Any]]:
     for endpoint in plan.endpoints.values():
         for model in endpoint.models:
             p = plan.placements[model]
-            ic = endpoint.kind == IC
+            ic = KINDS[endpoint.kind].packs_devices
             rows.append(
                 {
                     "Model": model,
@@ -88,7 +89,7 @@ def _rows(plan: Plan, names: dict[str, str | None]) -> list[dict[str, Any]]:
                     "Counts": "copies" if ic else "instances",
                     "PlannedMin": p.min_copies if ic else endpoint.min_instances,
                     "PlannedMax": p.max_copies if ic else endpoint.max_instances,
-                    "Component": component_name_for(endpoint.stack, model) if ic else None,
+                    "Component": _component_name(endpoint, model) if ic else None,
                     "Alarm": _alarm_name(endpoint, model),
                     "Adapters": list(p.adapters),
                 }
@@ -96,9 +97,16 @@ def _rows(plan: Plan, names: dict[str, str | None]) -> list[dict[str, Any]]:
     return rows
 
 
+def _component_name(endpoint: EndpointPlan, model: str) -> str:
+    """The component name the fleet stacks give ``model`` on ``endpoint``: the stack, the
+    model and the endpoint's replacement key (its instance type and variant)."""
+    key = component_endpoint_key(instance_type=endpoint.instance_type, variant_name=VARIANT)
+    return component_name_for(endpoint.stack, model, key)
+
+
 def _alarm_name(endpoint: EndpointPlan, model: str) -> str:
-    if endpoint.kind == IC:
-        return f"{component_name_for(endpoint.stack, model)}-health"
+    if KINDS[endpoint.kind].packs_devices:
+        return f"{_component_name(endpoint, model)}-health"
     return f"{endpoint.stack}-{endpoint.name}-health"
 
 

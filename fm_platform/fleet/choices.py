@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from fm_platform.fleet.cost import HOURS_PER_MONTH
-from fm_platform.fleet.kinds import IC
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.planner import Planner
 
 #: USD a month above which a choice's extra cost is warned about.
@@ -42,7 +42,13 @@ class ChoiceCost:
 
 def _shared_hourly(planner: Planner, name: str) -> float | None:
     known = planner.assessed.get(name)
-    options = known.assessment.options.get(IC) if known else None
+    # the cost of sharing: the cheapest option on a kind that packs copies onto devices
+    options = [
+        option
+        for kind, kind_options in (known.assessment.options.items() if known else ())
+        if KINDS[kind].packs_devices
+        for option in kind_options
+    ]
     if not options:
         return None
     entry = planner.models[name]
