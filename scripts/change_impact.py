@@ -554,11 +554,35 @@ def _endpoint_of(stack: str, resource: Mapping[str, Any]) -> str:
     return f"{stack}:{json.dumps(resource.get('Properties', {}).get('EndpointName'))}"
 
 
+def _model_path(path: str) -> str:
+    """The construct path of a component's model (``.../Model-<name>``), which names the
+    model whatever endpoint or replacement key its component has."""
+    return path.rsplit("/", 1)[0].rsplit("/", 1)[-1]
+
+
+def _endpoint_path(path: str) -> str:
+    """The construct path of the endpoint a component's model sits under."""
+    return path.rsplit("/", 2)[0]
+
+
+def _same_model(
+    stack: str, resource: Mapping[str, Any], added: Mapping[tuple[str, str], dict]
+) -> tuple[tuple[str, str], dict] | None:
+    """The added component in ``stack`` of the model ``resource`` serves (a new endpoint
+    key or another endpoint: the project's components carry the endpoint's key), or None."""
+    model = _model_path(_name(resource, ""))
+    for key, candidate in added.items():
+        if key[0] == stack and _model_path(_name(candidate, key[1])) == model:
+            return key, candidate
+    return None
+
+
 def component_impacts(
     base: Mapping[str, Template], head: Mapping[str, Template]
 ) -> Iterator[Impact]:
     before, after = _resources(base, COMPONENT), _resources(head, COMPONENT)
     by_name = {_component_name(r): key for key, r in after.items()}
+    added = {key: r for key, r in after.items() if key not in before}
     for key, resource in before.items():
         stack, logical_id = key
         where = _name(resource, logical_id)
@@ -586,6 +610,18 @@ def component_impacts(
                 )  # fmt: skip
             continue
         if key not in after:
+            replacement = _same_model(stack, resource, added)
+            if replacement is not None:
+                new_key, new_resource = replacement
+                target = _name(new_resource, new_key[1])
+                moved = _endpoint_path(_name(new_resource, new_key[1])) != _endpoint_path(where)
+                yield Impact(
+                    stack, where,
+                    (f"model moves to {target}" if moved else f"component replaced by {target}")
+                    + ": a new component is created under a new name and this one deleted "
+                    "once it is in service; callers that name the component change",
+                    COMPONENT_NAME,
+                )  # fmt: skip
             continue
         if _props(resource) != _props(after[key]) or _model_changed(base, head, stack, resource):
             copies = _at(_props(after[key]), ("RuntimeConfig", "CopyCount"))

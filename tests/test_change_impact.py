@@ -236,14 +236,19 @@ def _first_endpoint(data, **changes):
     data["ic_endpoints"][0].update(changes)
 
 
-def test_another_instance_type_under_inference_components_is_refused():
+def test_another_instance_type_under_inference_components_replaces_endpoint_and_components():
+    # SageMaker refuses the instance type of an endpoint with components in place ("Cannot
+    # update endpoint with a different instance type"); the endpoint's and components'
+    # replacement key makes the change a new endpoint and new components beside the old.
     head = inference(lambda d: _first_endpoint(d, instance_type="ml.g5.24xlarge"))
-    refused = only(change_impacts(inference(), head), "on an endpoint with inference components")
-    assert refused.resource == "FmpInference/IcEndpoint-shared-g5/Endpoint/Endpoint"
-    assert refused.what.startswith("instance type ml.g5.12xlarge -> ml.g5.24xlarge")
-    assert refused.refused and "Cannot update endpoint with a different instance type" in (
-        refused.source
-    )
+    impacts = change_impacts(inference(), head)
+    assert not [i for i in impacts if i.refused]
+    replaced = only(impacts, "endpoint removed (or replaced under a new construct ID)")
+    assert replaced.resource == "FmpInference/IcEndpoint-shared-g5/Endpoint/Endpoint62e167c0"
+    assert "its replacement's name is in the output EndpointSharedG5" in replaced.what
+    component = only(impacts, "Model-llama-7b-chat/Component")
+    assert component.what.startswith("component replaced by FmpInference/IcEndpoint-shared-g5/")
+    assert "callers that name the component change" in component.what
 
 
 def test_a_single_model_endpoints_new_name_is_given_by_its_output():
@@ -265,21 +270,42 @@ def test_an_updated_component_resets_its_copies():
 
     impacts = change_impacts(inference(), inference(environment))
     updated = only(impacts, "component updated")
-    assert updated.resource == "FmpInference/IcEndpoint-shared-g5/Model-llama-7b-chat/Component"
+    assert updated.resource == (
+        "FmpInference/IcEndpoint-shared-g5/Model-llama-7b-chat/Component62e167c0"
+    )
     assert updated.what.startswith("component updated: its running copies are set to 1")
     assert "write-only" in updated.source
 
 
 def test_a_model_moved_to_another_endpoint_under_the_same_name_is_refused():
+    # Both endpoints have the same instance type and variant, so the same replacement key:
+    # the moved component keeps its name, which cannot be created while the old one exists.
     def move(data):
         model = data["ic_endpoints"][0]["models"].pop(1)
         data["ic_endpoints"][1]["models"].append(model)
 
     impacts = change_impacts(inference(), inference(move))
     moved = only(impacts, "model moves to")
-    assert moved.resource == "FmpInference/IcEndpoint-shared-g5/Model-flan-t5-xl/Component"
-    assert "FmpInference: FmpInference/IcEndpoint-spare/Model-flan-t5-xl/Component" in moved.what
+    assert moved.resource == (
+        "FmpInference/IcEndpoint-shared-g5/Model-flan-t5-xl/Component62e167c0"
+    )
+    assert "FmpInference/IcEndpoint-spare/Model-flan-t5-xl/Component" in moved.what
     assert moved.refused and moved.steps.startswith("deploy twice")
+
+
+def test_a_model_moved_to_an_endpoint_of_another_type_gets_a_new_component():
+    def move(data):
+        model = data["ic_endpoints"][0]["models"].pop(1)
+        data["ic_endpoints"][1]["models"].append(model)
+        data["ic_endpoints"][1]["instance_type"] = "ml.g5.24xlarge"
+
+    impacts = change_impacts(inference(), inference(move))
+    moved = only(impacts, "model moves to")
+    assert moved.resource == (
+        "FmpInference/IcEndpoint-shared-g5/Model-flan-t5-xl/Component62e167c0"
+    )
+    assert "FmpInference/IcEndpoint-spare/Model-flan-t5-xl/Component" in moved.what
+    assert not moved.refused and "a new component is created under a new name" in moved.what
 
 
 def test_an_endpoint_removed_names_its_callers_break():
@@ -288,7 +314,7 @@ def test_an_endpoint_removed_names_its_callers_break():
 
     impacts = change_impacts(inference(), inference(drop))
     removed = only(impacts, "endpoint removed")
-    assert removed.resource == "FmpInference/IcEndpoint-spare/Endpoint/Endpoint"
+    assert removed.resource.startswith("FmpInference/IcEndpoint-spare/Endpoint/Endpoint")
     assert "callers using its name get errors" in removed.what
 
 

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
+    InferenceComponentEndpointAttributes,
     InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
@@ -224,7 +225,7 @@ def test_grant_invoke_names_the_endpoint_arn():
     }
 
 
-def test_the_endpoint_carries_what_models_need_and_its_reference_is_itself():
+def test_the_endpoint_carries_what_models_need():
     stack = cdk.Stack(new_app(), "Ref")
     endpoint = InferenceComponentEndpoint(
         stack, "E", InferenceComponentEndpointProps(instance_type="ml.m5.xlarge")
@@ -233,17 +234,19 @@ def test_the_endpoint_carries_what_models_need_and_its_reference_is_itself():
     assert endpoint.variant_name == "AllTraffic"
     assert (endpoint.min_instance_count, endpoint.max_instance_count) == (1, 2)
     assert endpoint.vpc_config is None and endpoint.network_isolation
-    with pytest.warns(DeprecationWarning, match="reference is deprecated"):
-        assert endpoint.reference is endpoint
 
 
 def test_an_endpoint_from_its_attributes_builds_its_arn_and_checks_its_type():
     stack = cdk.Stack(new_app(), "Imported")
     role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")
     imported = InferenceComponentEndpoint.from_endpoint_attributes(
-        stack, "E", endpoint_name="Shared-G5", instance_type="ml.g5.12xlarge", execution_role=role
+        stack,
+        "E",
+        InferenceComponentEndpointAttributes(
+            endpoint_name="Shared-G5", instance_type="ml.g5.12xlarge", execution_role=role
+        ),
     )
-    assert imported.endpoint is None
+    assert imported.endpoint_name == "Shared-G5"
     assert stack.resolve(imported.endpoint_arn) == {
         "Fn::Join": [
             "",
@@ -260,7 +263,11 @@ def test_an_endpoint_from_its_attributes_builds_its_arn_and_checks_its_type():
     }
     with pytest.raises(ValueError, match="instance_type='ml.g5.13xlarge': not an instance type"):
         InferenceComponentEndpoint.from_endpoint_attributes(
-            stack, "Bad", endpoint_name="x", instance_type="ml.g5.13xlarge", execution_role=role
+            stack,
+            "Bad",
+            InferenceComponentEndpointAttributes(
+                endpoint_name="x", instance_type="ml.g5.13xlarge", execution_role=role
+            ),
         )
 
 
