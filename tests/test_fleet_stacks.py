@@ -118,6 +118,7 @@ def test_snapshots(assembly, snapshot):
     assert templates == snapshot.use_extension(JSONSnapshotExtension)
 
 
+@pytest.mark.slow
 def test_catalog_mode_plans_reads_no_configuration_and_says_it_is_for_this_command(tmp_path):
     catalog = tmp_path / "cat.yaml"
     catalog.write_text(json.dumps(SMALL))

@@ -34,6 +34,7 @@ def test_readme_has_the_three_samples():
     assert set(readme_samples()) == {"training", "inference", "config"}
 
 
+@pytest.mark.slow
 def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
     package = tmp_path / "readme_samples"
     package.mkdir()
