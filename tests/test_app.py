@@ -31,6 +31,7 @@ def test_template_snapshot(default_assembly, json_snapshot, stack):
 
 
 @pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(default_assembly, stack):
     template = json.dumps(default_assembly.templates[stack])
     matches = lint(template, config=ManualArgs(regions=["us-east-1"]))

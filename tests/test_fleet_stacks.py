@@ -103,6 +103,7 @@ def test_cdk_nag_packs_find_nothing(assembly):
     assert assembly[2] == []
 
 
+@pytest.mark.slow
 def test_cfn_lint_and_limits(assembly):
     for stack in assembly[1].stacks:
         template = json.dumps(stack.template)
