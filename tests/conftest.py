@@ -114,6 +114,42 @@ def synthesize_in_process(outdir: Path) -> CloudAssembly:
     return load_assembly(outdir)
 
 
+#: The mypy run started when the session is collected (see pytest_collection_finish).
+_MYPY_WARM_UP = pytest.StashKey[subprocess.Popen[bytes]]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When a selected test asks for :func:`mypy_cache`, start `make lint`'s mypy run (the
+    package, the scripts, app.py) now, beside the tests: on a cold cache it takes about a
+    minute of one core, which the tests, one process, leave free; warm, a second."""
+    if session.config.option.collectonly:
+        return
+    if any("mypy_cache" in getattr(item, "fixturenames", ()) for item in session.items):
+        session.config.stash[_MYPY_WARM_UP] = subprocess.Popen(
+            [sys.executable, "-m", "mypy"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    warm_up = session.config.stash.get(_MYPY_WARM_UP, None)
+    if warm_up is not None and warm_up.poll() is None:
+        warm_up.terminate()
+        warm_up.wait()
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(request: pytest.FixtureRequest) -> Path:
+    """The project's mypy cache, filled for the package and aws-cdk-lib: waits for the run
+    started at collection (whose findings are `make lint`'s business, not a test's)."""
+    warm_up = request.config.stash.get(_MYPY_WARM_UP, None)
+    if warm_up is not None:
+        warm_up.wait(timeout=900)
+    return ROOT / ".mypy_cache"
+
+
 @pytest.fixture(scope="session")
 def default_assembly(tmp_path_factory: pytest.TempPathFactory) -> CloudAssembly:
     """The default app synthesized once (in this process), every stack template loaded."""

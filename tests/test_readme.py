@@ -35,7 +35,7 @@ def test_readme_has_the_three_samples():
 
 
 @pytest.mark.slow
-def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
+def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path, mypy_cache):
     package = tmp_path / "readme_samples"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -51,7 +51,7 @@ def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
             "--config-file",
             str(ROOT / "pyproject.toml"),
             "--cache-dir",
-            str(ROOT / ".mypy_cache"),
+            str(mypy_cache),
             *(str(path) for path in sorted(package.glob("*.py"))),
         ],
         cwd=tmp_path,
