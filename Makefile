@@ -64,7 +64,7 @@ destroy: $(SYNTH_READY)
 # make test: the whole suite, as CI runs it (.ci/run: `make lint`, then `make test`),
 # including the tests marked slow: the real CDK CLI (synth, ls, diff), `make diff` in git,
 # cfn-lint on every template, mypy --strict on the README's samples (with .mypy_cache,
-# which `make lint` fills: about a minute on a cold cache, a second once warm).
+# which `make lint` fills; on a cold cache the suite starts that mypy run beside the tests).
 # make test-fast: the same suite without the slow tests (pytest -m "not slow"), for the
 # loop while working: no CDK CLI, mypy, git or cfn-lint; the default app is synthesized in
 # the test process, and its templates still checked against the snapshots.
