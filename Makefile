@@ -15,7 +15,7 @@ ARGS ?=
 STACKS ?= --all
 export PATH := $(BIN):$(PATH)
 
-.PHONY: synth diff diff-snapshots deploy destroy test lint snapshot-update bench clean docs docs-check
+.PHONY: synth diff diff-snapshots deploy destroy test test-fast lint snapshot-update bench clean docs docs-check
 
 $(SYNTH_READY): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -67,8 +67,18 @@ destroy: $(SYNTH_READY)
 	$(BIN)/python scripts/destroy_leftovers.py cdk.out --deployed cdk.out/deployed.json > cdk.out/remains.txt
 	cat cdk.out/remains.txt
 
+# make test: the whole suite, as CI runs it (.ci/run: `make lint`, then `make test`),
+# including the tests marked slow: the real CDK CLI (synth, ls, diff), `make diff` in git,
+# cfn-lint on every template, mypy --strict on the README's samples (with .mypy_cache,
+# which `make lint` fills; on a cold cache the suite starts that mypy run beside the tests).
+# make test-fast: the same suite without the slow tests (pytest -m "not slow"), for the
+# loop while working: no CDK CLI, mypy, git or cfn-lint; the default app is synthesized in
+# the test process, and its templates still checked against the snapshots.
 test: $(TEST_READY)
 	$(BIN)/python -m pytest
+
+test-fast: $(TEST_READY)
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: $(TEST_READY)
 	$(BIN)/ruff check .

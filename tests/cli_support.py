@@ -6,6 +6,8 @@ import datetime
 from typing import Any
 
 import boto3
+import botocore.loaders
+import botocore.session
 import pytest
 from botocore.stub import Stubber
 
@@ -14,6 +16,9 @@ from fm_platform.cli.main import main
 REGION = "us-east-1"
 CLUSTER_ARN = "arn:aws:sagemaker:us-east-1:111122223333:cluster/k2x9abcd1234"
 LAUNCHED = datetime.datetime(2024, 5, 1, 12, 0, tzinfo=datetime.timezone.utc)
+#: One botocore data loader for every test's session: it keeps the service models it has
+#: parsed (SageMaker's is large), which a new session's loader would read again.
+_LOADER = botocore.loaders.create_loader()
 
 
 def hermetic_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
@@ -47,8 +52,13 @@ class StubbedClients:
     def __init__(self, region: str | None = None, profile: str | None = None) -> None:
         self.region = region
         self.profile = profile
+        core = botocore.session.get_session()
+        core.register_component("data_loader", _LOADER)
         self._session = boto3.Session(
-            region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing"
+            botocore_session=core,
+            region_name=REGION,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
         )
         self._clients: dict[str, Any] = {}
         self.stubbers: dict[str, Stubber] = {}

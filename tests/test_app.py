@@ -13,8 +13,11 @@ from tests.support import deleted_but_needed, dependencies, normalized, stateful
 STACKS = ("FmpTrainingData", "FmpTraining", "FmpInferenceArtifacts", "FmpInference")
 
 
-def test_cli_synthesizes_both_stacks(default_assembly):
-    assert set(default_assembly.templates) == set(STACKS)
+@pytest.mark.slow
+def test_cli_synthesizes_both_stacks(cli_assembly, default_assembly):
+    assert set(cli_assembly.templates) == set(STACKS)
+    # What the other tests read (the session's in-process synth) is what the CLI writes.
+    assert cli_assembly.contents() == default_assembly.contents()
 
 
 @pytest.fixture
@@ -28,6 +31,7 @@ def test_template_snapshot(default_assembly, json_snapshot, stack):
 
 
 @pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(default_assembly, stack):
     template = json.dumps(default_assembly.templates[stack])
     matches = lint(template, config=ManualArgs(regions=["us-east-1"]))

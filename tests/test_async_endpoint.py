@@ -567,6 +567,7 @@ def test_nag_packs_find_nothing(built):
     assert built.findings == []
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(built):
     matches = lint(json.dumps(built.json), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

@@ -45,6 +45,7 @@ def small_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cdk_ls_synth_and_diff_template_use_the_configuration_file(small_config, tmp_path):
     override = f"{CONFIG_FILE_CONTEXT_KEY}={small_config}"
     # Each command writes into the test's own directory, never the project's cdk.out.

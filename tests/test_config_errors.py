@@ -215,6 +215,7 @@ def test_a_string_given_for_the_context_object_explains_the_two_ways_that_work()
     assert 'put the object itself under "fm_platform" in cdk.json\'s "context"' in line
 
 
+@pytest.mark.slow
 def test_cdk_synth_with_a_bad_configuration_prints_the_problems_without_a_traceback(tmp_path):
     config = tmp_path / "bad.json"
     config.write_text(json.dumps(BAD_CONFIG))

@@ -69,6 +69,7 @@ def training_change(
     return {diff.stack: diff for diff in diffs}
 
 
+@pytest.mark.slow
 def test_a_training_change_shows_in_the_cluster_stack(training_change):
     cluster = training_change["FmpTraining"]
     assert cluster.status == "changed"
@@ -84,6 +85,7 @@ def test_a_training_change_shows_in_the_cluster_stack(training_change):
     assert '[+] "InstanceCount": 2' in cluster.output
 
 
+@pytest.mark.slow
 def test_every_stack_is_compared_data_stack_first(training_change):
     stacks = list(training_change)
     assert stacks[:2] == ["FmpTrainingData", "FmpTraining"]
@@ -93,6 +95,7 @@ def test_every_stack_is_compared_data_stack_first(training_change):
     assert training_change["FmpInference"].status == "removed"
 
 
+@pytest.mark.slow
 def test_a_failing_cdk_diff_is_reported_and_fails_the_command(default_assembly, tmp_path):
     broken = tmp_path / "broken.template.json"
     broken.write_text('{"Resources": ')
@@ -120,6 +123,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return clone
 
 
+@pytest.mark.slow
 def test_make_diff_compares_the_working_tree_with_the_base_commits_own_app(repo, tmp_path, capsys):
     # Uncommitted: a bigger instance type and another model location in the configuration
     # file, and a changed output description in the code.
@@ -159,11 +163,13 @@ def test_make_diff_compares_the_working_tree_with_the_base_commits_own_app(repo,
     assert len(listed.stdout.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_base_that_fails_to_synthesize_fails_the_command(repo, capsys):
     assert main(["--repo", str(repo), "-c", "config=missing.json"]) != 0
     assert "config='missing.json': no such file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_base_that_is_no_commit_fails_the_command(repo, capsys):
     assert main(["--repo", str(repo), "--base", "no-such-branch"]) != 0
     assert "'no-such-branch' names no commit" in capsys.readouterr().err
@@ -189,6 +195,7 @@ def test_a_stack_without_differences_reads_as_unchanged():
     assert (diff.status, diff.resources, diff.security_changes) == ("unchanged", [], [])
 
 
+@pytest.mark.slow
 def test_the_snapshot_comparison_finds_the_tests_app_equal_to_its_snapshots(
     default_assembly, tmp_path
 ):
@@ -204,6 +211,7 @@ def test_the_snapshot_comparison_finds_the_tests_app_equal_to_its_snapshots(
     }
 
 
+@pytest.mark.slow
 def test_the_markdown_shows_the_output_of_the_stacks_that_changed(training_change):
     text = markdown(list(training_change.values()), "default", "p4d")
     # The cluster, and its dashboard, which draws the groups' types and counts.

@@ -59,6 +59,7 @@ def bare() -> cdk.App:
 
 
 @pytest.mark.parametrize("stack", ["Training", "Inference"])
+@pytest.mark.slow
 def test_a_bare_app_builds_what_the_project_app_builds(bare, stack):
     flagged = default_stacks(new_app())
     without = normalized(bare.synth().get_stack_by_name(stack).template)
@@ -66,5 +67,6 @@ def test_a_bare_app_builds_what_the_project_app_builds(bare, stack):
     assert comparable(without["Resources"]) == comparable(with_flags["Resources"])
 
 
+@pytest.mark.slow
 def test_the_default_stacks_pass_the_compliance_packs_in_a_bare_app():
     assert nag_findings(default_stacks(cdk.App())) == []

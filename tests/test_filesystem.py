@@ -348,6 +348,7 @@ def test_imported_bucket_key_gets_a_warning():
     )
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(template):
     matches = lint(json.dumps(template.to_json()), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import APP_CONFIG, CDK_CLI, load_assembly, synth_env, synthesize
 from tests.support import ROOT
 
@@ -39,6 +41,7 @@ def project_with_broken_user_config(directory: Path) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_the_session_synth_reads_the_tests_configuration_not_fmp_config(tmp_path):
     project = project_with_broken_user_config(tmp_path)
 

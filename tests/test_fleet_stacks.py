@@ -103,6 +103,7 @@ def test_cdk_nag_packs_find_nothing(assembly):
     assert assembly[2] == []
 
 
+@pytest.mark.slow
 def test_cfn_lint_and_limits(assembly):
     for stack in assembly[1].stacks:
         template = json.dumps(stack.template)
@@ -118,6 +119,7 @@ def test_snapshots(assembly, snapshot):
     assert templates == snapshot.use_extension(JSONSnapshotExtension)
 
 
+@pytest.mark.slow
 def test_catalog_mode_plans_reads_no_configuration_and_says_it_is_for_this_command(tmp_path):
     catalog = tmp_path / "cat.yaml"
     catalog.write_text(json.dumps(SMALL))

@@ -389,6 +389,7 @@ def test_an_immutable_role_gets_a_warning_listing_every_statement_to_attach():
     assert "subnet/subnet-0123456789abcdef0" in json.dumps(create["Resource"])
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(template):
     matches = lint(json.dumps(template.to_json()), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

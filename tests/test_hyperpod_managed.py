@@ -332,6 +332,7 @@ def _lifecycle(groups: tuple) -> cdk.Stack:
     return stack
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(template):
     matches = lint(json.dumps(template.to_json()), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

@@ -372,6 +372,7 @@ def test_component_in_another_stack(synthesized):
     assert app.node.find_child("Serving") in tenant.dependencies
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(synthesized):
     for name in ("serving", "tenant"):
         template = json.dumps(synthesized[name].to_json())

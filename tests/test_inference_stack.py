@@ -469,6 +469,7 @@ def test_too_many_endpoints_for_the_outputs_limit():
         config.validate()
 
 
+@pytest.mark.slow
 def test_too_many_models_for_one_stack_is_rejected_before_deploying():
     models = tuple(
         InferenceComponentModelOptions(

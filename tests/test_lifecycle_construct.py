@@ -212,6 +212,7 @@ def test_stateful_logical_ids_are_pinned(template: Template) -> None:
     assert resources[KEY_ID]["DeletionPolicy"] == "Retain"
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(template: Template) -> None:
     matches = lint(json.dumps(template.to_json()), config=ManualArgs(regions=["us-east-1"]))
     # W3005: aws-cdk-lib's BucketDeployment handler states DependsOn its role, which GetAtt

@@ -209,6 +209,7 @@ def test_nag_packs_find_nothing_but_the_ignored_key_warning(built):
     assert built.findings == ["Annotation::fm_platform:nvmeKmsKeyIgnored at Mme/Gpu"]
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(built):
     matches = lint(json.dumps(built.template.to_json()), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

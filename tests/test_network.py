@@ -319,6 +319,7 @@ def test_usable_ipv4_addresses(cidr, usable):
     assert usable_ipv4_addresses(cidr) == usable
 
 
+@pytest.mark.slow
 def test_cfn_lint_finds_nothing(template):
     matches = lint(json.dumps(template.to_json()), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

@@ -50,7 +50,8 @@ def test_the_docs_have_every_sample():
     }
 
 
-def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
+@pytest.mark.slow
+def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path, mypy_cache):
     package = tmp_path / "readme_samples"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -66,7 +67,7 @@ def test_samples_pass_mypy_strict_as_an_embedding_app(tmp_path):
             "--config-file",
             str(ROOT / "pyproject.toml"),
             "--cache-dir",
-            str(ROOT / ".mypy_cache"),
+            str(mypy_cache),
             *(str(path) for path in sorted(package.glob("*.py"))),
         ],
         cwd=tmp_path,

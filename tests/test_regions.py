@@ -56,6 +56,7 @@ def test_the_matching_region_needs_no_rule():
     assert not [name for name in rules if "AvailabilityZoneIdRegion" in name]
 
 
+@pytest.mark.slow
 def test_an_environment_agnostic_stack_gets_a_rule_on_its_region():
     stack = network(None, "usw2-az1")
     rules = Template.from_stack(stack).to_json()["Rules"]

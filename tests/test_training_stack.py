@@ -528,12 +528,14 @@ def every_new_key() -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("stack", ["FmpTraining", "FmpTrainingData"])
+@pytest.mark.slow
 def test_every_new_key_synthesizes_cfn_lint_and_nag_clean(every_new_key, stack):
     # Synthesized with the three cdk-nag packs (an open finding fails the fixture).
     matches = lint(json.dumps(every_new_key[stack]), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
 
 
+@pytest.mark.slow
 def test_a_strategy_with_standard_provisioning_synthesizes_cfn_lint_and_nag_clean():
     # slurm_config_strategy cannot go with the continuous provisioning of EVERY_NEW_KEY.
     templates = _synthesized(
