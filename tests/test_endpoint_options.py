@@ -65,6 +65,7 @@ def _one(template: dict[str, Any], kind: str, under: str = "") -> dict[str, Any]
     return found
 
 
+@pytest.mark.slow  # cfn-lint
 def test_every_option_is_cfn_lint_clean(every_option):
     matches = lint(json.dumps(every_option["template"]), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

@@ -118,6 +118,7 @@ def _components(assembly):
     }
 
 
+@pytest.mark.slow  # cfn-lint
 def test_the_fleet_is_clean_for_cfn_lint_and_cdk_nag(fleet):
     _, _, assembly, findings = fleet
     assert findings == []
