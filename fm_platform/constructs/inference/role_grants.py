@@ -70,9 +70,12 @@ def add_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | No
         return
     grants.read(bucket, f"{key_path}*")
     if grants.list_prefix(bucket, f"{key_path}*"):
+        # A bucket known at deploy time only would put a token's text, which changes with
+        # what the app built before, into the reason: name the prefix in the bucket then.
+        where = f"{key_path} of the model bucket" if is_unresolved(bucket) else model_data_url
         grants.acknowledge_wildcard(
             f"uncompressed model artifacts are every object under the prefix "
-            f"{model_data_url}; read is limited to that prefix.",
+            f"{where}; read is limited to that prefix.",
             bucket,
             f"{key_path}*",
         )
