@@ -492,15 +492,36 @@ def endpoint_impacts(
         if (stack, logical_id) not in after:
             if stack not in head:
                 continue  # a removed stack: `cdk deploy` leaves it as it is
-            added = [lid for (s, lid) in after if s == stack and (s, lid) not in before]
-            outputs = sorted({o for lid in added for o in _outputs_naming(head[stack], lid)})
-            new = (
-                f"; its replacement's name is in the output {', '.join(outputs)}" if outputs else ""
+            # The project's endpoints carry their replacement key in the last construct ID
+            # (``.../Endpoint/Endpoint<key>``): an added endpoint under the same parent path
+            # is this one's replacement; any other added endpoint is another endpoint.
+            successors = [
+                (lid, r)
+                for (s, lid), r in after.items()
+                if s == stack
+                and (s, lid) not in before
+                and _endpoint_parent(_name(r, lid)) == _endpoint_parent(where)
+            ]
+            if not successors:
+                yield Impact(
+                    stack, where,
+                    "endpoint removed: callers using its name get errors once it is deleted",
+                    ENDPOINT_NAME,
+                )  # fmt: skip
+                continue
+            lid, successor = successors[0]
+            outputs = _outputs_naming(head[stack], lid)
+            types = _variant_types(base[stack], resource), _variant_types(head[stack], successor)
+            why = (
+                f" (instance type {', '.join(sorted(types[0]))} -> {', '.join(sorted(types[1]))})"
+                if types[0] != types[1]
+                else ""
             )
             yield Impact(
                 stack, where,
-                "endpoint removed (or replaced under a new construct ID): callers using its "
-                f"name get errors once it is deleted{new}",
+                f"endpoint replaced by {_name(successor, lid)}{why}: its name changes for every "
+                "caller once the old one is deleted"
+                + (f"; the new name is in the output {', '.join(outputs)}" if outputs else ""),
                 ENDPOINT_NAME,
             )  # fmt: skip
             continue
@@ -533,6 +554,11 @@ def endpoint_impacts(
                 "to them; its name stays",
                 ENDPOINT_UPDATE,
             )
+
+
+def _endpoint_parent(path: str) -> str:
+    """The construct path above an endpoint's own ID (which may carry a replacement key)."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _config_changed(base: Template, head: Template, old: Mapping, new: Mapping) -> bool:

@@ -243,9 +243,10 @@ def test_another_instance_type_under_inference_components_replaces_endpoint_and_
     head = inference(lambda d: _first_endpoint(d, instance_type="ml.g5.24xlarge"))
     impacts = change_impacts(inference(), head)
     assert not [i for i in impacts if i.refused]
-    replaced = only(impacts, "endpoint removed (or replaced under a new construct ID)")
+    replaced = only(impacts, "endpoint replaced by FmpInference/IcEndpoint-shared-g5/Endpoint/")
     assert replaced.resource == "FmpInference/IcEndpoint-shared-g5/Endpoint/Endpoint62e167c0"
-    assert "its replacement's name is in the output EndpointSharedG5" in replaced.what
+    assert "(instance type ml.g5.12xlarge -> ml.g5.24xlarge)" in replaced.what
+    assert replaced.what.endswith("the new name is in the output EndpointSharedG5")
     component = only(impacts, "Model-llama-7b-chat/Component")
     assert component.what.startswith("component replaced by FmpInference/IcEndpoint-shared-g5/")
     assert "callers that name the component change" in component.what
