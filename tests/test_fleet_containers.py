@@ -35,7 +35,12 @@ MODELS = [
         "peak_rpm": 120,
     },
     {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a/"},
-    {"name": "support-b", "base_model": "chat-8b", "adapter": "s3://team-adapters/b.tar.gz"},
+    {
+        "name": "support-b",
+        "base_model": "chat-8b",
+        "adapter": "s3://team-adapters/b.tar.gz",
+        "adapter_rank": 32,
+    },
     {
         "name": "tgi-7b",
         "architecture": "mistral-7b-v0.3",
@@ -141,6 +146,8 @@ def test_lmi_runs_the_planned_parallelism_concurrency_context_and_dtype(fleet):
     assert env["OPTION_REVISION"] == "0e9e39f249a16976918f6564b8830bc894c89659"
     assert env["HF_TOKEN"] == "{{resolve:secretsmanager:" + SECRET + ":SecretString}}"
     assert env["OPTION_ENABLE_LORA"] == "true" and env["OPTION_MAX_LORAS"] == "2"
+    assert env["OPTION_MAX_LORA_RANK"] == "32"  # support-b's rank, the largest
+    assert plan.placements["chat-8b"].memory_parts["adapters_gib"] == round(needs.adapters_gib, 2)
     lmi = image("lmi", "gpu")
     assert props["PrimaryContainer"]["Image"] == lmi.uri("us-east-1")  # type: ignore[union-attr]
     # a hub model downloads its weights: no artifacts, network isolation off for it only

@@ -11,7 +11,10 @@ limits). :func:`serving_environment` writes the family's own variable for each:
   ``auto`` with transformers-neuronx on Neuron), ``OPTION_TENSOR_PARALLEL_DEGREE``,
   ``OPTION_MAX_ROLLING_BATCH_SIZE``, ``OPTION_MAX_MODEL_LEN`` (``OPTION_N_POSITIONS`` on
   Neuron), ``OPTION_DTYPE``, ``OPTION_QUANTIZE``, and ``OPTION_ENABLE_LORA`` with
-  ``OPTION_MAX_LORAS`` on a base serving LoRA adapters;
+  ``OPTION_MAX_LORAS`` (unique adapters in one batch; LMI's default 4: the plan reserves
+  room for every adapter of the base) and ``OPTION_MAX_LORA_RANK`` (their largest rank)
+  on a base serving LoRA adapters (djl-serving ``serving/docs/adapters.md``,
+  "Configurations", LMI >= 0.27.0);
 - ``tgi`` (text-generation-launcher's arguments, read from the environment; the SageMaker
   image shards over ``SM_NUM_GPUS``): ``HF_MODEL_ID``, ``HF_MODEL_REVISION``,
   ``SM_NUM_GPUS``, ``NUM_SHARD``, ``MAX_CONCURRENT_REQUESTS``, ``MAX_INPUT_TOKENS``,
@@ -74,7 +77,7 @@ class ServingSettings:
     16-bit activation dtype the type runs (``fp16`` where the GPU has no bf16). hub,
     revision: the hub id and revision (None: the weights are in ``/opt/ml/model``).
     token_secret_arn: the Secrets Manager ARN of the hub token. adapters: LoRA adapters
-    served on the copy (LMI only).
+    served on the copy (LMI only), max_lora_rank: their largest rank.
     """
 
     family: str
@@ -90,6 +93,7 @@ class ServingSettings:
     revision: str | None = None
     token_secret_arn: str | None = None
     adapters: int = 0
+    max_lora_rank: int = 0
 
 
 def secret_reference(arn: str) -> str:
@@ -121,6 +125,8 @@ def _lmi(s: ServingSettings) -> dict[str, str]:
     if s.adapters:
         env["OPTION_ENABLE_LORA"] = "true"
         env["OPTION_MAX_LORAS"] = str(s.adapters)
+        if s.max_lora_rank:
+            env["OPTION_MAX_LORA_RANK"] = str(s.max_lora_rank)
     if s.dtype in _QUANTIZE:
         env["OPTION_QUANTIZE"] = _QUANTIZE[s.dtype][0]
     return env

@@ -8,9 +8,10 @@ traffic: its ``peak_rpm`` is its own plus every adapter's (each adapter by defau
 requests a minute, as any model: the peaks are taken to coincide), and its
 ``active_hours`` those that keep the day's requests (the sum of each peak x its hours,
 over the combined peak); the base's copies are sized and scaled for that combined
-traffic. LMI serves the adapters with
-vLLM's LoRA support (``OPTION_ENABLE_LORA``, ``OPTION_MAX_LORAS``), whose per-adapter
-weights are a few hundred MiB at most and are not counted beside the KV cache.
+traffic. LMI serves the adapters with vLLM's LoRA support (``OPTION_ENABLE_LORA``,
+``OPTION_MAX_LORAS``, ``OPTION_MAX_LORA_RANK``); the room vLLM reserves for them on each
+copy is counted beside the weights (:func:`fm_platform.fleet.sizing.lora_adapter_bytes`,
+from the catalog's ``adapter_ranks``, which the planning catalog keeps).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 
-from fm_platform.fleet.catalog import Catalog, ModelEntry
+from fm_platform.fleet.catalog import Catalog, ModelEntry, lora_ranks
 from fm_platform.fleet.sizing import DEFAULT_PEAK_RPM
 
 
@@ -45,6 +46,7 @@ def planning_catalog(catalog: Catalog) -> Catalog:
     adapters = adapters_by_base(catalog)
     if not adapters:
         return catalog
+    ranks = dict(catalog.adapter_ranks) or lora_ranks(catalog.models)
     models = []
     for entry in catalog.models:
         if is_adapter(entry):
@@ -58,4 +60,4 @@ def planning_catalog(catalog: Catalog) -> Catalog:
                 entry, peak_rpm=peak, active_hours=round(daily / peak, 2) if peak else 24.0
             )
         models.append(entry)
-    return dataclasses.replace(catalog, models=tuple(models))
+    return dataclasses.replace(catalog, models=tuple(models), adapter_ranks=ranks)

@@ -13,7 +13,7 @@ Every problem is collected and reported at once, each under its path, e.g.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -75,7 +75,8 @@ class ModelEntry:
     Inferentia/Trainium; by default false), ``framework`` (by default lmi), ``task``.
     Serving (:mod:`fm_platform.fleet.weights`): ``weights_uri`` + ``weights_kms_key_arn``
     or ``hub`` + ``revision`` + ``hub_token_secret``; ``container`` or ``image``;
-    ``environment``; ``base_model`` + ``adapter`` (a LoRA adapter on its base). ``weights``
+    ``environment``; ``base_model`` + ``adapter`` (a LoRA adapter on its base) +
+    ``adapter_rank`` (its LoRA rank; by default 16). ``weights``
     keeps its meaning: the model's fitness priorities.
     """
 
@@ -121,6 +122,7 @@ class ModelEntry:
     environment: dict[str, str] | None = None
     base_model: str | None = None
     adapter: str | None = None
+    adapter_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,9 @@ class Catalog:
     fitness ``weights`` of the catalog and per tenant, and ``base_dir`` (where relative
     ``benchmark_file`` paths start), ``warnings`` (e.g. a hub id without revision) and
     ``choice_warning_monthly`` (USD a month a group or isolation choice may cost over the
-    plan without it before the run warns: :mod:`fm_platform.fleet.choices`)."""
+    plan without it before the run warns: :mod:`fm_platform.fleet.choices`).
+    ``adapter_ranks``: each base model's LoRA adapters' ranks (:func:`lora_ranks`), kept
+    when the planner leaves the adapters out."""
 
     name: str
     models: tuple[ModelEntry, ...]
@@ -138,6 +142,21 @@ class Catalog:
     base_dir: Path = Path(".")
     warnings: tuple[str, ...] = ()
     choice_warning_monthly: float = 500.0
+    adapter_ranks: Mapping[str, tuple[int | None, ...]] = field(default_factory=dict)
+
+
+#: The LoRA rank of an adapter whose entry gives none (vLLM's default max_lora_rank).
+DEFAULT_ADAPTER_RANK = 16
+
+
+def lora_ranks(models: Sequence[ModelEntry]) -> dict[str, tuple[int | None, ...]]:
+    """Each base model's adapters' LoRA ranks, in catalog order (None: not given, the
+    default :data:`DEFAULT_ADAPTER_RANK`)."""
+    found: dict[str, list[int | None]] = {}
+    for m in models:
+        if m.base_model is not None:
+            found.setdefault(m.base_model, []).append(m.adapter_rank)
+    return {base: tuple(ranks) for base, ranks in found.items()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,6 +223,7 @@ def _check_model(
         "concurrency",
         "payload_mb",
         "latency_p50_ms",
+        "adapter_rank",
     )
     for key in positive:
         value = getattr(m, key)
@@ -243,6 +263,8 @@ def _check_model(
         and "benchmark_file" not in bad
     ):
         problems.add(f"{path}.benchmark_experiment", m.benchmark_experiment, "needs benchmark_file")
+    if m.adapter_rank is not None and m.base_model is None and "base_model" not in bad:
+        problems.add(f"{path}.adapter_rank", m.adapter_rank, "needs base_model and adapter")
     _check_weights(problems, f"{path}.weights", m.weights)
     if m.image is not None and region is not None:
         check_image_region(problems, path, m.image, region)
@@ -363,6 +385,7 @@ def catalog_from_data(
         base_dir=base_dir,
         warnings=tuple(warnings),
         choice_warning_monthly=float(threshold),
+        adapter_ranks=lora_ranks(models),
     )
 
 

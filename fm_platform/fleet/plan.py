@@ -55,7 +55,8 @@ class Placement:
     where its weights come from, ``adapters`` the LoRA adapters served on it
     (:mod:`fm_platform.fleet.serving`).
     ``device_memory_gib`` one copy's accelerator memory (on CPU types, host memory) and
-    ``memory_parts`` its parts (``weights_gib``, ``kv_pool_gib``, ``headroom_gib``),
+    ``memory_parts`` its parts (``weights_gib``, ``kv_pool_gib``, ``headroom_gib``, and
+    ``adapters_gib`` on a base that reserves room for LoRA adapters),
     beside the host ``memory_mib`` it asks SageMaker for; ``cold_start_s`` the expected
     seconds to a first answer after scaling from zero (None: never at zero) and
     ``cold_start`` its parts.

@@ -262,7 +262,12 @@ class Planner:
                 "weights_gib": round(option.parts.weights_gib, 2),
                 "kv_pool_gib": round(option.parts.kv_pool_gib, 2),
                 "headroom_gib": round(option.parts.headroom_gib, 2),
-            },
+            }
+            | (
+                {"adapters_gib": round(option.parts.adapters_gib, 2)}
+                if option.parts.adapters_gib
+                else {}
+            ),
         )
 
     # -- stability --------------------------------------------------------------------------

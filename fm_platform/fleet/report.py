@@ -223,10 +223,16 @@ def explain(planner: Planner, name: str) -> str:
         f"scaling target {target:,.1f} {metric}"
     )
     parts = p.memory_parts
+    adapters = ""
+    if parts.get("adapters_gib"):
+        adapters = (
+            f" + adapters {parts['adapters_gib']:,.2f} GiB ({needs.lora_slots} LoRA slots "
+            f"at rank {needs.lora_rank})"
+        )
     lines.append(
         f"memory per copy: {p.device_memory_gib:,.1f} GiB of device memory (weights "
         f"{parts.get('weights_gib', 0):,.1f} + KV pool {parts.get('kv_pool_gib', 0):,.1f} + "
-        f"headroom {parts.get('headroom_gib', 0):,.1f} GiB; engine memory fraction "
+        f"headroom {parts.get('headroom_gib', 0):,.1f} GiB{adapters}; engine memory fraction "
         f"{needs.memory_fraction:g}), host memory {p.memory_mib:,} MiB asked of SageMaker"
     )
     return "\n".join(lines)

@@ -82,6 +82,7 @@ def model_serving(
         revision=entry.revision,
         token_secret_arn=entry.hub_token_secret,
         adapters=adapters,
+        max_lora_rank=needs.lora_rank,
     )
     uri: str | None = entry.image
     if family != CUSTOM:

@@ -18,7 +18,12 @@ replicated when ``tp`` exceeds them):
                request (encoders, speech); 3 GiB + 0.15 GiB per denoiser billion
                parameters (diffusion: ONNX Runtime's H100 measurements of FLUX.1-dev,
                36.7 GB peak, and SD3.5 Large, 31.5 GB)
-    fits when weights + KV pool + headroom <= the engine's memory fraction of the ``tp``
+    adapters = a base's room for its LoRA adapters, which vLLM reserves on each copy: one
+               slot per adapter it may hold at once (``OPTION_MAX_LORAS``: every adapter
+               of the base) at the largest rank (``OPTION_MAX_LORA_RANK``), each
+               rank x (in + out dimensions, summed over the adapted projections) x layers
+               x bytes per value (:func:`lora_adapter_bytes`)
+    fits when weights + KV pool + headroom + adapters <= the engine's memory fraction of the ``tp``
     devices: 0.9 for generative engines (vLLM's default ``gpu_memory_utilization``, which
     LMI passes on; the rest is the CUDA context and NCCL buffers), 0.95 otherwise (a
     PyTorch server allocates what it uses; the CUDA context takes the rest)
@@ -56,7 +61,13 @@ from functools import cache
 from pathlib import Path
 
 from fm_platform.fleet.architectures import Architecture, architecture
-from fm_platform.fleet.catalog import DTYPE_BYTES, GENERATIVE_TASKS, Catalog, ModelEntry
+from fm_platform.fleet.catalog import (
+    DEFAULT_ADAPTER_RANK,
+    DTYPE_BYTES,
+    GENERATIVE_TASKS,
+    Catalog,
+    ModelEntry,
+)
 from fm_platform.fleet.kinds import BATCH
 from fm_platform.fleet.weights import container_of
 
@@ -100,12 +111,13 @@ IMAGE_OBJECTIVE_MS = {"strict": 5000.0, "standard": 20000.0, "relaxed": 60000.0,
 @dataclass(frozen=True)
 class MemoryParts:
     """Device memory of one copy (GiB): weights, KV pool, headroom; ``device_gib`` their
-    sum (or the catalog's ``memory_gib``)."""
+    sum with ``adapters_gib`` (or the catalog's ``memory_gib``)."""
 
     weights_gib: float
     kv_pool_gib: float
     headroom_gib: float
     device_gib: float
+    adapters_gib: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -157,6 +169,10 @@ class Needs:
     fixed_headroom_gib: float
     #: the container family (:func:`fm_platform.fleet.weights.container_of`)
     container: str = "lmi"
+    #: LoRA adapters a copy holds at once, their largest rank, and the room they take (GiB)
+    lora_slots: int = 0
+    lora_rank: int = 0
+    adapters_gib: float = 0.0
 
     def _kv_sequence_bytes(self, tokens: int) -> float:
         tokens = math.ceil(tokens / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
@@ -199,17 +215,19 @@ class Needs:
         headroom = self.headroom_gib(tensor_parallel, concurrency)
         total = self.memory_gib
         if total is None:
-            total = self.weights_gib + kv + headroom
-        return MemoryParts(self.weights_gib, kv, headroom, total)
+            total = self.weights_gib + kv + headroom + self.adapters_gib
+        return MemoryParts(self.weights_gib, kv, headroom, total, self.adapters_gib)
 
     def copy_gib(self, tensor_parallel: int, concurrency: int) -> float:
-        """Device memory of one copy: ``memory_gib``, else weights + KV pool + headroom."""
+        """Device memory of one copy: ``memory_gib``, else weights + KV pool + headroom +
+        adapters."""
         if self.memory_gib is not None:
             return self.memory_gib
         return (
             self.weights_gib
             + self.kv_gib(tensor_parallel, concurrency)
             + self.headroom_gib(tensor_parallel, concurrency)
+            + self.adapters_gib
         )
 
     @property
@@ -235,6 +253,49 @@ def _kv(model: ModelEntry, arch: Architecture | None, params_b: float) -> tuple[
     if arch is not None:
         return arch.kv_bytes_per_token_per_byte * value_bytes, "architecture"
     return GQA_KV_BYTES_PER_PARAM * params_b * 1e9 * value_bytes / 2, "default"
+
+
+def lora_adapter_bytes(
+    rank: int,
+    *,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    layers: int,
+    value_bytes: float,
+) -> float:
+    """Device bytes of one LoRA adapter of ``rank`` on a transformer of these dimensions.
+
+    LoRA (Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models", 2021,
+    arXiv:2106.09685, section 4.1) adds to a projection W of d_in x d_out the matrices
+    A (d_in x r) and B (r x d_out): r x (d_in + d_out) values. The adapted projections are
+    the attention's query, key, value and output (the paper's section 7.1 adapts attention
+    weights only; PEFT's and vLLM's common targets include them): q and o map the hidden
+    size to heads x head dimension and back, k and v to KV heads x head dimension.
+    """
+    q_out, kv_out = heads * head_dim, kv_heads * head_dim
+    per_layer = (hidden + q_out) * 2 + (hidden + kv_out) * 2  # q, o; k, v
+    return rank * per_layer * layers * value_bytes
+
+
+def _adapters_gib(
+    ranks: tuple[int, ...], dims: tuple[int | None, ...], hidden: int, value_bytes: float
+) -> float:
+    """The room a base reserves for ``ranks`` (one slot per adapter at the largest rank)."""
+    layers, heads, kv_heads, head_dim = dims
+    if not ranks or not (layers and heads and head_dim):
+        return 0.0
+    size = lora_adapter_bytes(
+        max(ranks),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads or heads,
+        head_dim=head_dim,
+        layers=layers,
+        value_bytes=value_bytes,
+    )
+    return len(ranks) * size / GIB
 
 
 def _dense_hidden(params_b: float, layers: int | None) -> int:
@@ -332,6 +393,15 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         task, arch, params_b, active_b, prompt, output, bytes_per_param
     )
     sliding = arch.sliding_window_layers / arch.layers if arch and arch.sliding_window else 0.0
+    heads = model.attention_heads or (arch.attention_heads if arch else None)
+    kv_heads = model.kv_heads or (arch.kv_heads if arch else None)
+    head_dim = model.head_dim or (arch.head_dim if arch else None)
+    given = catalog.adapter_ranks.get(model.name, ())
+    if None in given:
+        defaults.append("adapter_rank")
+    ranks = tuple(DEFAULT_ADAPTER_RANK if r is None else r for r in given)
+    value_bytes = 4.0 if model.dtype == "fp32" else 2.0
+    adapters = _adapters_gib(ranks, (layers, heads, kv_heads, head_dim), hidden, value_bytes)
     return Needs(
         name=model.name,
         task=task,
@@ -343,9 +413,9 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         weights_gib=params_b * 1e9 * bytes_per_param / GIB,
         memory_gib=model.memory_gib,
         layers=layers,
-        attention_heads=model.attention_heads or (arch.attention_heads if arch else None),
-        kv_heads=model.kv_heads or (arch.kv_heads if arch else None),
-        head_dim=model.head_dim or (arch.head_dim if arch else None),
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
         hidden_size=hidden,
         vocab_size=arch.vocab_size if arch and arch.vocab_size else 128_000,
         kv_bytes_per_token=kv_per_token,
@@ -371,6 +441,9 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         request_flops=flops,
         decode_bytes_per_token=decode_bytes,
         fixed_headroom_gib=fixed,
+        lora_slots=len(ranks),
+        lora_rank=max(ranks, default=0),
+        adapters_gib=adapters,
     )
 
 
