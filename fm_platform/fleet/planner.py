@@ -35,7 +35,7 @@ from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
-from fm_platform.fleet.kinds import IC, KINDS, VOLUME_KEY_RESOURCES, min_copies
+from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
 from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
@@ -750,7 +750,11 @@ class Planner:
                 p = self.plan.placements[name]
                 if p.min_copies == 0:
                     needs = self.assessed[name].needs
-                    caching = caches_by_default(0, (e.instance_type,)) if e.kind == IC else None
+                    caching = (
+                        caches_by_default(0, (e.instance_type,))
+                        if KINDS[e.kind].data_cache
+                        else None
+                    )
                     cached = cached_start_skips_download(
                         caching, keeps_instances=e.min_instances > 0
                     )
