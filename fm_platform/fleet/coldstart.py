@@ -13,7 +13,10 @@ team can judge a scale-to-zero choice before it meets a caller:
 - weights download: the weights at 250 MB/s from S3 (SageMaker's model download to the
   instance's volume);
 - load and warm-up: the weights onto the devices at 2 GB/s, plus 30 s of engine warm-up
-  for a generative model (memory profiling and CUDA graph capture) or 5 s for others.
+  for a generative model (memory profiling and CUDA graph capture) or 5 s for others;
+- a cached start (an inference component caching its data, ``DataCacheConfig``, on an
+  instance that already ran it: :mod:`fm_platform.rules.caching`) skips the image pull
+  and the weights download: 0 s for both is an estimate (SageMaker publishes no figure).
 """
 
 from __future__ import annotations
@@ -27,15 +30,19 @@ DOWNLOAD_GBPS, LOAD_GBPS = 0.25, 2.0
 GENERATIVE_WARMUP_S, WARMUP_S = 30.0, 5.0
 
 
-def cold_start(needs: Needs, launches_instance: bool) -> tuple[float, str]:
-    """Expected seconds to the first answer after scaling from zero, and its parts."""
+def cold_start(needs: Needs, launches_instance: bool, *, cached: bool = False) -> tuple[float, str]:
+    """Expected seconds to the first answer after scaling from zero, and its parts;
+    ``cached``: the image and weights are in the instance's data cache."""
     weights_gb = (needs.memory_gib or needs.weights_gib) * 1.073741824
     parts = []
     if launches_instance:
         parts.append(("instance launch", INSTANCE_LAUNCH_S))
-    large = needs.framework in LARGE_IMAGE_FRAMEWORKS
-    parts.append(("image pull", LARGE_IMAGE_PULL_S if large else IMAGE_PULL_S))
-    parts.append(("weights download", weights_gb / DOWNLOAD_GBPS))
+    if cached:
+        parts.append(("cached image and weights", 0.0))
+    else:
+        large = needs.framework in LARGE_IMAGE_FRAMEWORKS
+        parts.append(("image pull", LARGE_IMAGE_PULL_S if large else IMAGE_PULL_S))
+        parts.append(("weights download", weights_gb / DOWNLOAD_GBPS))
     warmup = GENERATIVE_WARMUP_S if needs.generative else WARMUP_S
     parts.append(("load", weights_gb / LOAD_GBPS + warmup))
     total = sum(s for _, s in parts)

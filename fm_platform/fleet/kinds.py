@@ -57,6 +57,8 @@ class Kind:
     shared: several models per endpoint. whole_instance: a copy takes a whole instance
     (instance-level scaling). accelerated / cpu: instance types it may use (CPU only for
     models that do not generate tokens). scale_to_zero: a model's copies may scale to zero.
+    data_cache: its models may cache their artifacts and image on each instance
+    (``DataCacheConfig``, :mod:`fm_platform.rules.caching`).
     max_params_b: the largest model it suits (None: any). cold_start: models must tolerate
     cold starts. fit: fitness per axis (module docstring). scaling_metric: what the
     scaling target of the plan counts. limit_models: an endpoint holds at most the planner's
@@ -86,6 +88,7 @@ class Kind:
     accelerated: bool = True
     cpu: bool = True
     scale_to_zero: bool = False
+    data_cache: bool = False
     max_params_b: float | None = None
     cold_start: bool = False
     limit_models: bool = True
@@ -155,6 +158,7 @@ KINDS: dict[str, Kind] = {
             whole_instance=False,
             cpu=False,
             scale_to_zero=True,
+            data_cache=True,
             fit={"model_size": 1.0, "latency": 0.8, "isolation": 0.5, "scalability": 1.0},
             scaling_metric="invocations per copy per minute",
             endpoint_resources=5,

@@ -43,6 +43,7 @@ from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
+from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.problems import Problems
 
 #: Models of one multi-model endpoint are at most this many times apart in memory.
@@ -746,13 +747,23 @@ class Planner:
     def time_cold_starts(self) -> None:
         """Every model that may scale to zero gets its expected cold start
         (:mod:`fm_platform.fleet.coldstart`): with an instance launch where its endpoint
-        can reach zero instances."""
+        can reach zero instances, from the data cache where an Inference Components
+        endpoint keeps an instance and caches by default
+        (:func:`~fm_platform.rules.caching.caches_by_default`)."""
         for e in self.plan.endpoints.values():
             for name in e.models:
                 p = self.plan.placements[name]
                 if p.min_copies == 0:
                     needs = self.assessed[name].needs
-                    seconds, p.cold_start = cold_start(needs, e.min_instances == 0)
+                    caching = (
+                        caches_by_default(0, (e.instance_type,))
+                        if KINDS[e.kind].data_cache
+                        else None
+                    )
+                    cached = cached_start_skips_download(
+                        caching, keeps_instances=e.min_instances > 0
+                    )
+                    seconds, p.cold_start = cold_start(needs, e.min_instances == 0, cached=cached)
                     p.cold_start_s = round(seconds, 1)
 
 

@@ -47,6 +47,7 @@ from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.core.options import checked
 from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved, known
+from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.capacity import CopyDemand, check_fit
 from fm_platform.rules.components import (
     check_component_name_free,
@@ -175,6 +176,8 @@ class InferenceComponentModelOptions:
         (:class:`ComponentScheduling`); by default SageMaker's placement.
     enable_caching: cache the artifacts and image on each instance, so that a copy
         started on an instance that had one starts faster (``DataCacheConfig``); by default
+        True for a model that may scale to zero copies on an endpoint whose every instance
+        type has local NVMe storage (see :mod:`fm_platform.rules.caching`), else
         SageMaker's choice (it caches on types with large local NVMe storage).
     per_instance_type: what each copy reserves on the endpoint's fallback instance types
         (:class:`InstanceTypeResources`; the fields above apply to its first type); with
@@ -344,8 +347,11 @@ class InferenceComponentModel(Construct):
     Attributes: ``model_name``, ``model``, ``component``, ``component_name``, ``endpoint``
     (the endpoint the model is placed on), ``scaling`` (None without autoscaling),
     ``min_copies`` and ``max_copies`` (the copy range; both the fixed copies without
-    scaling; None when unknown at synth), ``startup_timeout_s`` (the artifact download and
-    container health-check timeouts added up; None when SageMaker's defaults apply).
+    scaling; None when unknown at synth), ``caching`` (``EnableCaching``: the option, else
+    :func:`~fm_platform.rules.caching.caches_by_default`; None: SageMaker's choice),
+    ``startup_timeout_s`` (the artifact download and container health-check timeouts
+    added up, the health check alone when a cached start skips the download: caching on an
+    endpoint that keeps an instance; None when SageMaker's defaults apply).
     """
 
     def __init__(
@@ -391,12 +397,21 @@ class InferenceComponentModel(Construct):
             download_s=props.model_data_download_timeout_s,
             health_check_s=props.container_startup_health_check_timeout_s,
         )
-        self.component = self._component(props, startup)
         self.min_copies: int | None = known(props.min_copies)
+        self.caching: bool | None = (
+            props.enable_caching
+            if props.enable_caching is not None
+            else caches_by_default(self.min_copies, self.endpoint.instance_types)
+        )
+        self.component = self._component(props, startup)
         self.max_copies: int | None = (
             known(props.scaling.max_copies) if props.scaling else self.min_copies
         )
-        self.startup_timeout_s = _startup_seconds(startup)
+        minimum = self.endpoint.min_instance_count
+        skips_download = cached_start_skips_download(
+            self.caching, keeps_instances=minimum is not None and minimum > 0
+        )
+        self.startup_timeout_s = _startup_seconds(startup, skips_download=skips_download)
 
         self.scaling: ComponentAutoScaling | None = None
         if props.scaling is not None:
@@ -429,7 +444,7 @@ class InferenceComponentModel(Construct):
             max_memory_required_in_mb=props.max_memory_mib,
         )
         scheduling = props.scheduling.to_property() if props.scheduling is not None else None
-        data_cache = data_cache_property(props.enable_caching)
+        data_cache = data_cache_property(self.caching)
         per_type = None
         if props.per_instance_type:
             resources = {t: own for t in self.endpoint.instance_types}
@@ -538,12 +553,17 @@ class InferenceComponentModel(Construct):
 
 def _startup_seconds(
     startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
+    *,
+    skips_download: bool,
 ) -> int | None:
-    """The download and health-check timeouts added up; None unless both are known."""
+    """The download and health-check timeouts added up (the health check alone when a
+    cached start ``skips_download``); None unless both are known."""
     if startup is None:
         return None
     download = startup.model_data_download_timeout_in_seconds
     health = startup.container_startup_health_check_timeout_in_seconds
     if not isinstance(download, int) or not isinstance(health, int):
         return None
-    return None if is_unresolved(download) or is_unresolved(health) else download + health
+    if is_unresolved(download) or is_unresolved(health):
+        return None
+    return health if skips_download else download + health

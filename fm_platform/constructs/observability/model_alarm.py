@@ -73,7 +73,10 @@ class ModelAlarmOptions:
     minutes: consecutive unhealthy minutes before the alarm fires (1-1440). By default 10,
         or, for a model that scales to zero, its startup budget when longer: the artifact
         download and container health-check timeouts plus five minutes for an instance
-        (requests fail while a first copy starts; that is not worth a page).
+        (requests fail while a first copy starts; that is not worth a page); the
+        health-check timeout alone plus five minutes when the component caches its data on
+        an endpoint that keeps an instance (a cached start skips the download: an
+        estimate, see :mod:`fm_platform.rules.caching`).
     """
 
     enabled: bool = True
