@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from aws_cdk import Arn, ArnFormat
 from constructs import Construct
 
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS, RealtimeEndpoint
+from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.core.scopes import inherit_stack, stack_of
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.problems import Problems
@@ -98,3 +100,37 @@ class ImportedEndpoint(RealtimeEndpoint):
         self.variant_name = attrs.variant_name
         self.INSTANCE_METRIC = instance_metric
         self.INVOKE_ACTIONS = tuple(invoke_actions)
+
+
+class ImportableByName:
+    """``from_endpoint_name``, ``from_endpoint_arn`` and ``from_endpoint_attributes`` for a
+    kind whose imports are plain :class:`ImportedEndpoint` objects measured on the kind's
+    ``INSTANCE_METRIC`` (the single-model and multi-model endpoints)."""
+
+    INSTANCE_METRIC: ClassVar[str]
+
+    @classmethod
+    def from_endpoint_name(
+        cls, scope: Construct, construct_id: str, endpoint_name: str
+    ) -> IEndpoint:
+        """An existing endpoint of this kind, by name (its variant AllTraffic, its ARN built
+        in ``scope``'s account and region), to invoke, measure and alarm. Nothing is
+        created."""
+        return cls.from_endpoint_attributes(
+            scope, construct_id, EndpointAttributes(endpoint_name=endpoint_name)
+        )
+
+    @classmethod
+    def from_endpoint_arn(cls, scope: Construct, construct_id: str, endpoint_arn: str) -> IEndpoint:
+        """An existing endpoint of this kind, by ARN (its name read from it, lower-cased as
+        ARNs hold it). Nothing is created."""
+        return cls.from_endpoint_attributes(
+            scope, construct_id, EndpointAttributes(endpoint_arn=endpoint_arn)
+        )
+
+    @classmethod
+    def from_endpoint_attributes(
+        cls, scope: Construct, construct_id: str, attrs: EndpointAttributes
+    ) -> IEndpoint:
+        """An existing endpoint of this kind described by ``attrs``. Nothing is created."""
+        return ImportedEndpoint(scope, construct_id, attrs, instance_metric=cls.INSTANCE_METRIC)

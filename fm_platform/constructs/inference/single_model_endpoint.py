@@ -23,8 +23,7 @@ from fm_platform.constructs.inference.endpoint_base import (
     VariantEndpointOptions,
     VariantEndpointProps,
 )
-from fm_platform.constructs.inference.endpoint_interface import IEndpoint
-from fm_platform.constructs.inference.imported_endpoint import EndpointAttributes, ImportedEndpoint
+from fm_platform.constructs.inference.imported_endpoint import ImportableByName
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
@@ -206,7 +205,7 @@ class SingleModelEndpointProps(VariantEndpointProps, SingleModelEndpointOptions,
         props.check_references(problems)
 
 
-class SingleModelEndpoint(VariantEndpoint):
+class SingleModelEndpoint(VariantEndpoint, ImportableByName):
     """One model on dedicated instances: ``AWS::SageMaker::Model`` per variant, an endpoint
     config and an endpoint, with optional instance scaling, data capture, shadow and
     weighted variants, network isolation and VPC placement.
@@ -285,31 +284,6 @@ class SingleModelEndpoint(VariantEndpoint):
                     variant_name=variant.variant_name,
                     scaling=variant.scaling,
                 )
-
-    @classmethod
-    def from_endpoint_name(
-        cls, scope: Construct, construct_id: str, endpoint_name: str
-    ) -> IEndpoint:
-        """An existing single-model endpoint, by name (its variant AllTraffic, its ARN built in
-        ``scope``'s account and region), to invoke, measure and alarm. Nothing is created."""
-        return cls.from_endpoint_attributes(
-            scope, construct_id, EndpointAttributes(endpoint_name=endpoint_name)
-        )
-
-    @classmethod
-    def from_endpoint_arn(cls, scope: Construct, construct_id: str, endpoint_arn: str) -> IEndpoint:
-        """An existing single-model endpoint, by ARN (its name read from it, lower-cased as ARNs
-        hold it). Nothing is created."""
-        return cls.from_endpoint_attributes(
-            scope, construct_id, EndpointAttributes(endpoint_arn=endpoint_arn)
-        )
-
-    @classmethod
-    def from_endpoint_attributes(
-        cls, scope: Construct, construct_id: str, attrs: EndpointAttributes
-    ) -> IEndpoint:
-        """An existing single-model endpoint described by ``attrs``. Nothing is created."""
-        return ImportedEndpoint(scope, construct_id, attrs, instance_metric=cls.INSTANCE_METRIC)
 
     def _variant_property(
         self, variant: VariantSpec, options: SingleModelEndpointOptions | None = None
