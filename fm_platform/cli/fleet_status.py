@@ -29,7 +29,7 @@ from fm_platform.cli.errors import CliError
 from fm_platform.cli.parsing import add_command
 from fm_platform.cli.tables import render_table
 from fm_platform.fleet.kinds import KINDS
-from fm_platform.fleet.plan import EndpointPlan, Plan, read_plan
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, read_plan
 from fm_platform.rules.components import component_name_for
 from fm_platform.rules.replacement import component_endpoint_key
 
@@ -89,24 +89,25 @@ def _rows(plan: Plan, names: dict[str, str | None]) -> list[dict[str, Any]]:
                     "Counts": "copies" if ic else "instances",
                     "PlannedMin": p.min_copies if ic else endpoint.min_instances,
                     "PlannedMax": p.max_copies if ic else endpoint.max_instances,
-                    "Component": _component_name(endpoint, model) if ic else None,
-                    "Alarm": _alarm_name(endpoint, model),
+                    "Component": _component_name(endpoint, p) if ic else None,
+                    "Alarm": _alarm_name(endpoint, p),
                     "Adapters": list(p.adapters),
                 }
             )
     return rows
 
 
-def _component_name(endpoint: EndpointPlan, model: str) -> str:
-    """The component name the fleet stacks give ``model`` on ``endpoint``: the stack, the
-    model and the endpoint's replacement key (its instance type and variant)."""
+def _component_name(endpoint: EndpointPlan, placement: Placement) -> str:
+    """The component name the fleet stacks give ``placement``'s model on ``endpoint``: the
+    stack, the model, the endpoint's replacement key (its instance type and variant) and,
+    for a moved model, its endpoint's name."""
     key = component_endpoint_key(instance_type=endpoint.instance_type, variant_name=VARIANT)
-    return component_name_for(endpoint.stack, model, key)
+    return component_name_for(endpoint.stack, placement.name, key, placement.component_suffix)
 
 
-def _alarm_name(endpoint: EndpointPlan, model: str) -> str:
+def _alarm_name(endpoint: EndpointPlan, placement: Placement) -> str:
     if KINDS[endpoint.kind].packs_devices:
-        return f"{_component_name(endpoint, model)}-health"
+        return f"{_component_name(endpoint, placement)}-health"
     return f"{endpoint.stack}-{endpoint.name}-health"
 
 

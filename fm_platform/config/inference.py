@@ -454,6 +454,7 @@ def _check_ic_endpoint(
                     instance_type=endpoint.instance_type,
                     variant_name=endpoint.variant_name,
                 ),
+                model.name_suffix,
             )
             if model.model_name
             else None

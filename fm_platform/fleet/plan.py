@@ -17,7 +17,8 @@ JSON (version 2)::
                      "throughput_detail", "concurrency", "latency_ms", "defaults",
                      "reason", "scale_to_zero", "scores", "expected_hourly",
                      "container", "weights_from", "adapters",
-                     "device_memory_gib", "memory_parts", "cold_start_s", "cold_start"}]}
+                     "device_memory_gib", "memory_parts", "cold_start_s", "cold_start",
+                     "moved_from"}]}
 
 ``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
 live in the shared fields (``scaling_target`` counts what the kind's scaling policy
@@ -60,6 +61,9 @@ class Placement:
     beside the host ``memory_mib`` it asks SageMaker for; ``cold_start_s`` the expected
     seconds to a first answer after scaling from zero (None: never at zero) and
     ``cold_start`` its parts.
+    ``moved_from`` the endpoint a re-plan moved the model from to ``endpoint`` (kept while
+    it stays there; empty for a model placed where it is now from its first plan): a moved
+    model's component is named after its new endpoint (:attr:`component_suffix`).
     """
 
     name: str
@@ -88,6 +92,16 @@ class Placement:
     memory_parts: dict[str, float] = field(default_factory=dict)
     cold_start_s: float | None = None
     cold_start: str = ""
+    moved_from: str = ""
+
+    @property
+    def component_suffix(self) -> str | None:
+        """What follows the default component name of a moved model: its endpoint's name,
+        so that the component created on the new endpoint does not take the name of the
+        one still running on the old endpoint until the deploy deletes it (names are
+        unique per account and Region), and keeps that name while the model stays; None
+        for a model never moved."""
+        return self.endpoint if self.moved_from else None
 
 
 @dataclass
@@ -140,6 +154,16 @@ class Plan:
 
     def write(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json())
+
+
+def record_moves(previous: Plan, plan: Plan) -> None:
+    """Set ``moved_from`` on each placement of ``plan`` whose model ``previous`` had on
+    another endpoint, and carry it over for a model on the same endpoint as before."""
+    for name, placement in plan.placements.items():
+        old = previous.placements.get(name)
+        if old is None:
+            continue
+        placement.moved_from = old.moved_from if old.endpoint == placement.endpoint else old.endpoint
 
 
 def _known(cls: type, record: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,9 @@ endpoint's instance counts are recomputed from the current catalog. A model that
 longer stay (its endpoint's type cannot run it any more, its kind is now excluded, its
 group changed) moves, and :attr:`Planner.moves` says why. Removed models leave their
 endpoint (an emptied endpoint goes away); new models join an endpoint of their group with
-room, else open one, in the first stack with room, else a new stack.
+room, else open one, in the first stack with room, else a new stack. A moved model's
+placement records the endpoint it left (``moved_from``, kept while it stays), which names
+its component after the new endpoint (:attr:`Placement.component_suffix`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
 from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
 from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
-from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, record_moves
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
@@ -735,6 +737,8 @@ class Planner:
         else:
             new = [m.name for m in self.catalog.models]
         self.place_new(new)
+        if self.previous is not None:
+            record_moves(self.previous, self.plan)
         for e in self.plan.endpoints.values():
             SIZERS[e.kind](
                 e, [self.plan.placements[m] for m in e.models], instance_spec(e.instance_type)

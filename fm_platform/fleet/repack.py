@@ -18,7 +18,7 @@ from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
 from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.options import Option
-from fm_platform.fleet.plan import Plan, plan_from_json
+from fm_platform.fleet.plan import Plan, plan_from_json, record_moves
 from fm_platform.fleet.planner import Limits, Planner
 
 
@@ -41,7 +41,9 @@ def _apply(catalog: Catalog, current: Plan, forced: dict[str, Option], limits: L
     for name in forced:
         p = state.placements.pop(name)
         state.endpoints[p.endpoint].models.remove(name)
-    return Planner(catalog, state, region=current.region, limits=limits, forced=forced).run()
+    result = Planner(catalog, state, region=current.region, limits=limits, forced=forced).run()
+    record_moves(current, result)  # the forced models left ``state``, not ``current``
+    return result
 
 
 def _home(plan: Plan, name: str) -> tuple[str, str]:

@@ -17,19 +17,27 @@ _HASH_LENGTH = 8
 BATCH_UNITS = ("COPY_COUNT", "CAPACITY_PERCENT")
 
 
-def component_name_for(stack_name: str, model_name: str, replacement_key: str | None = None) -> str:
+def component_name_for(
+    stack_name: str,
+    model_name: str,
+    replacement_key: str | None = None,
+    suffix: str | None = None,
+) -> str:
     """``<stack_name>-<model_name>`` (``<stack_name>-<model_name>-<replacement_key>`` on an
     endpoint with a replacement key, see :mod:`fm_platform.rules.replacement`: a
-    replacement component needs a name of its own while the old one still runs) when it
-    fits the name limit (63 characters).
+    replacement component needs a name of its own while the old one still runs; then
+    ``-<suffix>`` when given: a model moved to another endpoint with the same key needs one
+    too) when it fits the name limit (63 characters).
 
-    A longer name keeps the whole model name and as much of the stack name as fits, with
-    8 hex digits of the SHA-256 of the untrimmed name between them
+    A longer name keeps the whole model name (with key and suffix) and as much of the stack
+    name as fits, with 8 hex digits of the SHA-256 of the untrimmed name between them
     (``<stack prefix>-<hash>-<model_name>``), so that trimmed names stay distinct; a model
     name too long for even that gives ``<first characters>-<hash>``.
     """
     if replacement_key:
         model_name = f"{model_name}-{replacement_key}"
+    if suffix:
+        model_name = f"{model_name}-{suffix}"
     full = f"{stack_name}-{model_name}"
     limit = shape_rule("InferenceComponentName").max or 63
     if len(full) <= limit:
@@ -39,6 +47,22 @@ def component_name_for(stack_name: str, model_name: str, replacement_key: str | 
     if room >= 1:
         return f"{stack_name[:room].rstrip('-')}-{digest}-{model_name}"
     return f"{full[: limit - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def check_name_suffix(
+    problems: Problems, field: str, suffix: str | None, component_name: str | None
+) -> None:
+    """A suffix of the default component name: letters, digits and hyphens as in a
+    component name (botocore ``InferenceComponentName``), and no explicit component name
+    beside it (which is used as given)."""
+    problems.check_shape(field, suffix, "InferenceComponentName")
+    if suffix is not None and component_name is not None:
+        problems.add(
+            field,
+            suffix,
+            f"applies to the default component name only; component_name "
+            f"{component_name!r} is used as given: put the suffix into it, or drop one",
+        )
 
 
 def check_component_name_free(

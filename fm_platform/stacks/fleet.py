@@ -21,6 +21,12 @@ its weights from the catalog's ``weights_uri`` (read and decrypt granted to its 
 hub (no artifacts, network isolation off for that model) or the artifacts bucket. LoRA
 adapters of the catalog become adapter components on their base's component
 (:mod:`fm_platform.fleet.adapters`).
+
+Moves: a model a re-plan moved to another Inference Components endpoint (the plan's
+``moved_from``) gets a component named after its new endpoint
+(``<stack>-<model>-<key>-<endpoint>``, kept while it stays there), and so do its
+adapters: with the same instance type and variant both endpoints have the same key, and
+the new component, created before the old one is deleted, cannot take the old one's name.
 """
 
 from __future__ import annotations
@@ -122,6 +128,7 @@ def _ic_endpoint(
         models.append(
             InferenceComponentModelConfig(
                 model_name=name,
+                name_suffix=p.component_suffix,
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
                 cpu_cores=p.cpu_cores,

@@ -44,7 +44,8 @@ class AdapterComponentProps:
     artifact_key: the KMS key encrypting them; by default none is granted.
     component_name: the adapter component's name, used to invoke it; by default
         ``<stack name>-<adapter_name>-<endpoint key>`` (the base endpoint's replacement key,
-        as for its models; trimmed with a hash to 63 characters).
+        as for its models), followed by the base's ``name_suffix`` when it has one (a
+        moved base's adapters move with it); trimmed with a hash to 63 characters.
     """
 
     base: InferenceComponentModel
@@ -81,9 +82,12 @@ class AdapterComponent(Construct):
         # Like the base's own component, an adapter follows its endpoint's replacement key:
         # a replaced endpoint gets new components, under new names (names are unique per
         # account and Region, and a component cannot move to another endpoint in place).
+        # A base moved between endpoints of one key (its name_suffix) takes its adapters
+        # along under new names and construct IDs, for the same reason.
         key = props.base.endpoint.replacement_key
+        suffix = props.base.name_suffix
         self.component_name = props.component_name or default_component_name(
-            self, props.adapter_name, key
+            self, props.adapter_name, key, suffix
         )
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
@@ -94,7 +98,7 @@ class AdapterComponent(Construct):
         ic = sagemaker.CfnInferenceComponent
         self.component = ic(
             self,
-            f"Component{key or ''}",
+            f"Component{key or ''}" + (f"-{suffix}" if suffix else ""),
             endpoint_name=endpoint.endpoint_name,
             inference_component_name=self.component_name,
             specification=ic.InferenceComponentSpecificationProperty(

@@ -25,14 +25,20 @@ _PREFIXES: weakref.WeakKeyDictionary[Stack, str] = weakref.WeakKeyDictionary()
 
 
 def default_component_name(
-    scope: Construct, model_name: str, replacement_key: str | None = None
+    scope: Construct,
+    model_name: str,
+    replacement_key: str | None = None,
+    suffix: str | None = None,
 ) -> str:
     """The default component name of ``model_name`` in ``scope``'s stack, on an endpoint
-    with ``replacement_key`` (see :func:`component_name_for`). A nested stack's name is
+    with ``replacement_key``, followed by ``suffix`` when given (see
+    :func:`component_name_for`). A nested stack's name is
     only known at deploy time, so there the nearest enclosing stack with a known name
     stands in, followed by the construct IDs of the nested stacks in between (letters,
     digits and hyphens kept)."""
-    return component_name_for(_stack_prefix(stack_of(scope)), model_name, replacement_key)
+    return component_name_for(
+        _stack_prefix(stack_of(scope)), model_name, replacement_key, suffix
+    )
 
 
 def _stack_prefix(stack: Stack) -> str:

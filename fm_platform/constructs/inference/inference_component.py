@@ -53,6 +53,7 @@ from fm_platform.rules.components import (
     check_component_name_free,
     check_copy_resources,
     check_initial_copies,
+    check_name_suffix,
     check_rolling_update,
     check_startup_timeouts,
 )
@@ -172,6 +173,12 @@ class InferenceComponentModelOptions:
         account and region). An explicit name is used as given; give a distinct one to
         place the same model on two endpoints of one stack, and a new one with a new
         instance type (the replacement cannot take the running component's name).
+    name_suffix: what follows the default component name (``<stack name>-<model_name>-
+        <key>-<name_suffix>``, letters, digits and hyphens); by default nothing. A model
+        moved to another endpoint of the same instance type and variant name (the same
+        key) needs one: its new component is created before the old one is deleted and
+        cannot take its name. The fleet stacks give a moved model its new endpoint's name.
+        Applies to the default name only: not with ``component_name``.
     scheduling: how the copies are placed on instances and Availability Zones
         (:class:`ComponentScheduling`); by default SageMaker's placement.
     enable_caching: cache the artifacts and image on each instance, so that a copy
@@ -199,6 +206,7 @@ class InferenceComponentModelOptions:
     rolling_update: RollingUpdate | None = None
     scaling: ComponentScaling | None = None
     component_name: str | None = None
+    name_suffix: str | None = None
     scheduling: ComponentScheduling | None = None
     enable_caching: bool | None = None
     per_instance_type: Sequence[InstanceTypeResources] = ()
@@ -243,6 +251,7 @@ class InferenceComponentModelOptions:
         there."""
         problems.check_shape("model_name", self.model_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
+        check_name_suffix(problems, "name_suffix", self.name_suffix, self.component_name)
         if self.container is not None:
             self.container.check(problems)
         check_copy_resources(
@@ -344,7 +353,9 @@ class InferenceComponentModel(Construct):
     ``Scaling`` (see :class:`ComponentAutoScaling`). The endpoint's execution role is
     granted pull on the image and read on the artifacts.
 
-    Attributes: ``model_name``, ``model``, ``component``, ``component_name``, ``endpoint``
+    Attributes: ``model_name``, ``name_suffix`` (the option: what follows the default
+    component name, also its adapters'), ``model``, ``component``, ``component_name``,
+    ``endpoint``
     (the endpoint the model is placed on), ``scaling`` (None without autoscaling),
     ``min_copies`` and ``max_copies`` (the copy range; both the fixed copies without
     scaling; None when unknown at synth), ``caching`` (``EnableCaching``: the option, else
@@ -363,8 +374,9 @@ class InferenceComponentModel(Construct):
         inherit_stack(self, scope)
         self.endpoint: IInferenceComponentEndpoint = props.endpoint
         self.model_name = props.model_name
+        self.name_suffix = props.name_suffix
         self.component_name = props.component_name or default_component_name(
-            self, props.model_name, self.endpoint.replacement_key
+            self, props.model_name, self.endpoint.replacement_key, props.name_suffix
         )
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
