@@ -510,6 +510,18 @@ def endpoint_impacts(
                 )  # fmt: skip
                 continue
             lid, successor = successors[0]
+            fixed = _props(resource).get("EndpointName")
+            if isinstance(fixed, str) and fixed == _props(successor).get("EndpointName"):
+                yield Impact(
+                    stack, where,
+                    f"endpoint replaced by {_name(successor, lid)} under the same endpoint name "
+                    f"{fixed} (an explicit endpoint_name): the new endpoint cannot be created "
+                    "while the old one exists",
+                    ENDPOINT_NAME, refused=True,
+                    steps="change endpoint_name together with the instance type or variant (or "
+                    "drop it and read the generated name from the stack's outputs)",
+                )  # fmt: skip
+                continue
             outputs = _outputs_naming(head[stack], lid)
             types = _variant_types(base[stack], resource), _variant_types(head[stack], successor)
             why = (
@@ -618,14 +630,27 @@ def component_impacts(
         ):
             target = _name(after[moved_to], moved_to[1])
             name = resource.get("Properties", {}).get("InferenceComponentName")
-            if isinstance(name, str):
+            if isinstance(name, str) and _endpoint_path(target) == _endpoint_path(where):
+                yield Impact(
+                    stack, where,
+                    f"component replaced by {moved_to[0]}: {target} under the same component "
+                    f"name {name} (an explicit component_name): the new component cannot be "
+                    "created while the old one exists",
+                    COMPONENT_NAME, refused=True,
+                    steps="give the model a new component_name together with the new instance "
+                    "type or variant (or drop it: the default name carries the endpoint's key)",
+                )  # fmt: skip
+            elif isinstance(name, str):
                 yield Impact(
                     stack, where,
                     f"model moves to {moved_to[0]}: {target} under the same component name "
                     f"{name}: the new component cannot be created while the old one exists",
                     COMPONENT_NAME, refused=True,
-                    steps="deploy twice: first with the model removed from its old endpoint "
-                    "(the component is deleted), then with it on the new one",
+                    steps="give the moved model a name of its own: re-plan a catalog with fmp "
+                    "plan (the plan file records the move and names the component after its "
+                    "new endpoint), or set the model's name_suffix (or a new component_name) "
+                    "in the configuration; else deploy twice: first with the model removed "
+                    "from its old endpoint, then with it on the new one",
                 )  # fmt: skip
             else:
                 yield Impact(
@@ -644,8 +669,7 @@ def component_impacts(
                 yield Impact(
                     stack, where,
                     (f"model moves to {target}" if moved else f"component replaced by {target}")
-                    + ": a new component is created under a new name and this one deleted "
-                    "once it is in service; callers that name the component change",
+                    + f": {_new_component(head[new_key[0]], new_resource)}",
                     COMPONENT_NAME,
                 )  # fmt: skip
             continue
@@ -658,6 +682,27 @@ def component_impacts(
                 "count) and autoscaling moves on from there",
                 COPY_COUNT,
             )
+
+
+def _new_component(template: Template, component: Mapping[str, Any]) -> str:
+    """What creating ``component`` beside the one it replaces does: its name, the outputs
+    that give it, the copies it starts with."""
+    name = _props(component).get("InferenceComponentName")
+    named = f" {name}" if isinstance(name, str) else ""
+    outputs = sorted(
+        key
+        for key, output in template.get("Outputs", {}).items()
+        if isinstance(name, str)
+        and isinstance(output.get("Value"), str)
+        and name in output["Value"].split(",")
+    )
+    where = f" (in the output {', '.join(outputs)})" if outputs else ""
+    copies = _at(_props(component), ("RuntimeConfig", "CopyCount"))
+    return (
+        f"a new component{named} is created under a new name and this one deleted once it is "
+        f"in service; callers that name the component read the new name{where}; its copies "
+        f"start at {copies} (its initial count) and autoscaling moves on from there"
+    )
 
 
 def _model_changed(

@@ -249,7 +249,8 @@ def test_another_instance_type_under_inference_components_replaces_endpoint_and_
     assert replaced.what.endswith("the new name is in the output EndpointSharedG5")
     component = only(impacts, "Model-llama-7b-chat/Component")
     assert component.what.startswith("component replaced by FmpInference/IcEndpoint-shared-g5/")
-    assert "callers that name the component change" in component.what
+    assert "callers that name the component read the new name" in component.what
+    assert "its copies start at 1 (its initial count)" in component.what
 
 
 def test_a_single_model_endpoints_new_name_is_given_by_its_output():
@@ -291,7 +292,56 @@ def test_a_model_moved_to_another_endpoint_under_the_same_name_is_refused():
         "FmpInference/IcEndpoint-shared-g5/Model-flan-t5-xl/Component62e167c0"
     )
     assert "FmpInference/IcEndpoint-spare/Model-flan-t5-xl/Component" in moved.what
-    assert moved.refused and moved.steps.startswith("deploy twice")
+    assert moved.refused and moved.steps.startswith("give the moved model a name of its own")
+    assert "name_suffix" in moved.steps
+
+
+def test_a_model_moved_with_a_name_suffix_gets_a_new_component_under_its_new_name():
+    # The suffix gives the moved component a name of its own: it is created beside the
+    # running one, which is deleted once the update has succeeded.
+    def move(data):
+        model = data["ic_endpoints"][0]["models"].pop(1)
+        data["ic_endpoints"][1]["models"].append({**model, "name_suffix": "spare"})
+
+    impacts = change_impacts(inference(), inference(move))
+    moved = only(impacts, "model moves to")
+    assert not moved.refused
+    assert moved.what == (
+        "model moves to FmpInference/IcEndpoint-spare/Model-flan-t5-xl/Component62e167c0: a "
+        "new component FmpInference-flan-t5-xl-62e167c0-spare is created under a new name and "
+        "this one deleted once it is in service; callers that name the component read the new "
+        "name (in the output ComponentsSpare); its copies start at 1 (its initial count) and "
+        "autoscaling moves on from there"
+    )
+
+
+def test_an_explicit_endpoint_name_on_a_replaced_endpoint_is_refused():
+    # The replacement endpoint is created before the old one is deleted: not under its name.
+    def retype(data):
+        _first_endpoint(data, instance_type="ml.g5.24xlarge", endpoint_name="shared")
+
+    impacts = change_impacts(
+        inference(lambda d: _first_endpoint(d, endpoint_name="shared")), inference(retype)
+    )
+    replaced = only(impacts, "under the same endpoint name shared")
+    assert replaced.refused
+    assert replaced.what.startswith("endpoint replaced by FmpInference/IcEndpoint-shared-g5/")
+    assert replaced.steps.startswith("change endpoint_name together with the instance type")
+
+
+def test_an_explicit_component_name_on_a_replaced_endpoint_is_refused():
+    def named(data):
+        data["ic_endpoints"][0]["models"][0]["component_name"] = "chat"
+
+    def retype(data):
+        named(data)
+        _first_endpoint(data, instance_type="ml.g5.24xlarge")
+
+    impacts = change_impacts(inference(named), inference(retype))
+    replaced = only(impacts, "under the same component name chat")
+    assert replaced.refused
+    assert replaced.what.startswith("component replaced by FmpInference: ")
+    assert replaced.steps.startswith("give the model a new component_name together with")
 
 
 def test_a_model_moved_to_an_endpoint_of_another_type_gets_a_new_component():
@@ -306,7 +356,7 @@ def test_a_model_moved_to_an_endpoint_of_another_type_gets_a_new_component():
         "FmpInference/IcEndpoint-shared-g5/Model-flan-t5-xl/Component62e167c0"
     )
     assert "FmpInference/IcEndpoint-spare/Model-flan-t5-xl/Component" in moved.what
-    assert not moved.refused and "a new component is created under a new name" in moved.what
+    assert not moved.refused and "is created under a new name" in moved.what
 
 
 def test_an_endpoint_removed_names_its_callers_break():

@@ -1,6 +1,7 @@
 """Change impact on catalog pairs: a small catalog planned and synthesized, then a changed
 plan (a model moved by a re-plan, a model removed, a model added to a kept endpoint, an
-endpoint's instance type changed) synthesized, and the report's lines checked."""
+endpoint's instance type changed) synthesized, and the report's lines checked; and a real
+re-plan that moves a model between endpoints of one instance type, deployed in one go."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import replace
 import aws_cdk as cdk
 import pytest
 
+from fm_platform.fleet.plan import plan_from_json, record_moves
 from fm_platform.fleet.planner import Planner
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog
@@ -50,6 +52,7 @@ def _changed(plan, *, same_type_move: bool):
     )
     head.placements["chat-8b"] = replace(head.placements["chat-8b"], endpoint="ic-g6e-002")
     head.endpoints["ic-p4d-001"].instance_type = "ml.p4de.24xlarge"
+    record_moves(plan, head)  # as a re-plan records them
     return head
 
 
@@ -76,42 +79,55 @@ def test_a_changed_catalog_reports_moves_removals_additions_and_retyped_endpoint
         for line in impact.split("\n")
         if not line.startswith("      source:")
     ]
-    moved_to = "pair-01/IcEndpoint-ic-g6e-002/Model-chat-8b/Component"
-    if same_type_move:
-        # Same instance type and variant: the same key, so the same component name.
-        move = [
-            "  REFUSED pair-01: pair-01/IcEndpoint-ic-g6e-001/Model-chat-8b/Component424d77b4: "
-            f"model moves to pair-01: {moved_to}424d77b4 under the same component name "
-            "pair-01-chat-8b-424d77b4: the new component cannot be created while the old one "
-            "exists",
-            "      what to do: deploy twice: first with the model removed from its old endpoint "
-            "(the component is deleted), then with it on the new one",
-        ]
-    else:
-        move = []
+    # Same instance type and variant: the same key; the plan's record of the move names
+    # the new component after its endpoint, so it is created beside the running one.
+    key = "424d77b4" if same_type_move else "6eef137b"
     assert printed == [
-        *move,
         "  pair-01: pair-01/IcEndpoint-ic-p4d-001/Endpoint/Endpoint540daf22: endpoint replaced "
         "by pair-01/IcEndpoint-ic-p4d-001/Endpoint/Endpoint415abb6e (instance type "
         "ml.p4d.24xlarge -> ml.p4de.24xlarge): its name changes for every caller once the old "
         "one is deleted; the new name is in the output EndpointIcP4d001",
         "  pair-01: pair-01/SingleModelEndpoint-sme-emb-a/Endpoint: endpoint removed: callers "
         "using its name get errors once it is deleted",
-        *(
-            []
-            if same_type_move
-            else [
-                "  pair-01: pair-01/IcEndpoint-ic-g6e-001/Model-chat-8b/Component424d77b4: model "
-                f"moves to {moved_to}6eef137b: a new component is created under a new name and "
-                "this one deleted once it is in service; callers that name the component change"
-            ]
-        ),
+        "  pair-01: pair-01/IcEndpoint-ic-g6e-001/Model-chat-8b/Component424d77b4: model moves "
+        f"to pair-01/IcEndpoint-ic-g6e-002/Model-chat-8b/Component{key}: a new component "
+        f"pair-01-chat-8b-{key}-ic-g6e-002 is created under a new name and this one deleted "
+        "once it is in service; callers that name the component read the new name (in the "
+        "output ComponentsIcG6e002); its copies start at 1 (its initial count) and autoscaling "
+        "moves on from there",
         "  pair-01: pair-01/IcEndpoint-ic-p4d-001/Model-chat-70b/Component540daf22: component "
         "replaced by pair-01/IcEndpoint-ic-p4d-001/Model-chat-70b/Component415abb6e: a new "
-        "component is created under a new name and this one deleted once it is in service; "
-        "callers that name the component change",
+        "component pair-01-chat-70b-415abb6e is created under a new name and this one deleted "
+        "once it is in service; callers that name the component read the new name (in the "
+        "output ComponentsIcP4d001); its copies start at 1 (its initial count) and autoscaling "
+        "moves on from there",
         "  pair-01: pair-01/Observability/Endpoint-sme-emb-a: alarm removed: nobody is told any "
         "more",
     ]
     # A model added to a kept endpoint (chat-8b-b on ic-g6e-001) changes nothing running.
     assert not [i for i in impacts if "chat-8b-b" in i.resource]
+
+
+@pytest.mark.slow
+def test_a_replan_that_moves_a_model_to_an_endpoint_of_the_same_type_deploys_in_one_go(pair):
+    # chat-8b joins a group: the re-plan moves it from ic-g6e-001 to a new ic-chat-001 of the
+    # same instance type (the same replacement key); the plan file records where it was.
+    base, before, _ = pair
+    grouped = catalog([{**MODELS[0], "group": "chat"}, *MODELS[1:]], name="pair")
+    moved = Planner(grouped, base).run()
+    placement = moved.placements["chat-8b"]
+    assert (placement.endpoint, placement.moved_from) == ("ic-chat-001", "ic-g6e-001")
+    assert moved.endpoints["ic-chat-001"].instance_type == base.endpoints["ic-g6e-001"].instance_type
+    after = _templates(moved, grouped)
+    impacts = change_impacts(before, after)
+    assert not [i for i in impacts if i.refused]
+    [move] = [i for i in impacts if "model moves to" in i.what]
+    assert move.resource == "pair-01/IcEndpoint-ic-g6e-001/Model-chat-8b/Component424d77b4"
+    assert move.what.startswith(
+        "model moves to pair-01/IcEndpoint-ic-chat-001/Model-chat-8b/Component424d77b4: a new "
+        "component pair-01-chat-8b-424d77b4-ic-chat-001 is created under a new name"
+    )
+    # The next re-plan keeps the model where it is, under the same name: nothing changes.
+    again = Planner(grouped, plan_from_json(moved.to_json())).run()
+    assert again.placements["chat-8b"].moved_from == "ic-g6e-001"
+    assert change_impacts(after, _templates(again, grouped)) == []
