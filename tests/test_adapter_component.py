@@ -23,7 +23,7 @@ from tests.support import nag_findings, new_app
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.36.0-lmi27.0.0-cu130"
 
 
-def _base(stack: cdk.Stack) -> InferenceComponentModel:
+def _base(stack: cdk.Stack, **model: object) -> InferenceComponentModel:
     endpoint = InferenceComponentEndpoint(
         stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
     )
@@ -40,6 +40,7 @@ def _base(stack: cdk.Stack) -> InferenceComponentModel:
             ),
             accelerators=1,
             min_memory_mib=16384,
+            **model,  # type: ignore[arg-type]
         ),
     )
 
@@ -101,3 +102,26 @@ def test_every_problem_is_reported_at_once():
     assert "adapter_name='bad_name': underscores are not allowed" in message
     assert "artifact_url='https://adapters/x': must be an s3:// URI" in message
     assert "component_name='Serving-llama-8b-62e167c0': must be unique on the endpoint" in message
+
+
+def test_an_adapter_of_a_moved_base_follows_its_name_suffix_in_name_and_id():
+    # A base moved between endpoints of one key is a new component under a new name; its
+    # adapters must be new components too, naming it.
+    stack = cdk.Stack(new_app(), "Serving")
+    base = _base(stack, name_suffix="ic-g5-002")
+    adapter = AdapterComponent(
+        stack,
+        "Support",
+        AdapterComponentProps(
+            base=base, adapter_name="support-ft", artifact_url="s3://adapters/support/"
+        ),
+    )
+    assert adapter.component_name == "Serving-support-ft-62e167c0-ic-g5-002"
+    assert adapter.component.node.id == "Component62e167c0-ic-g5-002"
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::SageMaker::InferenceComponent",
+        {
+            "InferenceComponentName": "Serving-support-ft-62e167c0-ic-g5-002",
+            "Specification": {"BaseInferenceComponentName": "Serving-llama-8b-62e167c0-ic-g5-002"},
+        },
+    )

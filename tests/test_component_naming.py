@@ -178,3 +178,32 @@ def test_one_component_name_twice_in_a_stack_is_rejected():
     InferenceComponentModel(stack, "Chat", models[0])
     with pytest.raises(ValueError, match="component_name='Serving-chat-62e167c0': must be unique"):
         InferenceComponentModel(stack, "ChatAgain", models[1])
+
+
+def test_a_name_suffix_follows_the_key_in_the_name_scaling_and_alarm():
+    # A model moved to another endpoint of the same key needs a name of its own.
+    template = _serving_stack(cdk.App(), "Serving", name_suffix="ic-g5-002")
+    assert _names(template) == (
+        "Serving-chat-62e167c0-ic-g5-002",
+        "inference-component/Serving-chat-62e167c0-ic-g5-002",
+        "Serving-chat-62e167c0-ic-g5-002",
+    )
+
+
+def test_a_long_name_with_a_suffix_is_trimmed_keeping_the_suffix():
+    stack = "platform-team-inference-production-eu-west-1"
+    name = component_name_for(stack, "chat", "62e167c0", "ic-g6e-002")
+    assert re.fullmatch(r"platform-team-inference-produ-[0-9a-f]{8}-chat-62e167c0-ic-g6e-002", name)
+    assert len(name) == 63
+    assert name != component_name_for(stack, "chat", "62e167c0")
+
+
+def test_a_name_suffix_with_an_explicit_name_or_bad_characters_is_refused():
+    with pytest.raises(ValueError) as error:
+        _serving_stack(cdk.App(), "Serving", component_name="chat-v2", name_suffix="moved")
+    assert (
+        "name_suffix='moved': applies to the default component name only; component_name "
+        "'chat-v2' is used as given: put the suffix into it, or drop one"
+    ) in str(error.value)
+    with pytest.raises(ValueError, match=r"name_suffix='ic_g5 2': underscores and spaces are not allowed"):
+        _serving_stack(cdk.App(), "Serving2", name_suffix="ic_g5 2")

@@ -300,3 +300,30 @@ def test_minimum_copies_beyond_the_endpoints_instances_are_named_by_key():
         "'tight'): the minimum copies of the endpoint's models need more than its "
         "max_instance_count (1) instances hold"
     )
+
+
+def test_a_name_suffix_beside_a_component_name_is_named_by_key():
+    models = [
+        {"model_name": "m", "accelerators": 1, "min_memory_mib": 1024, "name_suffix": "b"},
+        {
+            "model_name": "n",
+            "accelerators": 1,
+            "min_memory_mib": 1024,
+            "component_name": "n-v2",
+            "name_suffix": "b",
+        },
+    ]
+    data = {
+        "deploy_training": False,
+        "inference": {
+            "ic_endpoints": [{"name": "b", "instance_type": "ml.g5.12xlarge", "models": models}],
+            "single_model_endpoints": [],
+            "multi_model_endpoints": [],
+            "async_endpoints": [],
+        },
+    }
+    assert problem_lines(data) == [
+        "inference.ic_endpoints[0].models[1].name_suffix='b' (model 'n' on endpoint 'b'): "
+        "applies to the default component name only; component_name 'n-v2' is used as given: "
+        "put the suffix into it, or drop one",
+    ]

@@ -3,6 +3,7 @@ repacking proposes only moves that save at least the threshold."""
 
 from __future__ import annotations
 
+import json
 import math
 
 from fm_platform.fleet.changes import plan_changes
@@ -76,6 +77,9 @@ def test_repacking_after_churn_proposes_only_steps_that_save_the_threshold():
         assert move.step_saving >= 50 and move.before != move.after
     saving = plan_cost(churned).expected_monthly - plan_cost(repacked).expected_monthly
     assert saving >= 50 * bool(moves)
+    # every moved model records the endpoint it left, which names its component anew
+    left = {move.model: move.before for move in moves}
+    assert {n: p.moved_from for n, p in repacked.placements.items() if p.moved_from} == left
     # a threshold above any saving proposes nothing
     assert repack(full, churned, min_saving=10**9)[1] == []
 
@@ -114,3 +118,39 @@ def test_a_replan_fills_an_endpoint_with_room_before_opening_a_new_one():
     assert plan_cost(after).expected_hourly <= plan_cost(before).expected_hourly + (
         plan_cost(alone).expected_hourly
     )
+
+
+def test_a_moved_model_records_where_it_was_and_keeps_it_while_it_stays():
+    # chat joins a group: it moves to a new endpoint of the same instance type (the same
+    # replacement key), so its component is named after the new endpoint.
+    before = plan_from_json(plan_fleet(catalog([CHAT, OTHER])).to_json())
+    old = before.placements["chat"]
+    assert (old.moved_from, old.component_suffix) == ("", None)
+    grouped = catalog([{**CHAT, "group": "chat"}, OTHER])
+    planner = Planner(grouped, before)
+    after = planner.run()
+    moved = after.placements["chat"]
+    assert (moved.endpoint, moved.moved_from) == ("ic-chat-001", old.endpoint)
+    assert moved.component_suffix == "ic-chat-001"
+    assert after.placements["other"].moved_from == ""
+    assert any(line.startswith(f"moved chat: {old.endpoint} ") for line in plan_changes(
+        before, after, planner.moves
+    ))
+    # the plan file keeps it, and the next re-plan too (the model stays where it is)
+    written = plan_from_json(after.to_json())
+    assert written.placements["chat"].moved_from == old.endpoint
+    again = Planner(grouped, written).run()
+    assert again.placements["chat"].moved_from == old.endpoint
+    assert again.to_json() == after.to_json()
+    # moved back, it records the endpoint it left this time
+    back = Planner(catalog([CHAT, OTHER]), again).run().placements["chat"]
+    assert back.endpoint != "ic-chat-001"
+    assert (back.moved_from, back.component_suffix) == ("ic-chat-001", back.endpoint)
+
+
+def test_a_plan_file_without_moved_from_reads_as_never_moved():
+    data = json.loads(plan_fleet(catalog([CHAT, OTHER])).to_json())
+    for placement in data["placements"]:
+        del placement["moved_from"]
+    plan = plan_from_json(json.dumps(data))
+    assert {p.moved_from for p in plan.placements.values()} == {""}
