@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
@@ -23,7 +25,7 @@ from tests.support import nag_findings, new_app
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.36.0-lmi27.0.0-cu130"
 
 
-def _base(stack: cdk.Stack, **model: object) -> InferenceComponentModel:
+def _base(stack: cdk.Stack, **model: Any) -> InferenceComponentModel:
     endpoint = InferenceComponentEndpoint(
         stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
     )
@@ -40,7 +42,7 @@ def _base(stack: cdk.Stack, **model: object) -> InferenceComponentModel:
             ),
             accelerators=1,
             min_memory_mib=16384,
-            **model,  # type: ignore[arg-type]
+            **model,
         ),
     )
 

@@ -117,7 +117,8 @@ def test_a_replan_that_moves_a_model_to_an_endpoint_of_the_same_type_deploys_in_
     moved = Planner(grouped, base).run()
     placement = moved.placements["chat-8b"]
     assert (placement.endpoint, placement.moved_from) == ("ic-chat-001", "ic-g6e-001")
-    assert moved.endpoints["ic-chat-001"].instance_type == base.endpoints["ic-g6e-001"].instance_type
+    instance_type = base.endpoints["ic-g6e-001"].instance_type
+    assert moved.endpoints["ic-chat-001"].instance_type == instance_type
     after = _templates(moved, grouped)
     impacts = change_impacts(before, after)
     assert not [i for i in impacts if i.refused]

@@ -205,5 +205,6 @@ def test_a_name_suffix_with_an_explicit_name_or_bad_characters_is_refused():
         "name_suffix='moved': applies to the default component name only; component_name "
         "'chat-v2' is used as given: put the suffix into it, or drop one"
     ) in str(error.value)
-    with pytest.raises(ValueError, match=r"name_suffix='ic_g5 2': underscores and spaces are not allowed"):
+    bad = r"name_suffix='ic_g5 2': underscores and spaces are not allowed"
+    with pytest.raises(ValueError, match=bad):
         _serving_stack(cdk.App(), "Serving2", name_suffix="ic_g5 2")

@@ -128,6 +128,31 @@ def test_ic_fallback_types_change_replaces_endpoint_and_components():
     assert _names(before).isdisjoint(_names(after))
 
 
+def _two_endpoints(on: str, **model: Any) -> Any:
+    """Two endpoints of one instance type and variant (one replacement key), the model on
+    the endpoint ``on``."""
+
+    def build(stack: cdk.Stack) -> None:
+        endpoints = {n: InferenceComponentEndpoint(stack, n, IC_ENDPOINT) for n in ("A", "B")}
+        InferenceComponentModel(
+            endpoints[on],
+            "Chat",
+            InferenceComponentModelProps(endpoint=endpoints[on], **{**IC_MODEL, **model}),
+        )
+
+    return _resources(build)
+
+
+def test_ic_model_moved_with_a_name_suffix_is_a_new_component_under_a_new_name():
+    before = _two_endpoints("A")
+    after = _two_endpoints("B", name_suffix="b")
+    assert _replaced(before, after, COMPONENT)
+    assert not _replaced(before, after, ENDPOINT)  # both endpoints stay
+    # The same key on both endpoints: only the suffix keeps the names apart.
+    assert _names(_two_endpoints("B")) == _names(before)
+    assert _names(after) == {name + "-b" for name in _names(before)}
+
+
 def test_ic_scaled_component_gets_a_new_scalable_target_with_its_new_name():
     from fm_platform.constructs.inference.component_scaling import ComponentScaling
 

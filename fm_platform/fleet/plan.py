@@ -163,7 +163,8 @@ def record_moves(previous: Plan, plan: Plan) -> None:
         old = previous.placements.get(name)
         if old is None:
             continue
-        placement.moved_from = old.moved_from if old.endpoint == placement.endpoint else old.endpoint
+        stayed = old.endpoint == placement.endpoint
+        placement.moved_from = old.moved_from if stayed else old.endpoint
 
 
 def _known(cls: type, record: dict[str, Any]) -> dict[str, Any]:

@@ -36,9 +36,7 @@ def default_component_name(
     only known at deploy time, so there the nearest enclosing stack with a known name
     stands in, followed by the construct IDs of the nested stacks in between (letters,
     digits and hyphens kept)."""
-    return component_name_for(
-        _stack_prefix(stack_of(scope)), model_name, replacement_key, suffix
-    )
+    return component_name_for(_stack_prefix(stack_of(scope)), model_name, replacement_key, suffix)
 
 
 def _stack_prefix(stack: Stack) -> str:
