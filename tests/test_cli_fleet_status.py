@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from botocore.stub import ANY
 
-from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
+from fm_platform.cli.fleet_status import _rows
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, read_plan
 from tests.cli_support import StubbedClients, hermetic_aws_env, run, stack_response
 
 NOW = datetime.datetime(2026, 12, 1, 12, 0, 30, tzinfo=datetime.timezone.utc)
@@ -175,3 +176,14 @@ def test_json_lists_the_same_rows(tmp_path, capsys):
 def test_a_missing_plan_file_is_a_clear_error(tmp_path, capsys):
     code, _, err = run(["fleet", "status", str(tmp_path / "none.json")], StubbedClients(), capsys)
     assert code != 0 and "no plan file" in err
+
+
+def test_a_moved_model_is_shown_under_the_name_the_fleet_stacks_give_it(tmp_path):
+    # A model moved between endpoints of one key is named after its new endpoint.
+    plan = read_plan(_plan(tmp_path))
+    assert plan is not None
+    plan.placements["chat-8b"].moved_from = "ic-g6e-000"
+    [row] = [r for r in _rows(plan, {}) if r["Model"] == "chat-8b"]
+    assert row["Component"].startswith("teams-01-chat-8b-")
+    assert row["Component"].endswith("-ic-g6e-001")
+    assert row["Alarm"] == f"{row['Component']}-health"
