@@ -698,10 +698,15 @@ def _new_component(template: Template, component: Mapping[str, Any]) -> str:
     )
     where = f" (in the output {', '.join(outputs)})" if outputs else ""
     copies = _at(_props(component), ("RuntimeConfig", "CopyCount"))
+    if copies is None:  # an adapter component has no copies of its own
+        start = "it runs in its base's copies"
+    else:
+        start = (
+            f"its copies start at {copies} (its initial count) and autoscaling moves on from there"
+        )
     return (
         f"a new component{named} is created under a new name and this one deleted once it is "
-        f"in service; callers that name the component read the new name{where}; its copies "
-        f"start at {copies} (its initial count) and autoscaling moves on from there"
+        f"in service; callers that name the component read the new name{where}; {start}"
     )
 
 

@@ -12,8 +12,10 @@ from dataclasses import replace
 import aws_cdk as cdk
 import pytest
 
+from fm_platform.fleet.adapters import planning_catalog
 from fm_platform.fleet.plan import plan_from_json, record_moves
 from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.serving import annotate
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog
 from tests.support import ROOT
@@ -132,3 +134,26 @@ def test_a_replan_that_moves_a_model_to_an_endpoint_of_the_same_type_deploys_in_
     again = Planner(grouped, plan_from_json(moved.to_json())).run()
     assert again.placements["chat-8b"].moved_from == "ic-g6e-001"
     assert change_impacts(after, _templates(again, grouped)) == []
+
+
+@pytest.mark.slow
+def test_a_moved_base_takes_its_adapters_along_under_new_names():
+    models = [
+        MODELS[0],
+        {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a/"},
+    ]
+    base_catalog = catalog(models, name="ad")
+    base = annotate(Planner(planning_catalog(base_catalog)).run(), base_catalog)
+    # the group's endpoint on the base's instance family: the same type, the same key
+    grouped = catalog(
+        [{**models[0], "group": "chat", "instance_family": "g6e"}, models[1]], name="ad"
+    )
+    moved = annotate(Planner(planning_catalog(grouped), base).run(), grouped)
+    impacts = change_impacts(_templates(base, base_catalog), _templates(moved, grouped))
+    assert not [i for i in impacts if i.refused]
+    [adapter] = [i for i in impacts if i.resource.startswith("ad-01/Adapter-support-a/")]
+    assert adapter.what.endswith(
+        "a new component ad-01-support-a-424d77b4-ic-chat-001 is created under a new name and "
+        "this one deleted once it is in service; callers that name the component read the new "
+        "name (in the output AdaptersChat8b); it runs in its base's copies"
+    )
