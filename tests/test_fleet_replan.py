@@ -133,10 +133,11 @@ def test_a_moved_model_records_where_it_was_and_keeps_it_while_it_stays():
     assert (moved.endpoint, moved.moved_from) == ("ic-chat-001", old.endpoint)
     assert moved.component_suffix == "ic-chat-001"
     assert after.placements["other"].moved_from == ""
-    assert any(
-        line.startswith(f"moved chat: {old.endpoint} ")
-        for line in plan_changes(before, after, planner.moves)
-    )
+    [line] = [
+        line for line in plan_changes(before, after, planner.moves) if line.startswith("moved ")
+    ]
+    assert line.startswith(f"moved chat: {old.endpoint} (ml.g7e.2xlarge) -> ic-chat-001 (")
+    assert line.endswith("; its component's name ends in -ic-chat-001")
     # the plan file keeps it, and the next re-plan too (the model stays where it is)
     written = plan_from_json(after.to_json())
     assert written.placements["chat"].moved_from == old.endpoint

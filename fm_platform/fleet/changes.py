@@ -1,10 +1,12 @@
-"""What a re-plan changed since the plan file: models added, removed, moved (and why),
-resized (copy range, accelerators per copy, throughput), endpoints' instance counts, and
-the expected monthly cost."""
+"""What a re-plan changed since the plan file: models added, removed, moved (and why; an
+Inference Components model's component named after its new endpoint), resized (copy
+range, accelerators per copy, throughput), endpoints' instance counts, and the expected
+monthly cost."""
 
 from __future__ import annotations
 
 from fm_platform.fleet.cost import HOURS_PER_MONTH
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Plan
 
 
@@ -30,9 +32,11 @@ def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]
         new_type = plan.endpoints[p.endpoint].instance_type
         if old.endpoint != p.endpoint or old_type != new_type or name in moves:
             why = moves.get(name, "")
+            renamed = p.component_suffix and KINDS[plan.endpoints[p.endpoint].kind].packs_devices
             lines.append(
                 f"moved {name}: {old.endpoint} ({old_type}) -> {p.endpoint} ({new_type})"
                 + (f" ({why})" if why else "")
+                + (f"; its component's name ends in -{p.component_suffix}" if renamed else "")
             )
         elif (old.min_copies, old.max_copies, old.accelerators) != (
             p.min_copies,
