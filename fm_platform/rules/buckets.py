@@ -12,4 +12,10 @@ from fm_platform.rules.problems import Problems
 
 def check_noncurrent_version_days(problems: Problems, field: str, days: int | None) -> None:
     """At least one day: S3 counts a version's days from when it stops being current."""
-    problems.check_range(field, days, 1, None)
+    if days is not None and days < 1:
+        problems.add(
+            field,
+            days,
+            "must be a whole number of days, at least 1 (counted from when a newer version "
+            "replaces the object); leave it unset to keep old versions",
+        )
