@@ -355,9 +355,7 @@ def findings(assembly: Assembly, controls: Iterable[Control] = CONTROLS) -> list
         for logical_id, resource in stack.resources.items():
             properties = resource.get("Properties", {})
             for control in checks:
-                if resource.get("Type") == control.resource_type and not control.passes(
-                    properties
-                ):
+                if resource.get("Type") == control.resource_type and not control.passes(properties):
                     path = stack.paths.get(logical_id, logical_id)
                     found.append(Finding(control.id, stack.name, path))
     return sorted(found)
