@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from docs_assembly import Assembly
 
@@ -73,7 +73,7 @@ def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _non_empty_list(value: Any) -> bool:
+def _non_empty_list(value: Any) -> TypeGuard[list[Any]]:
     return isinstance(value, list) and len(value) > 0
 
 

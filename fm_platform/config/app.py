@@ -11,8 +11,8 @@ from constructs import Construct
 from fm_platform.config.inference import InferenceConfig
 from fm_platform.config.source import config_source
 from fm_platform.config.training import TrainingConfig
-from fm_platform.constructs.secure_bucket import BucketOptions
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.secure_bucket import BucketOptions
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.types import read
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import cast
 
 import jsii
-from aws_cdk import Aspects, AspectPriority, CfnResource, Duration, IAspect, RemovalPolicy
+from aws_cdk import AspectPriority, Aspects, CfnResource, Duration, IAspect, RemovalPolicy
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
