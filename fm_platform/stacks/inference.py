@@ -6,8 +6,10 @@ Artifacts: the models read them from a bucket in a stack of its own
 existing bucket the configuration names. Each model reads
 ``s3://<bucket>/models/<model-name>/`` (uncompressed files, e.g. a Hugging Face snapshot);
 a multi-model endpoint reads the ``.tar.gz`` models under
-``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying the endpoints, or set
-``model_data_url`` / ``models_s3_prefix`` to your own locations.
+``s3://<bucket>/models/<endpoint-name>/``; a single-model endpoint's fallback pool with a
+model of its own reads ``s3://<bucket>/models/<endpoint-name>/<instance-type>/``. Upload
+before deploying the endpoints, or set ``model_data_url`` / ``models_s3_prefix`` to your
+own locations.
 
 Asynchronous endpoints share one bucket (``AsyncInference``), each under its own prefix,
 by default ``async/<name>/``: callers upload request bodies to ``inputs/``, results land in
@@ -263,6 +265,14 @@ class InferenceStack(Stack):
     def _single_model_endpoint(self, item: SingleModelEndpointConfig) -> None:
         options = options_values(SingleModelEndpointOptions, item)
         options["container"] = self._container(item.container, item.name)
+        options["fallback_pools"] = [
+            replace(
+                pool, container=self._container(pool.container, f"{item.name}/{pool.instance_type}")
+            )
+            if pool.container is not None
+            else pool
+            for pool in item.fallback_pools or ()
+        ]
         endpoint = SingleModelEndpoint(
             self,
             f"SingleModelEndpoint-{item.name}",
