@@ -482,9 +482,9 @@ def test_single_model_pools_run_the_variants_model_or_their_own(every_option):
     for name in ("ExecutionRoleArn", "EnableNetworkIsolation", "Tags"):
         assert models[pool_model][name] == models[main][name]
     assert models[pool_model]["PrimaryContainer"]["Image"].endswith("neuronx-sdk2.20.2")
-    # Its artifacts default to the endpoint's pool folder of the stacks' bucket.
-    uri = models[pool_model]["PrimaryContainer"]["ModelDataSource"]["S3DataSource"]["S3Uri"]
-    assert uri["Fn::Join"][1][-1] == "/models/pooled/ml.inf2.xlarge/"
+    # Without artifacts of its own, it reads the endpoint's.
+    source = models[pool_model]["PrimaryContainer"]["ModelDataSource"]
+    assert source == models[main]["PrimaryContainer"]["ModelDataSource"]
 
 
 SINGLE_BASE = {"name": "pools", "instance_type": "ml.g5.2xlarge"}

@@ -99,3 +99,20 @@ def check_pool_model(
             "either a container (a model created for the pool) or the name of an existing "
             "model, not both",
         )
+
+
+#: The catalog's ``fallback_instance_types`` value that lets the planner choose the types.
+AUTO_FALLBACK = "auto"
+
+
+def check_fallback_request(problems: Problems, field: str, value: object) -> None:
+    """A catalog's ``fallback_instance_types``: ``auto`` or a list of distinct hosting
+    instance types (the planner picks at most ``most_pools() - 1`` of them)."""
+    if value is None or value == AUTO_FALLBACK:
+        return
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value) or not value:
+        problems.add(field, value, f"{AUTO_FALLBACK!r} or a non-empty list of instance types")
+        return
+    for index, instance_type in enumerate(value):
+        check_hosting_instance_type(problems, f"{field}[{index}]", instance_type)
+    problems.check_unique(field, value)

@@ -7,9 +7,9 @@ existing bucket the configuration names. Each model reads
 ``s3://<bucket>/models/<model-name>/`` (uncompressed files, e.g. a Hugging Face snapshot);
 a multi-model endpoint reads the ``.tar.gz`` models under
 ``s3://<bucket>/models/<endpoint-name>/``; a single-model endpoint's fallback pool with a
-model of its own reads ``s3://<bucket>/models/<endpoint-name>/<instance-type>/``. Upload
-before deploying the endpoints, or set ``model_data_url`` / ``models_s3_prefix`` to your
-own locations.
+model of its own reads the endpoint's artifacts too unless its container names others.
+Upload before deploying the endpoints, or set ``model_data_url`` / ``models_s3_prefix`` to
+your own locations.
 
 Asynchronous endpoints share one bucket (``AsyncInference``), each under its own prefix,
 by default ``async/<name>/``: callers upload request bodies to ``inputs/``, results land in
@@ -266,9 +266,7 @@ class InferenceStack(Stack):
         options = options_values(SingleModelEndpointOptions, item)
         options["container"] = self._container(item.container, item.name)
         options["fallback_pools"] = [
-            replace(
-                pool, container=self._container(pool.container, f"{item.name}/{pool.instance_type}")
-            )
+            replace(pool, container=self._container(pool.container, item.name))
             if pool.container is not None
             else pool
             for pool in item.fallback_pools or ()
