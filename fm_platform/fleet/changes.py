@@ -5,7 +5,7 @@ fallback pools, and the expected monthly cost."""
 from __future__ import annotations
 
 from fm_platform.fleet.cost import HOURS_PER_MONTH
-from fm_platform.fleet.kinds import IC, SINGLE
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Plan
 
 
@@ -52,10 +52,9 @@ def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]
                 f"{e.min_instances}-{e.max_instances}"
             )
         if old_e is not None and old_e.fallback_types != e.fallback_types:
-            scaled = e.kind == SINGLE and e.max_instances > 1
-            replaces = (
-                " (replaces the endpoint: docs/day2-changes.md)" if e.kind == IC or scaled else ""
-            )
+            # Components or a scaled variant: the pools are part of the replacement key.
+            replaced = KINDS[e.kind].packs_devices or e.max_instances > 1
+            replaces = " (replaces the endpoint: docs/day2-changes.md)" if replaced else ""
             lines.append(
                 f"endpoint {name}: fallback pools {', '.join(old_e.fallback_types) or 'none'} "
                 f"-> {', '.join(e.fallback_types) or 'none'}{replaces}"

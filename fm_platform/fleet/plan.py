@@ -161,11 +161,13 @@ class EndpointPlan:
 
 
 def _pool(record: dict[str, Any]) -> PoolPlan:
-    pool = PoolPlan(**_known(PoolPlan, record))
-    pool.models = {
-        name: PoolShape(**_known(PoolShape, shape)) for name, shape in pool.models.items()
-    }
-    return pool
+    """A :class:`PoolPlan` from its JSON record."""
+    values = _known(PoolPlan, record)
+    shapes = values.pop("models", {})
+    return PoolPlan(
+        **values,
+        models={name: PoolShape(**_known(PoolShape, shape)) for name, shape in shapes.items()},
+    )
 
 
 @dataclass
@@ -223,9 +225,12 @@ def plan_from_json(text: str, source: str = "plan") -> Plan:
         data = json.loads(text)
         if data.get("version") not in (1, PLAN_VERSION):
             raise ValueError(f"version must be 1 or {PLAN_VERSION}")
-        endpoints = [EndpointPlan(**_known(EndpointPlan, e)) for e in data["endpoints"]]
-        for e in endpoints:
-            e.pools = [_pool(record) for record in e.pools]
+        endpoints = [
+            EndpointPlan(
+                **(_known(EndpointPlan, e) | {"pools": [_pool(r) for r in e.get("pools", [])]})
+            )
+            for e in data["endpoints"]
+        ]
         if data["version"] == 1:
             for e in endpoints:
                 e.group = _version_1_group(e)

@@ -4,20 +4,20 @@ instance pools", SageMaker Developer Guide).
 
 An endpoint gets pools when a model on it asks (catalog ``fallback_instance_types``:
 ``auto``, or a list of types) and its kind writes ``InstancePools``
-(:data:`POOLED_KINDS`: Inference Components and single-model endpoints, whose constructs
-take fallback types). Candidates: every type priced in the plan's region but the
-endpoint's own, within every list its models give. A candidate qualifies when every model
-of the endpoint has an option of the endpoint's kind on it (its hardware rules, container
-images and latency objective hold there, :mod:`fm_platform.fleet.options`)
+(:attr:`fm_platform.fleet.kinds.Kind.instance_pools`: Inference Components and
+single-model endpoints, whose constructs take fallback types). Candidates: every type
+priced in the plan's region but the endpoint's own, within every list its models give. A
+candidate qualifies when every model of the endpoint has an option of the endpoint's kind
+there (its hardware rules, container images and latency objective hold there,
+:mod:`fm_platform.fleet.options`)
 
-- with the accelerators per copy the plan gave it, on hardware that runs the same
-  container, on Inference Components (a component has one container for every type: one
-  image per hardware kind, one tensor-parallel degree, bf16 or fp16 by the device; its
-  host memory and CPU cores may differ per type and become per-type ``Specifications``);
-  a single-model copy
-  takes a whole instance of either type, and the stacks give a pool whose container
-  differs (image, tensor-parallel degree, concurrent sequences) a model of its own
-  (``ModelNameOverride``);
+- on Inference Components, with the accelerators per copy the plan gave it and on
+  hardware that runs the same container (a component has one container for every type:
+  one image per hardware kind, one tensor-parallel degree, bf16 or fp16 by the device);
+  its host memory and CPU cores may differ per type and become per-type
+  ``Specifications``; a single-model copy takes a whole instance of either type, and the
+  stacks give a pool whose container differs (image, tensor-parallel degree, concurrent
+  sequences) a model of its own (``ModelNameOverride``);
 - serving at least the planned requests per minute per copy, so that the one scaling
   target (invocations per copy or per instance) holds on every pool.
 
@@ -43,16 +43,13 @@ from fm_platform.containers.images import hardware_kind
 from fm_platform.fleet.catalog import ModelEntry
 from fm_platform.fleet.cost import HOURS_PER_MONTH, price_endpoint
 from fm_platform.fleet.endpoints import SIZERS
-from fm_platform.fleet.kinds import IC, KINDS, SINGLE
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.options import Option
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan, PoolShape
 from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import hourly_prices
 from fm_platform.rules.pools import AUTO_FALLBACK, most_pools
-
-#: The kinds whose constructs write ``InstancePools``.
-POOLED_KINDS = (IC, SINGLE)
 
 
 def candidate_types(models: Iterable[ModelEntry], priced: Iterable[str]) -> set[str] | None:
@@ -207,7 +204,7 @@ def plan_pools(
     prices = hourly_prices(plan.region)
     for e in plan.endpoints.values():
         e.pools = []
-        if e.kind not in POOLED_KINDS:
+        if not KINDS[e.kind].instance_pools:
             continue
         candidates = candidate_types((models[m] for m in e.models), prices)
         if not candidates:

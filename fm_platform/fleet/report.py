@@ -12,7 +12,6 @@ from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
 from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Plan
 from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.pools import POOLED_KINDS
 from fm_platform.hardware.prices import price_source
 
 MODEL_HEADERS = (
@@ -258,7 +257,7 @@ def _pool_lines(planner: Planner, name: str) -> list[str]:
             return []
         why = (
             f"{endpoint.kind} endpoints take none"
-            if endpoint.kind not in POOLED_KINDS
+            if not KINDS[endpoint.kind].instance_pools
             else "no other type qualifies"
         )
         return [f"fallback pools: none ({why}; asked by {', '.join(asking)})"]
