@@ -7,10 +7,12 @@ endpoint."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from aws_cdk.assertions import Template
+from cfnlint.api import ManualArgs, lint
 
 from fm_platform.fleet.changes import plan_changes
 from fm_platform.fleet.kinds import IC, KINDS, SINGLE
@@ -19,7 +21,7 @@ from fm_platform.fleet.planner import Planner, plan_fleet
 from fm_platform.fleet.report import explain, summary
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog
-from tests.support import new_app
+from tests.support import nag_findings, new_app
 
 MODELS: list[dict[str, Any]] = [
     {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 120},
@@ -265,3 +267,20 @@ def test_bad_fallback_requests_are_refused_by_key(value, expected):
     with pytest.raises(ValueError) as error:
         catalog([{**MODELS[0], "fallback_instance_types": value}])
     assert expected in str(error.value)
+
+
+def test_the_pooled_stacks_pass_the_three_compliance_packs(planned):
+    _, plan = planned
+    app = new_app()
+    fleet_stacks(app, plan, _catalog())
+    assert nag_findings(app) == []
+
+
+@pytest.mark.slow  # cfn-lint
+def test_the_pooled_stacks_are_cfn_lint_clean(planned):
+    _, plan = planned
+    app = new_app()
+    fleet_stacks(app, plan, _catalog())
+    for stack in app.synth().stacks:
+        matches = lint(json.dumps(stack.template), config=ManualArgs(regions=["us-east-1"]))
+        assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []

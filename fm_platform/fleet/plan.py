@@ -27,10 +27,10 @@ JSON (version 2)::
 
 ``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
 live in the shared fields (``scaling_target`` counts what the kind's scaling policy
-tracks), so a new kind adds no new field. ``pools`` (empty unless the catalog asks for
-fallback instance types, :mod:`fm_platform.fleet.pools`) lists the endpoint's fallback
-types after its ``instance_type``; the endpoint's costs stay priced at its
-``instance_type``. Version 1 plans (assignments only) are read too.
+tracks), so a new kind adds no new field. ``pools`` (only when the catalog asks for
+fallback instance types and the planner found some, :mod:`fm_platform.fleet.pools`) lists
+the endpoint's fallback types after its ``instance_type``; the endpoint's costs stay
+priced at its ``instance_type``. Version 1 plans (assignments only) are read too.
 """
 
 from __future__ import annotations
@@ -192,13 +192,22 @@ class Plan:
             "version": PLAN_VERSION,
             "catalog": self.catalog,
             "region": self.region,
-            "endpoints": [asdict(e) for e in self.endpoints.values()],
+            "endpoints": [_endpoint_record(e) for e in self.endpoints.values()],
             "placements": [asdict(p) for p in self.placements.values()],
         }
         return json.dumps(data, indent=1) + "\n"
 
     def write(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json())
+
+
+def _endpoint_record(e: EndpointPlan) -> dict[str, Any]:
+    """``e`` as JSON data; ``pools`` only when it has some (plans without pools read as
+    before)."""
+    record = asdict(e)
+    if not record["pools"]:
+        del record["pools"]
+    return record
 
 
 def _known(cls: type, record: dict[str, Any]) -> dict[str, Any]:
