@@ -305,6 +305,46 @@ def test_fallback_types_become_the_variants_pools_and_components_get_one_spec_pe
     assert required == {"ml.g5.12xlarge": 2, "ml.g6e.12xlarge": 1, "ml.g6.12xlarge": 2}
 
 
+def test_a_per_type_container_gives_that_type_a_model_of_its_own(every_option):
+    resources = every_option["template"]["Resources"]
+    (component,) = [
+        r["Properties"]
+        for key, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::InferenceComponent" and "fallback" in key
+    ]
+    models = {
+        s["InstanceType"]: s["ModelName"]["Fn::GetAtt"][0] for s in component["Specifications"]
+    }
+    own = models["ml.g5.12xlarge"]
+    assert models["ml.g6.12xlarge"] == own  # no container of its own there
+    typed = models["ml.g6e.12xlarge"]
+    assert typed != own and "Modelmlg6e12xlarge" in typed
+    typed_model, own_model = resources[typed]["Properties"], resources[own]["Properties"]
+    assert typed_model["PrimaryContainer"]["Environment"] == {"OPTION_TENSOR_PARALLEL_DEGREE": "1"}
+    for key in ("ExecutionRoleArn", "EnableNetworkIsolation"):
+        assert typed_model.get(key) == own_model.get(key)
+    # Without artifacts of its own it reads the component's.
+    assert (
+        typed_model["PrimaryContainer"]["ModelDataSource"]
+        == own_model["PrimaryContainer"]["ModelDataSource"]
+    )
+
+
+def test_a_bad_per_type_container_is_refused_by_key():
+    mapping = _mapping()
+    entry = mapping["inference"]["ic_endpoints"][1]["models"][0]["per_instance_type"][0]
+    entry["container"]["model_size_gib"] = 0
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(
+        line.startswith(
+            "inference.ic_endpoints[1].models[0].per_instance_type[0].container.model_size_gib=0"
+        )
+        and "must be greater than 0" in line
+        for line in error.value.problems
+    ), error.value.problems
+
+
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [

@@ -7,6 +7,7 @@ endpoint."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -18,13 +19,21 @@ from fm_platform.fleet.changes import plan_changes
 from fm_platform.fleet.kinds import IC, KINDS, SINGLE
 from fm_platform.fleet.plan import plan_from_json
 from fm_platform.fleet.planner import Planner, plan_fleet
+from fm_platform.fleet.pools import candidate_types
 from fm_platform.fleet.report import explain, summary
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog
 from tests.support import nag_findings, new_app
 
 MODELS: list[dict[str, Any]] = [
-    {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 120},
+    {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 120, "instance_family": "g6e"},
+    {
+        "name": "big",
+        "architecture": "qwen3-32b",
+        "peak_rpm": 60,
+        "active_hours": 4,
+        "cold_start_tolerant": True,
+    },
     {
         "name": "private",
         "architecture": "llama-3.1-8b",
@@ -39,9 +48,13 @@ MODELS: list[dict[str, Any]] = [
         "active_hours": 4,
     },
 ]
+#: ``big`` takes one device on ml.g7e.2xlarge and more on the 4-GPU ml.g6e types of its
+#: list; ``chat`` (only g6e) falls back to any g6e type.
 #: ``private`` may fall back to a 4-GPU type, where it runs tensor parallel 4.
+IC_FALLBACKS = ["ml.g6e.12xlarge", "ml.g6e.24xlarge", "ml.g7e.2xlarge", "ml.g7e.4xlarge"]
 ASKED = {
     "chat": "auto",
+    "big": IC_FALLBACKS,
     "private": ["ml.g6e.12xlarge", "ml.g6e.2xlarge"],
     "nightly": "auto",
 }
@@ -73,22 +86,27 @@ def test_pools_are_up_to_four_other_types_cheapest_first(planned):
     chat = _endpoint_of(plan, "chat")
     assert chat.kind == IC
     assert 1 <= len(chat.pools) <= 4
-    assert [pool.priority for pool in chat.pools] == list(range(2, 2 + len(chat.pools)))
+    assert len(chat.pools) == 4  # auto: the four cheapest
+    assert [pool.priority for pool in chat.pools] == [2, 3, 4, 5]
     assert chat.instance_type not in chat.fallback_types
+    assert all(t.startswith("ml.g6e.") for t in chat.fallback_types)  # its instance_family
     costs = [pool.expected_hourly for pool in chat.pools]
     assert costs == sorted(costs)
 
 
-def test_every_model_fits_each_pool_with_its_devices_and_throughput(planned):
+def test_every_model_fits_each_pool_at_its_planned_throughput(planned):
     _, plan = planned
     for e in plan.endpoints.values():
         for pool in e.pools:
             assert set(pool.models) == set(e.models)
             for name, shape in pool.models.items():
-                p = plan.placements[name]
-                assert shape.rpm_per_copy >= p.rpm_per_copy
-                if e.kind == IC:
-                    assert shape.accelerators == p.accelerators
+                assert shape.rpm_per_copy >= plan.placements[name].rpm_per_copy
+    big = _endpoint_of(plan, "big")
+    assert big.kind == IC
+    assert set(big.fallback_types) <= set(IC_FALLBACKS)
+    wider = {p.instance_type: p.models["big"].accelerators for p in big.pools}
+    assert plan.placements["big"].accelerators == 1
+    assert wider["ml.g6e.12xlarge"] == 4  # 61 GiB of weights over 48 GB devices
 
 
 def test_a_list_limits_the_pools_to_its_types(planned):
@@ -121,12 +139,12 @@ def test_the_cost_stays_priced_at_the_endpoints_own_type(planned):
 
 def test_explain_says_why_each_pool_is_there(planned):
     planner, plan = planned
-    text = explain(planner, "chat")
-    assert "fallback pools (asked by chat; the cost above is at" in text
-    for pool in _endpoint_of(plan, "chat").pools:
-        assert f"  {pool.priority}. {pool.instance_type}: all" not in text  # one model
-        assert f"  {pool.priority}. {pool.instance_type}: the model fits with its planned" in text
+    text = explain(planner, "big")
+    assert "fallback pools (asked by big; the cost above is at ml.g7e.2xlarge" in text
+    for pool in _endpoint_of(plan, "big").pools:
+        assert f"  {pool.priority}. {pool.instance_type}: the model fits at no less" in text
         assert "cheapest of" in pool.reason
+    assert "this model 0-1 copies of 4 accelerators" in text
 
 
 def test_the_plan_file_keeps_the_pools(planned):
@@ -210,34 +228,68 @@ def test_the_template_carries_the_plans_pools(planned, template):
         assert pools == [(e.instance_type, 1)] + [(p.instance_type, p.priority) for p in e.pools]
 
 
-def test_components_reserve_the_plans_resources_on_each_pool(planned, template):
-    _, plan = planned
-    chat = _endpoint_of(plan, "chat")
+def _component(resources: dict[str, Any], model: str) -> dict[str, Any]:
     (component,) = [
         r["Properties"]
-        for key, r in template.items()
-        if r["Type"] == "AWS::SageMaker::InferenceComponent" and "chat" in key
+        for key, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::InferenceComponent" and f"Model{model}" in key
     ]
+    return dict(component)
+
+
+def test_components_reserve_the_plans_resources_on_each_pool(planned, template):
+    _, plan = planned
+    for name in ("chat", "big"):
+        endpoint = _endpoint_of(plan, name)
+        specs = {
+            s["InstanceType"]: s["ComputeResourceRequirements"]
+            for s in _component(template, name)["Specifications"]
+        }
+        p = plan.placements[name]
+        expected = {endpoint.instance_type: (p.accelerators, p.cpu_cores, p.memory_mib)} | {
+            pool.instance_type: (
+                pool.models[name].accelerators,
+                pool.models[name].cpu_cores,
+                pool.models[name].memory_mib,
+            )
+            for pool in endpoint.pools
+        }
+        assert {
+            t: (
+                r["NumberOfAcceleratorDevicesRequired"],
+                r.get("NumberOfCpuCoresRequired"),
+                r["MinMemoryRequiredInMb"],
+            )
+            for t, r in specs.items()
+        } == expected
+
+
+def test_a_component_runs_a_model_of_its_own_where_its_tensor_parallelism_differs(
+    planned, template
+):
+    _, plan = planned
     specs = {
-        s["InstanceType"]: s["ComputeResourceRequirements"] for s in component["Specifications"]
+        s["InstanceType"]: s["ModelName"]["Fn::GetAtt"][0]
+        for s in _component(template, "big")["Specifications"]
     }
-    p = plan.placements["chat"]
-    expected = {chat.instance_type: (p.accelerators, p.cpu_cores, p.memory_mib)} | {
-        pool.instance_type: (
-            pool.models["chat"].accelerators,
-            pool.models["chat"].cpu_cores,
-            pool.models["chat"].memory_mib,
-        )
-        for pool in chat.pools
-    }
-    assert {
-        t: (
-            r["NumberOfAcceleratorDevicesRequired"],
-            r.get("NumberOfCpuCoresRequired"),
-            r["MinMemoryRequiredInMb"],
-        )
-        for t, r in specs.items()
-    } == expected
+    own = specs[_endpoint_of(plan, "big").instance_type]
+    wide = specs["ml.g6e.12xlarge"]
+    assert wide != own
+    environment = template[wide]["Properties"]["PrimaryContainer"]["Environment"]
+    assert environment["OPTION_TENSOR_PARALLEL_DEGREE"] == "4"
+    assert (
+        template[own]["Properties"]["PrimaryContainer"]["Environment"][
+            "OPTION_TENSOR_PARALLEL_DEGREE"
+        ]
+        == "1"
+    )
+    # Same role, network isolation and weights as the component's own model.
+    for key in ("ExecutionRoleArn", "EnableNetworkIsolation"):
+        assert template[wide]["Properties"].get(key) == template[own]["Properties"].get(key)
+    assert (
+        template[wide]["Properties"]["PrimaryContainer"]["ModelDataSource"]
+        == template[own]["Properties"]["PrimaryContainer"]["ModelDataSource"]
+    )
 
 
 def test_a_single_model_pool_with_another_container_gets_its_own_model(planned, template):
@@ -284,3 +336,18 @@ def test_the_pooled_stacks_are_cfn_lint_clean(planned):
     for stack in app.synth().stacks:
         matches = lint(json.dumps(stack.template), config=ManualArgs(regions=["us-east-1"]))
         assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+def test_auto_allows_every_priced_type_and_lists_intersect():
+    priced = ["ml.g5.xlarge", "ml.g6e.xlarge", "ml.g6e.2xlarge"]
+    models = [
+        dataclasses.replace(m, fallback_instance_types=asked)
+        for m, asked in zip(
+            catalog([{"name": f"m{i}", "params_b": 1} for i in range(3)]).models,
+            ["auto", ["ml.g6e.xlarge", "ml.g6e.2xlarge"], None],
+            strict=True,
+        )
+    ]
+    assert candidate_types(models[2:], priced) is None  # nobody asks
+    assert candidate_types(models[:1], priced) == set(priced)
+    assert candidate_types(models, priced) == {"ml.g6e.xlarge", "ml.g6e.2xlarge"}

@@ -11,13 +11,12 @@ candidate qualifies when every model of the endpoint has an option of the endpoi
 there (its hardware rules, container images and latency objective hold there,
 :mod:`fm_platform.fleet.options`)
 
-- on Inference Components, with the accelerators per copy the plan gave it and on
-  hardware that runs the same container (a component has one container for every type:
-  one image per hardware kind, one tensor-parallel degree, bf16 or fp16 by the device);
-  its host memory and CPU cores may differ per type and become per-type
-  ``Specifications``; a single-model copy takes a whole instance of either type, and the
-  stacks give a pool whose container differs (image, tensor-parallel degree, concurrent
-  sequences) a model of its own (``ModelNameOverride``);
+- with the copy shape of that option there: its devices, host memory and CPU cores may
+  differ from the endpoint's own type (an Inference Components model then gets a
+  per-type ``Specifications`` entry, a single-model copy takes a whole instance of either
+  type), and where its container differs there (another image for other hardware,
+  another tensor-parallel degree or concurrency) the stacks give that type a model of its
+  own (a component's per-type ``ModelName``, a single-model pool's ``ModelNameOverride``);
 - serving at least the planned requests per minute per copy, so that the one scaling
   target (invocations per copy or per instance) holds on every pool.
 
@@ -39,14 +38,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
-from fm_platform.containers.images import hardware_kind
 from fm_platform.fleet.catalog import ModelEntry
 from fm_platform.fleet.cost import HOURS_PER_MONTH, price_endpoint
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.options import Option
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan, PoolShape
-from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import hourly_prices
 from fm_platform.rules.pools import AUTO_FALLBACK, most_pools
@@ -65,16 +62,6 @@ def candidate_types(models: Iterable[ModelEntry], priced: Iterable[str]) -> set[
     return types
 
 
-def _container_hardware(instance_type: str) -> tuple[str, bool]:
-    """What a model's container depends on in an instance type: the hardware kind (its
-    image, :mod:`fm_platform.containers.images`) and whether the device has bf16 (a bf16
-    model runs as fp16 without, :mod:`fm_platform.fleet.serving`)."""
-    spec = instance_spec(instance_type)
-    dev = device(spec)
-    bf16 = dev is None or dev.capability is None or dev.capability >= BF16_MIN_CAPABILITY
-    return hardware_kind(spec.accelerator), bf16
-
-
 def _fits_on(
     e: EndpointPlan,
     placements: Sequence[Placement],
@@ -84,19 +71,11 @@ def _fits_on(
 ) -> tuple[EndpointPlan, list[Placement]] | str:
     """The endpoint and its models sized and priced on ``instance_type``, or why a model
     does not qualify there."""
-    packs = KINDS[e.kind].packs_devices
-    if packs and _container_hardware(instance_type) != _container_hardware(e.instance_type):
-        return "its hardware needs another container than the endpoint's own type"
     trial = []
     for p in placements:
-        there = [
-            o
-            for o in options.get(p.name, ())
-            if o.instance_type == instance_type
-            and (not packs or o.shape.accelerators == p.accelerators)
-        ]
+        there = [o for o in options.get(p.name, ()) if o.instance_type == instance_type]
         if not there:
-            return f"{p.name} has no {e.kind} option with its planned devices per copy there"
+            return f"{p.name} has no {e.kind} option there"
         option = next((o for o in there if o.perf.rpm >= p.rpm_per_copy), None)
         if option is None:
             return (
@@ -168,9 +147,9 @@ def endpoint_pools(
     if not KINDS[e.kind].packs_devices:
         fits = "the model fits a whole instance"
     elif len(placements) == 1:
-        fits = "the model fits with its planned devices per copy"
+        fits = "the model fits"
     else:
-        fits = f"all {len(placements)} models fit with their planned devices per copy"
+        fits = f"all {len(placements)} models fit"
     pools = []
     for priority, instance_type in enumerate(chosen, start=2):
         sized, trial = qualified[instance_type]

@@ -16,10 +16,11 @@ are watched for errors and instances (their latency includes loading models on d
 
 Fallback pools: an endpoint the plan gives pools (:mod:`fm_platform.fleet.pools`) lists
 their types after its own (``InstancePools``) and may grow to the most instances any of
-its types needs; an Inference Components model whose copy reserves other host memory or
-CPU cores on a pool's type gets per-type resources there (``Specifications``), a
-single-model endpoint's pool whose container differs on its type (image, tensor-parallel
-degree) a model of its own reading the same weights (``ModelNameOverride``).
+its types needs; an Inference Components model whose copy takes other resources on a
+pool's type gets them there (``Specifications``); where a model's container differs on a
+pool's type (image, tensor-parallel degree, concurrency), that type gets a model of its
+own reading the same weights (a component's per-type ``ModelName``, a single-model
+pool's ``ModelNameOverride``).
 
 Containers: each model runs its container family's Deep Learning Container for the
 plan's region and the endpoint's hardware (or the catalog's ``image``), with the
@@ -99,8 +100,8 @@ def _serving(
     plan: Plan, catalog: Catalog, endpoint: EndpointPlan, name: str, pool: PoolPlan | None = None
 ) -> ModelServing:
     """How ``name`` is served on the endpoint's type, or on ``pool``'s type with its copy
-    shape and concurrency there (a single-model pool's own model; a component's container
-    is one for every type, the endpoint's own)."""
+    shape and concurrency there (the model a pool's type runs when its container
+    differs)."""
     entry = next(m for m in catalog.models if m.name == name)
     placement = plan.placements[name]
     if pool is not None:
@@ -130,21 +131,31 @@ def _container(serving: ModelServing, entry: ModelEntry, catalog: Catalog) -> Mo
     )
 
 
-def _per_type(endpoint: EndpointPlan, p: Placement) -> tuple[InstanceTypeResources, ...]:
-    """What each copy of ``p`` reserves on the endpoint's fallback types, where it differs
-    from its own shape (the plan's pools; one devices count on every type)."""
-    own = (p.accelerators, p.memory_mib, p.cpu_cores)
-    return tuple(
-        InstanceTypeResources(
-            instance_type=pool.instance_type,
-            accelerators=shape.accelerators,
-            min_memory_mib=shape.memory_mib,
-            cpu_cores=shape.cpu_cores,
+def _per_type(
+    plan: Plan, catalog: Catalog, endpoint: EndpointPlan, p: Placement, own: ModelContainer
+) -> tuple[InstanceTypeResources, ...]:
+    """What each copy of ``p`` reserves and runs on the endpoint's fallback types, where it
+    differs from its own type (the plan's pools): the type's shape, and a container of its
+    own where the container differs there (image, tensor-parallel degree, concurrency)."""
+    entry = next(m for m in catalog.models if m.name == p.name)
+    entries = []
+    for pool in endpoint.pools:
+        shape = pool.models[p.name]
+        serving = _serving(plan, catalog, endpoint, p.name, pool)
+        container = _container(serving, entry, catalog)
+        resources = (shape.accelerators, shape.memory_mib, shape.cpu_cores)
+        if resources == (p.accelerators, p.memory_mib, p.cpu_cores) and container == own:
+            continue
+        entries.append(
+            InstanceTypeResources(
+                instance_type=pool.instance_type,
+                accelerators=shape.accelerators,
+                min_memory_mib=shape.memory_mib,
+                cpu_cores=shape.cpu_cores,
+                container=None if container == own else container,
+            )
         )
-        for pool in endpoint.pools
-        for shape in (pool.models[p.name],)
-        if (shape.accelerators, shape.memory_mib, shape.cpu_cores) != own
-    )
+    return tuple(entries)
 
 
 def _most_instances(endpoint: EndpointPlan) -> int:
@@ -161,14 +172,15 @@ def _ic_endpoint(
         p, entry = plan.placements[name], entries[name]
         fixed = p.min_copies == 1 and p.max_copies == 1
         serving = _serving(plan, catalog, endpoint, name)
+        container = _container(serving, entry, catalog)
         models.append(
             InferenceComponentModelConfig(
                 model_name=name,
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
                 cpu_cores=p.cpu_cores,
-                per_instance_type=_per_type(endpoint, p),
-                container=_container(serving, entry, catalog),
+                per_instance_type=_per_type(plan, catalog, endpoint, p, container),
+                container=container,
                 network_isolation=None if serving.network_isolation else False,
                 initial_copies=1,
                 scaling=None

@@ -34,6 +34,11 @@ class InstanceTypeResources:
     min_memory_mib: host memory reserved for each copy there.
     cpu_cores: CPU cores reserved there; by default none reserved.
     max_memory_mib: host memory limit there; by default no limit.
+    container: the model each copy runs there instead of the component's (another image
+        for that hardware, another tensor-parallel degree for another device count),
+        created beside it with the same execution role (image pull and artifact read
+        granted), network isolation and VPC, and named in that type's ``Specifications``
+        entry; by default the component's model.
     """
 
     instance_type: str
@@ -41,6 +46,7 @@ class InstanceTypeResources:
     min_memory_mib: int
     cpu_cores: float | None = None
     max_memory_mib: int | None = None
+    container: ModelContainer | None = None
 
     def demand(self, base: CopyDemand) -> CopyDemand:
         """``base`` (the component's copies) with this type's resources."""
@@ -121,19 +127,18 @@ def demands_by_type(
 
 def specifications(
     *,
-    model_name: str,
+    model_names: Mapping[str, str],
     instance_types: Sequence[str],
     resources: Mapping[str, _IC.InferenceComponentComputeResourceRequirementsProperty],
     startup: _IC.InferenceComponentStartupParametersProperty | None,
     scheduling: _IC.InferenceComponentSchedulingConfigProperty | None,
     data_cache: _IC.InferenceComponentDataCacheConfigProperty | None,
 ) -> list[_IC.InferenceComponentSpecificationForInstanceTypeProperty]:
-    """One ``Specifications`` entry per instance type: the same model, the type's
-    resources."""
+    """One ``Specifications`` entry per instance type: the type's model and resources."""
     return [
         _IC.InferenceComponentSpecificationForInstanceTypeProperty(
             instance_type=t,
-            model_name=model_name,
+            model_name=model_names[t],
             compute_resource_requirements=resources[t],
             startup_parameters=startup,
             scheduling_config=scheduling,
