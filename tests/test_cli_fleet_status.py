@@ -11,7 +11,8 @@ import pytest
 from botocore.stub import ANY
 
 from fm_platform.cli.fleet_status import _rows
-from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, read_plan
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan, read_plan
+from fm_platform.rules.replacement import component_endpoint_key
 from tests.cli_support import StubbedClients, hermetic_aws_env, run, stack_response
 
 NOW = datetime.datetime(2026, 12, 1, 12, 0, 30, tzinfo=datetime.timezone.utc)
@@ -187,3 +188,15 @@ def test_a_moved_model_is_shown_under_the_name_the_fleet_stacks_give_it(tmp_path
     assert row["Component"].startswith("teams-01-chat-8b-")
     assert row["Component"].endswith("-ic-g6e-001")
     assert row["Alarm"] == f"{row['Component']}-health"
+
+
+def test_an_endpoint_with_fallback_pools_names_its_components_with_their_key(tmp_path):
+    # The fleet stacks pass the pools' types on; they are part of the endpoint's key.
+    plan = read_plan(_plan(tmp_path))
+    assert plan is not None
+    plan.endpoints["ic-g6e-001"].pools = [PoolPlan(instance_type="ml.g5.xlarge", priority=2)]
+    key = component_endpoint_key(
+        instance_type="ml.g6e.xlarge", variant_name="AllTraffic", pool_types=["ml.g5.xlarge"]
+    )
+    [row] = [r for r in _rows(plan, {}) if r["Model"] == "chat-8b"]
+    assert row["Component"] == f"teams-01-chat-8b-{key}"

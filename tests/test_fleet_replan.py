@@ -150,9 +150,10 @@ def test_a_moved_model_records_where_it_was_and_keeps_it_while_it_stays():
     assert (back.moved_from, back.component_suffix) == ("ic-chat-001", back.endpoint)
 
 
-def test_a_plan_file_without_moved_from_reads_as_never_moved():
-    data = json.loads(plan_fleet(catalog([CHAT, OTHER])).to_json())
-    for placement in data["placements"]:
-        del placement["moved_from"]
-    plan = plan_from_json(json.dumps(data))
+def test_a_plan_file_writes_moved_from_only_for_moved_models():
+    # Plan files without moves read and write as before.
+    text = plan_fleet(catalog([CHAT, OTHER])).to_json()
+    assert all("moved_from" not in p for p in json.loads(text)["placements"])
+    plan = plan_from_json(text)
     assert {p.moved_from for p in plan.placements.values()} == {""}
+    assert plan.to_json() == text

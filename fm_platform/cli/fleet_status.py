@@ -99,9 +99,13 @@ def _rows(plan: Plan, names: dict[str, str | None]) -> list[dict[str, Any]]:
 
 def _component_name(endpoint: EndpointPlan, placement: Placement) -> str:
     """The component name the fleet stacks give ``placement``'s model on ``endpoint``: the
-    stack, the model, the endpoint's replacement key (its instance type and variant) and,
-    for a moved model, its endpoint's name."""
-    key = component_endpoint_key(instance_type=endpoint.instance_type, variant_name=VARIANT)
+    stack, the model, the endpoint's replacement key (its instance type, variant and
+    fallback pools' types) and, for a moved model, its endpoint's name."""
+    key = component_endpoint_key(
+        instance_type=endpoint.instance_type,
+        variant_name=VARIANT,
+        pool_types=endpoint.fallback_types,
+    )
     return component_name_for(endpoint.stack, placement.name, key, placement.component_suffix)
 
 

@@ -23,6 +23,7 @@ import yaml
 from fm_platform.fleet.architectures import known_architectures
 from fm_platform.fleet.kinds import BATCH, KINDS
 from fm_platform.fleet.weights import check_adapters, check_image_region, check_sources
+from fm_platform.rules.pools import check_fallback_request
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
 from fm_platform.rules.types import dataclass_values, list_of
@@ -77,7 +78,10 @@ class ModelEntry:
     or ``hub`` + ``revision`` + ``hub_token_secret``; ``container`` or ``image``;
     ``environment``; ``base_model`` + ``adapter`` (a LoRA adapter on its base) +
     ``adapter_rank`` (its LoRA rank; by default 16). ``weights``
-    keeps its meaning: the model's fitness priorities.
+    keeps its meaning: the model's fitness priorities. Capacity fallback:
+    ``fallback_instance_types`` (``auto`` or a list of instance types: the planner gives
+    the model's endpoint up to four fallback pools on which every model of the endpoint
+    fits, :mod:`fm_platform.fleet.pools`; by default none).
     """
 
     name: str
@@ -123,6 +127,7 @@ class ModelEntry:
     base_model: str | None = None
     adapter: str | None = None
     adapter_rank: int | None = None
+    fallback_instance_types: str | list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -266,6 +271,7 @@ def _check_model(
     if m.adapter_rank is not None and m.base_model is None and "base_model" not in bad:
         problems.add(f"{path}.adapter_rank", m.adapter_rank, "needs base_model and adapter")
     _check_weights(problems, f"{path}.weights", m.weights)
+    check_fallback_request(problems, f"{path}.fallback_instance_types", m.fallback_instance_types)
     if m.image is not None and region is not None:
         check_image_region(problems, path, m.image, region)
     return check_sources(problems, path, m)
@@ -300,6 +306,8 @@ def _json_types() -> dict[str, tuple[type, ...]]:
             accepted = (bool,)
         elif hint.startswith("dict"):
             accepted = (dict,)
+        if "list[" in hint:
+            accepted += (list,)
         kinds[f.name] = accepted + ((type(None),) if "None" in hint else ())
     return kinds
 

@@ -58,7 +58,8 @@ class Kind:
     (instance-level scaling). accelerated / cpu: instance types it may use (CPU only for
     models that do not generate tokens). scale_to_zero: a model's copies may scale to zero.
     data_cache: its models may cache their artifacts and image on each instance
-    (``DataCacheConfig``, :mod:`fm_platform.rules.caching`).
+    (``DataCacheConfig``, :mod:`fm_platform.rules.caching`). instance_pools: its endpoint
+    construct takes fallback instance types (``InstancePools``, :mod:`fm_platform.fleet.pools`).
     max_params_b: the largest model it suits (None: any). cold_start: models must tolerate
     cold starts. fit: fitness per axis (module docstring). scaling_metric: what the
     scaling target of the plan counts. limit_models: an endpoint holds at most the planner's
@@ -89,6 +90,7 @@ class Kind:
     cpu: bool = True
     scale_to_zero: bool = False
     data_cache: bool = False
+    instance_pools: bool = False
     max_params_b: float | None = None
     cold_start: bool = False
     limit_models: bool = True
@@ -149,6 +151,7 @@ KINDS: dict[str, Kind] = {
             scaling_metric="invocations per instance per minute",
             endpoint_resources=8,
             endpoint_outputs=1,
+            instance_pools=True,
         ),
         Kind(
             name=IC,
@@ -159,6 +162,7 @@ KINDS: dict[str, Kind] = {
             cpu=False,
             scale_to_zero=True,
             data_cache=True,
+            instance_pools=True,
             fit={"model_size": 1.0, "latency": 0.8, "isolation": 0.5, "scalability": 1.0},
             scaling_metric="invocations per copy per minute",
             endpoint_resources=5,

@@ -11,7 +11,8 @@ fitness scores and priorities drive (:mod:`fm_platform.fleet.fitness`). Then:
   most 4x apart;
 
 and every endpoint gets its instance counts and scaling target
-(:mod:`fm_platform.fleet.endpoints`), its stack and its cost (:mod:`fm_platform.fleet.cost`).
+(:mod:`fm_platform.fleet.endpoints`), its stack, its cost (:mod:`fm_platform.fleet.cost`)
+and, when its models ask, its fallback pools (:mod:`fm_platform.fleet.pools`).
 
 Stability: given the previous plan, every model still in the catalog stays on its endpoint
 and every endpoint in its stack, but the model's copies, shape, scale to zero and its
@@ -41,6 +42,7 @@ from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
 from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, record_moves
+from fm_platform.fleet.pools import plan_pools
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
@@ -112,7 +114,8 @@ _KEY_FIELDS = operator.attrgetter(
     *(
         f.name
         for f in dataclasses.fields(ModelEntry)
-        if f.name not in ("name", "tenant", "group", "weights", "environment")
+        if f.name
+        not in ("name", "tenant", "group", "weights", "environment", "fallback_instance_types")
     )
 )
 
@@ -746,6 +749,8 @@ class Planner:
         self.assign_stacks()
         self.time_cold_starts()
         price_plan(self.plan)
+        options = {name: known.assessment.options for name, known in self.assessed.items()}
+        plan_pools(self.plan, self.models, options, self.previous)
         return self.plan
 
     def time_cold_starts(self) -> None:
