@@ -450,6 +450,46 @@ class Planner:
                     chosen.update((n, options[key][best[1]]) for n in ns)
         return chosen
 
+    def group_types(self, names: list[str]) -> dict[str, tuple[Option, str]]:
+        """One instance type per catalog ``group`` of new models, since a group shares one
+        Inference Components endpoint: the type an endpoint of the group already has, else
+        the type every member can use whose packed cost (:meth:`packed_cost`) is least;
+        each member's cheapest option on it, with why. A group with no common type keeps
+        each model's own option (and so opens an endpoint per type)."""
+        members: dict[str, list[str]] = defaultdict(list)
+        for name in names:
+            group, decision = self.models[name].group, self.assessed[name].decision
+            if group and decision is not None and KINDS[decision.option.kind].packs_devices:
+                members[group].append(name)
+        chosen: dict[str, tuple[Option, str]] = {}
+        for group, group_names in members.items():
+            kind = self.assessed[group_names[0]].decision.option.kind  # type: ignore[union-attr]
+            by_type = {n: self._cheapest_by_type(n, kind) for n in group_names}
+            common = set.intersection(*(set(options) for options in by_type.values()))
+            kept = [
+                e.instance_type
+                for e in self.plan.endpoints.values()
+                if e.group == f"group:{group}" and e.instance_type in common
+            ]
+            types = kept[:1] or sorted(common)
+            if not types:
+                continue
+            cost, best = min(
+                (self.packed_cost(t, {n: by_type[n][t] for n in group_names}), t) for t in types
+            )
+            why = f"type {best} chosen for group {group}'s models together" + (
+                " (the group's endpoint has it)" if kept else f" (${cost:,.2f}/h packed)"
+            )
+            chosen.update((n, (by_type[n][best], why)) for n in group_names)
+        return chosen
+
+    def _cheapest_by_type(self, name: str, kind: str) -> dict[str, Option]:
+        """The model's cheapest option of ``kind`` on each instance type."""
+        found: dict[str, Option] = {}
+        for option in self.assessed[name].assessment.options.get(kind, []):
+            found.setdefault(option.instance_type, option)
+        return found
+
     def packed_cost(self, t: str, group: dict[str, Option]) -> float:
         """Expected USD per hour of ``group`` packed alone on instances of ``t`` (devices
         rounded up to instances at minimum and at peak, weighted by active hours)."""
@@ -646,6 +686,7 @@ class Planner:
             for name, option in self.multi_model_types(names).items()
         }
         chosen.update(self.consolidate(names))
+        chosen.update(self.group_types(names))
         chosen.update((n, (o, "moved by --repack")) for n, o in self.forced.items() if n in names)
 
         def option_of(name: str) -> Option:
@@ -672,7 +713,12 @@ class Planner:
                 ):
                     first_open[group] += 1
                 endpoint = next(
-                    (e for e in endpoints[first_open[group] :] if self.room(e, p)), None
+                    (
+                        e
+                        for e in endpoints[first_open[group] :]
+                        if e.instance_type == option.instance_type and self.room(e, p)
+                    ),
+                    None,
                 )
             if endpoint is None and name not in self.forced and model.group is None:
                 joined = self.join_kept(name, option)

@@ -64,9 +64,12 @@ from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
+from fm_platform.fleet.options import Shape
+from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan
 from fm_platform.fleet.serving import ModelServing, model_serving
 from fm_platform.fleet.sizing import resolve
+from fm_platform.hardware.instances import instance_spec
 from fm_platform.rules.problems import Problems
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
@@ -193,7 +196,14 @@ def _ic_endpoint(
                 alarms=ModelAlarmOptions(latency_objective_ms=_objective_ms(entry)),
             )
         )
-    initial = max(1, endpoint.min_instances)
+    # Every component starts at one copy (initial_copies above): the endpoint starts with
+    # the instances those copies need, so none waits for managed scaling to add one.
+    placements = [plan.placements[name] for name in endpoint.models]
+    first_copies = instances_needed(
+        ((Shape(p.accelerators, p.memory_mib, p.cpu_cores), 1) for p in placements),
+        instance_spec(endpoint.instance_type),
+    )
+    initial = max(1, endpoint.min_instances, first_copies)
     return InferenceComponentEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
