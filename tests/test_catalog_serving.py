@@ -130,19 +130,6 @@ def test_a_family_without_an_image_for_a_hardware_kind_rules_those_types_out():
     assert rejected["ml.c5.xlarge"].startswith("container stabilityai has no cpu image")
 
 
-def test_image_and_speech_models_need_a_measured_throughput():
-    assert _problems(
-        [
-            {"name": "sdxl", "params_b": 3.5, "task": "image-generation"},
-            {"name": "asr", "params_b": 1.55, "task": "speech-to-text", "rpm_per_copy": 30},
-        ]
-    ) == [
-        "  - models[0].rpm_per_copy=None: give rpm_per_copy (images a minute one copy serves "
-        "at your steps, resolution or audio length) or benchmark_file: task image-generation "
-        "has no size-based estimate"
-    ]
-
-
 def test_neuron_lmi_and_gpus_without_bf16_get_their_own_settings():
     neuron = ServingSettings(
         family="lmi",
