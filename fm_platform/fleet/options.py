@@ -4,7 +4,8 @@ the copy's shape and throughput, and why the other types cannot run it.
 Hardware rules: bf16 weights need an NVIDIA GPU of compute capability 8.0 or newer
 (Ampere: T4 and V100 have no bf16 and vLLM refuses them) unless the catalog allows fp16
 (``allow_fp16``); fp8 needs 8.9 (Ada, Hopper) or newer; Inferentia and Trainium run only
-models compiled for Neuron (``neuron_compiled``); text generation never runs on CPU types;
+models compiled for Neuron (``neuron_compiled``), and of the quantized ones int8 only;
+text generation never runs on CPU types;
 ``instance_family`` keeps only that family. Candidate types are those with hardware figures
 and a price in the plan's region, on which the model's container family has an image in
 that region.
@@ -59,6 +60,9 @@ MME_MEMORY_SHARE = 0.5
 #: CPU types run encoder models in fp32.
 CPU_BYTES_PER_PARAM = 4.0
 NEURON = ("inferentia", "trainium")
+#: Weight dtypes LMI cannot serve on Neuron: transformers-neuronx quantizes int8 only
+#: (``static_int8``; djl-serving ``tnx_user_guide.md``, "Quantization").
+NEURON_UNQUANTIZED = ("fp8", "int4")
 
 
 @dataclass(frozen=True)
@@ -128,9 +132,14 @@ def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     if needs.instance_family is not None and family(name) != needs.instance_family:
         return f"not the preferred family {needs.instance_family}"
     if spec.accelerator in NEURON:
-        if needs.neuron_compiled:
-            return None
-        return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
+        if not needs.neuron_compiled:
+            return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
+        if needs.dtype in NEURON_UNQUANTIZED:
+            return (
+                f"LMI on Neuron (transformers-neuronx) quantizes int8 weights only, not "
+                f"{needs.dtype}"
+            )
+        return None
     if not spec.is_accelerated:
         if needs.generative:
             return "text generation is not served on CPU types"

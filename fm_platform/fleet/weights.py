@@ -109,6 +109,11 @@ def check_sources(problems: _Recorder, path: str, m: Any) -> list[str]:
                 m.container,
                 f"serves {', '.join(served)}, not task {m.task}: name a container for it",
             )
+    if m.container == "tgi" and m.dtype == "fp32":
+        # text-generation-launcher's --dtype takes float16 or bfloat16 only
+        problems.add(
+            f"{path}.dtype", m.dtype, "container tgi runs float16 or bfloat16: use fp16 or bf16"
+        )
     if m.environment is not None and not _is_environment(m.environment):
         problems.add(f"{path}.environment", m.environment, "must map names to strings")
     if m.adapter is not None and not is_s3_uri(m.adapter):
