@@ -152,6 +152,9 @@ def test_speech_counts_windows_and_tokens_per_audio_second():
     # each token reads the decoder (half of 1.55 B in bf16) and a window's cross-attention cache
     cross = 32 * 2 * 1500 * 1280 * 2
     assert four.decode_bytes_per_token == pytest.approx(1.55e9 / 2 * 2 + cross)
+    # int8 weights halve what the decoder reads; the caches stay 16-bit
+    int8 = needs(architecture="whisper-large-v3", audio_seconds=120, dtype="int8")
+    assert int8.decode_bytes_per_token == pytest.approx(1.55e9 / 2 + cross)
     assert four.parts(1, 1).headroom_gib == pytest.approx(one.parts(1, 1).headroom_gib)
     assert four.parts(1, 1).device_gib < four.weights_gib + 1.0
     turbo = needs(architecture="whisper-large-v3-turbo", audio_seconds=120)

@@ -18,7 +18,9 @@ One image (pixels = width x height):
   guidance-distilled model);
 - text encoders once per prompt and guidance pass: 2 x their parameters x ``text_tokens``;
 - VAE decode: 2.54 TFLOP per 512 x 512 image (NVIDIA's count for Stable Diffusion's VAE
-  decoder, scaled by pixels; the SDXL, SD3 and FLUX VAEs share its decoder layout).
+  decoder, scaled by pixels; SDXL's VAE has its layout, SD3's and FLUX's the same blocks
+  on 16 latent channels instead of 4: an approximation for them, a few percent of an
+  image at most).
 
 The request is compute-bound: time = FLOPs / (devices x 16-bit tensor rate x efficiency).
 For transformers the efficiency is calibrated: the median, over the measured image rows
@@ -158,7 +160,6 @@ def image_work(arch: Architecture, steps: int, width: int, height: int) -> Reque
     return RequestWork(
         flops=denoiser + text + vae,
         decode_bytes_per_token=0.0,
-        output_tokens=0,
         headroom_gib=headroom_gib(arch, pixels),
         efficiency=efficiency,
         detail=detail,

@@ -9,13 +9,12 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class RequestWork:
     """One request: ``flops`` computed, ``decode_bytes_per_token`` read per decoded token
-    (speech), ``output_tokens`` decoded, ``headroom_gib`` of activations beside the weights,
+    (speech), ``headroom_gib`` of activations beside the weights,
     ``efficiency`` the share of the devices' peak it runs at (None: the estimator's
     default) and ``detail``: what the figures came from, for the plan."""
 
     flops: float
     decode_bytes_per_token: float
-    output_tokens: int
     headroom_gib: float
     efficiency: float | None
     detail: str

@@ -109,9 +109,9 @@ CLASS_LATENCY = {
 }
 GENERATIVE_REQUEST = (1024, 256)
 ENCODER_REQUEST = (256, 0)
-#: Speech: one 30 s window of encoder frames (output tokens follow the audio); image: its
-#: text prompt.
-SPEECH_REQUEST, IMAGE_REQUEST = (1500, 128), (77, 0)
+#: Speech: one 30 s window of encoder frames (output tokens follow the audio:
+#: :func:`fm_platform.fleet.speech.default_output_tokens`); image: its text prompt.
+SPEECH_REQUEST, IMAGE_REQUEST = (1500, 0), (77, 0)
 #: The default p50 objective of one image by latency class (ms).
 IMAGE_OBJECTIVE_MS = {"strict": 5000.0, "standard": 20000.0, "relaxed": 60000.0, BATCH: 60000.0}
 
@@ -344,8 +344,9 @@ def _request_work(
             defaults.append("decoder_share")
         value_bytes = 4.0 if model.dtype == "fp32" else 2.0
         audio = model.audio_seconds or DEFAULT_AUDIO_S
-        return speech_work(arch, params_b, hidden, layers, audio, output, value_bytes)
-    return RequestWork(2 * active_b * 1e9 * prompt, 0.0, output, 0.5, None, "")
+        weight_bytes = DTYPE_BYTES[model.dtype]
+        return speech_work(arch, params_b, hidden, layers, audio, output, weight_bytes, value_bytes)
+    return RequestWork(2 * active_b * 1e9 * prompt, 0.0, 0.5, None, "")
 
 
 def resolve(model: ModelEntry, catalog: Catalog) -> Needs:

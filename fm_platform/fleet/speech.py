@@ -68,10 +68,12 @@ def speech_work(
     layers: int | None,
     audio_seconds: float,
     output_tokens: int,
+    weight_bytes: float,
     value_bytes: float,
 ) -> RequestWork:
-    """What one request of ``audio_seconds`` computes, reads per decoded token and needs
-    beside its weights (module docstring)."""
+    """What one request of ``audio_seconds`` computes, reads per decoded token (weights at
+    ``weight_bytes`` a parameter, caches at ``value_bytes`` a value) and needs beside its
+    weights (module docstring)."""
     encoder_layers = arch.layers if arch else layers or 32
     decoder_layers = (arch.decoder_layers if arch else None) or encoder_layers
     frames = (arch.audio_frames if arch else None) or WINDOW_FRAMES
@@ -80,7 +82,7 @@ def speech_work(
     per_window = 2 * params_b * (1 - share) * 1e9 * frames
     per_window += 4 * encoder_layers * frames**2 * hidden
     cross_kv = decoder_layers * 2 * frames * hidden * value_bytes
-    decoder = params_b * share * 1e9 * value_bytes
+    decoder = params_b * share * 1e9 * weight_bytes
     self_kv = (arch.max_context if arch else MAX_WINDOW_TOKENS) * decoder_layers * 2 * hidden
     activations = frames * hidden * ACTIVATION_BYTES_PER_HIDDEN
     headroom = BASE_HEADROOM_GIB + (activations + cross_kv + self_kv * value_bytes) / GIB
@@ -94,7 +96,6 @@ def speech_work(
     return RequestWork(
         flops=count * per_window,
         decode_bytes_per_token=decoder + cross_kv,
-        output_tokens=output_tokens,
         headroom_gib=headroom,
         efficiency=None,
         detail=detail,
