@@ -48,6 +48,10 @@ ASYNC_PAYLOAD_MB, ASYNC_REQUEST_S = 1024.0, 3600.0
 #: (every kind; local NVMe storage is hardware-encrypted and gets none), measured on the
 #: constructs: :func:`fm_platform.constructs.inference.storage_encryption.storage_key_applies`.
 VOLUME_KEY_RESOURCES = 1
+#: A LoRA adapter on an Inference Components base is one resource (its
+#: ``AWS::SageMaker::InferenceComponent``; its weights' key is imported, not created), and a
+#: base with adapters adds one output listing them (``fm_platform/stacks/fleet.py``).
+ADAPTER_RESOURCES, ADAPTER_BASE_OUTPUTS = 1, 1
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,10 @@ In order of preference:
    - embedding and classification are compute-bound: one request takes 2 x active
      parameters x prompt tokens FLOPs at 40% of the devices' 16-bit tensor FLOPS (GPU) or
      30% of the vCPUs' peak FP32 FLOPS (CPU, ``hardware.json``); requests per minute =
-     60 / that time.
+     60 / that time. Image generation and speech to text are estimated the same way from
+     what one image or recording computes (:mod:`fm_platform.fleet.diffusion`, at the
+     efficiency calibrated on the measured image rows; :mod:`fm_platform.fleet.speech`,
+     whose decoded tokens also read the decoder's weights and cross-attention cache).
 
 5. Nothing to estimate from (a device without figures): 60 requests per minute
    (``default``), flagged in the plan.
@@ -110,7 +113,8 @@ def encode_estimate(
 ) -> Performance:
     """The compute-bound estimate of a copy that serves one request at a time (encoders,
     speech, diffusion) with ``flops`` usable FLOPS: the request's FLOPs, its decoded
-    tokens' weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead."""
+    tokens' weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead; the
+    detail ends with what the request's work came from (``work_detail``)."""
     seconds = needs.request_flops / flops + REQUEST_OVERHEAD_MS / 1000
     if needs.decode_bytes_per_token and needs.output_tokens:
         bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * MEMORY_EFFICIENCY
@@ -123,7 +127,8 @@ def encode_estimate(
         tpot_ms=None,
         latency_ms=seconds * 1000,
         source="estimated",
-        detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request",
+        detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request"
+        + (f"; {needs.work_detail}" if needs.work_detail else ""),
     )
 
 

@@ -36,7 +36,13 @@ from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
-from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
+from fm_platform.fleet.kinds import (
+    ADAPTER_BASE_OUTPUTS,
+    ADAPTER_RESOURCES,
+    KINDS,
+    VOLUME_KEY_RESOURCES,
+    min_copies,
+)
 from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
@@ -61,7 +67,8 @@ class Limits:
     stack_outputs: by default 180 of 200. Resources per endpoint and model (and per
     stack, for what a kind's endpoints share) are the kinds' estimates
     (:data:`fm_platform.fleet.kinds.KINDS`, each with its alarm, plus a volume key per
-    endpoint on an EBS-backed type); a stack's own base is 9 resources (artifacts bucket
+    endpoint on an EBS-backed type, and per LoRA adapter its component and per base with
+    adapters one output); a stack's own base is 9 resources (artifacts bucket
     with its key and access logs, notification topic with its key and policy, dashboard)
     and 4 outputs.
     """
@@ -126,11 +133,6 @@ def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
     return (*_KEY_FIELDS(model), model.tenant is not None, model.group is not None, extra, own)
 
 
-def _model_resources(p: Placement, kind: str) -> int:
-    k = KINDS[kind]
-    return k.model_resources_zero if p.min_copies == 0 else k.model_resources
-
-
 class Planner:
     """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
     keeping ``previous``'s assignments; models to place get their option from ``forced``
@@ -161,6 +163,17 @@ class Planner:
         self.counters: dict[str, int] = defaultdict(int)
         self.ranges: dict[str, tuple[int, int, int]] = {}
         self.templates: dict[tuple[int, int, str], Placement] = {}
+
+    def model_resources(self, p: Placement, kind: str) -> int:
+        """Resources ``p`` adds to its stack: its kind's per model (more when it may scale
+        to zero) and one component per LoRA adapter served on it."""
+        k = KINDS[kind]
+        own = k.model_resources_zero if p.min_copies == 0 else k.model_resources
+        return own + ADAPTER_RESOURCES * len(self.catalog.adapter_ranks.get(p.name, ()))
+
+    def model_outputs(self, name: str) -> int:
+        """Outputs a model adds to its stack: one listing its adapters, if it has any."""
+        return ADAPTER_BASE_OUTPUTS if self.catalog.adapter_ranks.get(name) else 0
 
     # -- per model --------------------------------------------------------------------------
 
@@ -368,11 +381,11 @@ class Planner:
         models', the volume key of an EBS-backed type, and its kind's shared resources
         when ``stack`` holds none of that kind yet."""
         kind = KINDS[e.kind]
-        models = sum(_model_resources(self.plan.placements[m], e.kind) for m in e.models)
+        models = sum(self.model_resources(self.plan.placements[m], e.kind) for m in e.models)
         resources = kind.endpoint_resources + models
         if not instance_spec(e.instance_type).local_nvme:
             resources += VOLUME_KEY_RESOURCES
-        outputs = kind.endpoint_outputs
+        outputs = kind.endpoint_outputs + sum(self.model_outputs(m) for m in e.models)
         if e.kind not in self.stack_kinds[stack]:
             resources += kind.stack_resources
             outputs += kind.stack_outputs
@@ -393,14 +406,28 @@ class Planner:
     def room(self, e: EndpointPlan, p: Placement) -> bool:
         if self.full(e):
             return False
-        if e.stack and self.usage[e.stack][0] + _model_resources(p, e.kind) > (
-            self.limits.stack_resources
+        if not e.stack and self.catalog.adapter_ranks and not self.fits_alone(e, p):
+            return False
+        if e.stack and (
+            self.usage[e.stack][0] + self.model_resources(p, e.kind) > self.limits.stack_resources
+            or self.usage[e.stack][1] + self.model_outputs(p.name) > self.limits.stack_outputs
         ):
             return False
         if KINDS[e.kind].pools_memory:
             low, high = self.memory_range(e)
             return max(high, p.memory_mib) <= MME_BAND * min(low, p.memory_mib)
         return True
+
+    def fits_alone(self, e: EndpointPlan, p: Placement) -> bool:
+        """``e`` with ``p`` fits a stack of its own. Only adapters can overfill one: without
+        them an endpoint's at most ``max_models_per_endpoint`` models stay far below the
+        budget (40 x 7 resources + the endpoint's and the stack's own)."""
+        resources, outputs = self.endpoint_resources(e, "")
+        return (
+            STACK_BASE + resources + self.model_resources(p, e.kind) <= self.limits.stack_resources
+            and STACK_BASE_OUTPUTS + outputs + self.model_outputs(p.name)
+            <= self.limits.stack_outputs
+        )
 
     def memory_range(self, e: EndpointPlan) -> tuple[int, int]:
         """The smallest and largest model memory (MiB) on a multi-model endpoint."""
@@ -743,7 +770,8 @@ class Planner:
                     low, high = min(known[0], p.memory_mib), max(known[1], p.memory_mib)
                     self.ranges[endpoint.name] = (low, high, len(endpoint.models))
             if endpoint.stack:
-                self.usage[endpoint.stack][0] += _model_resources(p, endpoint.kind)
+                self.usage[endpoint.stack][0] += self.model_resources(p, endpoint.kind)
+                self.usage[endpoint.stack][1] += self.model_outputs(name)
 
     # -- endpoints and stacks ---------------------------------------------------------------
 

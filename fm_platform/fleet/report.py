@@ -37,7 +37,13 @@ SHORT = {
     "kv_cache": "kv_cache",
     "task": "task",
     "hidden_size": "hidden",
+    "steps": "steps",
+    "resolution": "resolution",
+    "audio_seconds": "audio",
+    "decoder_share": "decoder_share",
 }
+#: Defaulted inputs of what one image or recording computes (``--explain``'s request line).
+WORK_DEFAULTS = ("steps", "resolution", "audio_seconds", "decoder_share")
 ENDPOINT_HEADERS = (
     "stack",
     "endpoint",
@@ -159,6 +165,19 @@ def explain(planner: Planner, name: str) -> str:
     def value(field: str, text: str) -> str:
         return f"{field}={text}" + (" (default)" if field in marked else "")
 
+    request = [
+        value("prompt_tokens", str(needs.prompt_tokens)),
+        value("output_tokens", str(needs.output_tokens)),
+    ]
+    if needs.work_detail:  # an image or a recording: its request line says what it is
+        request = [value("output_tokens", str(needs.output_tokens))] if needs.output_tokens else []
+    if needs.generative:
+        request = [
+            value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
+            value("context_tokens", str(needs.context_tokens)),
+            value("concurrency", str(needs.concurrency)),
+            *request,
+        ]
     lines = [
         f"{name}: {p.endpoint} ({planner.plan.endpoints[p.endpoint].kind}, "
         f"{planner.plan.endpoints[p.endpoint].instance_type})",
@@ -167,17 +186,19 @@ def explain(planner: Planner, name: str) -> str:
             [
                 f"task={needs.task}",
                 f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
-                value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
-                value("context_tokens", str(needs.context_tokens)),
-                value("concurrency", str(needs.concurrency)),
-                value("prompt_tokens", str(needs.prompt_tokens)),
-                value("output_tokens", str(needs.output_tokens)),
+                *request,
                 f"p50 objective {needs.latency_objective_ms:,.0f} ms",
                 value("peak_rpm", f"{needs.peak_rpm:g}"),
                 f"active {needs.active_hours:g} h/day",
             ]
         ),
     ]
+    if needs.work_detail:
+        assumed = [d for d in needs.defaults if d in WORK_DEFAULTS]
+        lines.append(
+            f"request: {needs.work_detail}"
+            + (f" (defaults: {', '.join(assumed)})" if assumed else "")
+        )
     if decision is not None:
         lines.append(
             "scores (x weight): "
