@@ -5,7 +5,10 @@ compared with the held-out row. ``make bench`` prints the median and worst error
 
 Text generation rows: the decode estimate of :mod:`fm_platform.fleet.performance` at the
 row's concurrency, prompt and output tokens (500 prompt tokens where the source states
-none). Image rows: the compute-bound estimate of one image at the row's steps.
+none). Image rows: the compute-bound estimate of one image at the row's steps. Encoder rows
+(measured in the model library, without a model server): the compute time of one request
+at the row's tokens on the row's devices, without the per-request serving overhead, against
+the measured requests per second.
 """
 
 from __future__ import annotations
@@ -73,6 +76,18 @@ def checks() -> tuple[Check, ...]:
         perf = encode_estimate(needs, flops, dev.model, dev.bandwidth_gbps)
         label = f"{r['model']} {r['instance_type']} {r['steps']} steps"
         found.append(Check("image-generation", label, 60 / r["latency_s"], perf.rpm))
+    for r in _data().get("encoder_records", []):
+        model = ModelEntry(
+            name="m", architecture=r["model"], dtype=r["dtype"], prompt_tokens=r["prompt_tokens"]
+        )
+        needs = resolve(model, Catalog("check", (model,)))
+        dev = device(instance_spec(r["instance_type"]))
+        assert dev is not None
+        flops = r["devices"] * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY
+        label = f"{r['model']} {r['instance_type']} {r['prompt_tokens']} tokens"
+        found.append(
+            Check("encoder", label, 60 * r["requests_per_s"], 60 * flops / needs.request_flops)
+        )
     return tuple(found)
 
 
