@@ -92,6 +92,46 @@ def test_a_neuron_model_on_a_whole_inf2_uses_the_neuron_sdk_measurements():
     assert "aws-neuron/aws-neuron-sdk" in whole.perf.detail
 
 
+def test_a_distill_is_sized_from_the_rows_of_the_architecture_it_is_measured_as():
+    # DeepSeek-R1-Distill-Llama-8B is Llama-3.1-8B's architecture: vLLM 0.4.3 on one
+    # A10G (philschmid/llmperf), 16 concurrent requests of 550 + 177 tokens.
+    cat = catalog(
+        [
+            {
+                "name": "m",
+                "architecture": "deepseek-r1-distill-llama-8b",
+                "instance_family": "g5",
+                "prompt_tokens": 550,
+                "output_tokens": 177,
+                "concurrency": 16,
+                "peak_rpm": 300,
+                "latency_p50_ms": 60_000,
+            }
+        ]
+    )
+    planner = Planner(cat)
+    planner.run()
+    options = planner.assessed["m"].assessment.options["inference-components"]
+    one = next(
+        o for o in options if o.instance_type == "ml.g5.2xlarge" and o.shape.accelerators == 1
+    )
+    assert one.perf.source == "measured" and "philschmid/llmperf" in one.perf.detail
+    assert one.perf.concurrency == 16 and one.perf.rpm == pytest.approx(98.2, rel=0.01)
+
+
+def test_architectures_measured_as_another_share_its_shape():
+    from fm_platform.fleet.architectures import architecture
+
+    data = json.loads(
+        resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
+    )
+    fields = ("layers", "attention_heads", "kv_heads", "head_dim", "hidden_size", "vocab_size")
+    for name, base in data["measured_as"].items():
+        a, b = architecture(name), architecture(base)
+        assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields], name
+        assert a.params_b == pytest.approx(b.params_b, rel=0.01), name
+
+
 def test_rpm_per_copy_overrides_and_is_flagged_as_the_catalogs():
     plan = plan_fleet(
         catalog([{"name": "m", "architecture": "llama-3.1-8b", "rpm_per_copy": 10, "peak_rpm": 95}])
@@ -120,7 +160,7 @@ def test_the_estimate_tracks_the_shipped_measurements():
                     "architecture": r["model"],
                     "dtype": r["dtype"],
                     "prompt_tokens": r["prompt_tokens"] or 500,
-                    "output_tokens": r["output_tokens"],
+                    "output_tokens": int(r["output_tokens"]),
                     "concurrency": r["concurrency"],
                 }
             ]
@@ -130,11 +170,11 @@ def test_the_estimate_tracks_the_shipped_measurements():
         ratios.append(
             decode_estimate(n, dev, r["tensor_parallel"], r["concurrency"]).rpm / r["rpm"]
         )
-    assert len(ratios) == 82
+    assert len(ratios) == 121
     assert 0.85 <= statistics.median(ratios) <= 1.1
-    # the low end: 7B/13B models over 12 Inferentia2 devices at batch 1 (the 4 ms per
-    # doubling of tensor parallelism is a GPU figure; Neuron's collectives cost less)
-    assert min(ratios) >= 0.3 and max(ratios) <= 2.3
+    # the ends are Inferentia2: Mixtral-8x7B over 12 devices (the estimate reads every
+    # expert each step) and TGI neuronx on one device (slower than 75% of its bandwidth)
+    assert min(ratios) >= 0.2 and max(ratios) <= 2.8
 
 
 def test_every_shipped_record_cites_its_source():
@@ -238,9 +278,9 @@ def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
     found = checks()
     assert {c.task for c in found} == {"text-generation", "image-generation", "encoder"}
     loo = leave_one_out()
-    assert loo.rows == len(found) == 89
+    assert loo.rows == len(found) == 129
     # the figures docs/planner-numbers.md states; a change to the estimate shows here
-    assert 10 < loo.median_pct < 30 and loo.worst_pct < 150
+    assert 10 < loo.median_pct < 30 and loo.worst_pct < 250
     bert = next(c for c in found if c.label.startswith("bert-base-uncased ml.inf2.xlarge"))
     # 1,998 inferences a second of 128 tokens on one Inferentia2 (aws-neuron-sdk)
     assert bert.measured_rpm == pytest.approx(60 * 1998.2)

@@ -68,9 +68,14 @@ class Record:
 
 
 @cache
-def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
+def _performance_data() -> dict:
     text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
-    data = json.loads(text)
+    return json.loads(text)
+
+
+@cache
+def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
+    data = _performance_data()
     grouped: dict[tuple[str, str, int], list[Record]] = defaultdict(list)
     for r in data["records"]:
         source = data["sources"][r["source"]]
@@ -91,9 +96,17 @@ def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
     return {key: tuple(sorted(v, key=lambda r: r.concurrency)) for key, v in grouped.items()}
 
 
+def measured_as(architecture: str) -> str:
+    """The architecture whose rows ``architecture`` is sized from: itself, or the one
+    ``measured_as`` in ``data/performance.json`` names (a fine-tune or distill with the
+    same layers, heads, hidden size, vocabulary and, within 1%, parameters)."""
+    return _performance_data()["measured_as"].get(architecture, architecture)
+
+
 def shipped_records(architecture: str, instance_type: str, tensor_parallel: int) -> tuple:
-    """The shipped records of an architecture on a type at a tensor-parallel degree."""
-    return _shipped().get((architecture, instance_type, tensor_parallel), ())
+    """The shipped records of an architecture (or the one it is measured as) on a type at a
+    tensor-parallel degree."""
+    return _shipped().get((measured_as(architecture), instance_type, tensor_parallel), ())
 
 
 def _number(row: dict[str, str], column: str) -> float | None:
