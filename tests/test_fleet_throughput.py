@@ -64,19 +64,20 @@ def test_copies_follow_the_measured_profile_when_one_exists():
     assert "philschmid/text-generation-inference-tests" in measured.perf.detail
 
 
-def test_a_neuron_model_on_a_whole_inf2_uses_the_neuron_sdk_measurements():
-    # Llama-3-70B on all 12 Inferentia2 devices of an ml.inf2.48xlarge, batch 1
-    # (aws-neuron-sdk inf2 performance data); 64 heads over 12 devices: Neuron pads them.
+def test_a_neuron_model_on_a_whole_inf2_is_sized_from_a_served_measurement():
+    # Mixtral-8x7B behind TGI neuronx on the 12 Inferentia2 devices of an ml.inf2.48xlarge
+    # (philschmid/huggingface-inferentia2-samples); 32 heads over 12 devices: Neuron pads
+    # them. The Neuron SDK's own library runs on that type check the estimate only.
     cat = catalog(
         [
             {
                 "name": "m",
-                "architecture": "llama-3.1-70b",
+                "architecture": "mixtral-8x7b",
                 "neuron_compiled": True,
                 "instance_family": "inf2",
-                "prompt_tokens": 128,
-                "output_tokens": 1024,
-                "concurrency": 1,
+                "prompt_tokens": 568,
+                "output_tokens": 676,
+                "concurrency": 2,
                 "peak_rpm": 10,
                 "latency_p50_ms": 60_000,
             }
@@ -87,9 +88,17 @@ def test_a_neuron_model_on_a_whole_inf2_uses_the_neuron_sdk_measurements():
     options = planner.assessed["m"].assessment.options["single-model"]
     whole = next(o for o in options if o.instance_type == "ml.inf2.48xlarge")
     assert whole.shape.accelerators == 12 and whole.perf.source == "measured"
-    # the best run converted to 1,024 output tokens: 128 in / 128 out at 31.28 tokens/s
-    assert whole.perf.rpm == pytest.approx(31.28 * 60 / 1024, rel=1e-3)
-    assert "aws-neuron/aws-neuron-sdk" in whole.perf.detail
+    # 2 concurrent requests: 17.41 a minute of 668 tokens, converted to 676
+    assert whole.perf.rpm == pytest.approx(17.41 * 668 / 676, rel=1e-3)
+    assert "philschmid/huggingface-inferentia2-samples" in whole.perf.detail
+
+
+def test_library_runs_check_the_estimate_but_size_nothing():
+    from fm_platform.fleet.profiles import shipped_records
+
+    # Qwen2.5-7B at batch 1 on an A100 80GB (the Qwen2.5 speed benchmark, vLLM offline)
+    assert shipped_records("qwen2.5-7b", "ml.p4de.24xlarge", 1) == ()
+    assert shipped_records("llama-3.1-8b", "ml.g5.2xlarge", 1)
 
 
 def test_a_distill_is_sized_from_the_rows_of_the_architecture_it_is_measured_as():

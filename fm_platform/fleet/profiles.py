@@ -79,6 +79,8 @@ def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
     grouped: dict[tuple[str, str, int], list[Record]] = defaultdict(list)
     for r in data["records"]:
         source = data["sources"][r["source"]]
+        if not source["served"]:
+            continue  # measured in the model library: checks the estimate, sizes nothing
         grouped[(r["model"], r["instance_type"], r["tensor_parallel"])].append(
             Record(
                 instance_type=r["instance_type"],
@@ -105,7 +107,9 @@ def measured_as(architecture: str) -> str:
 
 def shipped_records(architecture: str, instance_type: str, tensor_parallel: int) -> tuple:
     """The shipped records of an architecture (or the one it is measured as) on a type at a
-    tensor-parallel degree."""
+    tensor-parallel degree, from sources that measured a model server (``served``): a
+    library's static batches (the Neuron SDK's, batch 1 of the Qwen2.5 speed benchmark)
+    say nothing of a served copy's concurrency and only check the estimate."""
     return _shipped().get((measured_as(architecture), instance_type, tensor_parallel), ())
 
 
