@@ -94,13 +94,14 @@ def checks() -> tuple[Check, ...]:
 @dataclass(frozen=True)
 class LeaveOneOut:
     """Errors (percent) of the calibrated estimate on each held-out row, and of the
-    uncalibrated estimate."""
+    uncalibrated estimate; ``by_task``: rows and median calibrated error per task."""
 
     rows: int
     median_pct: float
     worst_pct: float
     raw_median_pct: float
     raw_worst_pct: float
+    by_task: tuple[tuple[str, int, float], ...]
 
 
 def leave_one_out() -> LeaveOneOut:
@@ -116,10 +117,20 @@ def leave_one_out() -> LeaveOneOut:
         factor = statistics.median(others) if others else 1.0
         errors.append(abs(held.estimated_rpm * factor - held.measured_rpm) / held.measured_rpm)
         raw.append(abs(held.estimated_rpm - held.measured_rpm) / held.measured_rpm)
+    tasks = sorted({c.task for c in all_checks})
+    by_task = tuple(
+        (
+            task,
+            sum(c.task == task for c in all_checks),
+            100 * statistics.median(e for e, c in zip(errors, all_checks) if c.task == task),
+        )
+        for task in tasks
+    )
     return LeaveOneOut(
         len(all_checks),
         100 * statistics.median(errors),
         100 * max(errors),
         100 * statistics.median(raw),
         100 * max(raw),
+        by_task,
     )
