@@ -117,14 +117,12 @@ def leave_one_out() -> LeaveOneOut:
         factor = statistics.median(others) if others else 1.0
         errors.append(abs(held.estimated_rpm * factor - held.measured_rpm) / held.measured_rpm)
         raw.append(abs(held.estimated_rpm - held.measured_rpm) / held.measured_rpm)
-    tasks = sorted({c.task for c in all_checks})
+    per_task: dict[str, list[float]] = {}
+    for error, check in zip(errors, all_checks, strict=True):
+        per_task.setdefault(check.task, []).append(error)
     by_task = tuple(
-        (
-            task,
-            sum(c.task == task for c in all_checks),
-            100 * statistics.median(e for e, c in zip(errors, all_checks) if c.task == task),
-        )
-        for task in tasks
+        (task, len(found), 100 * statistics.median(found))
+        for task, found in sorted(per_task.items())
     )
     return LeaveOneOut(
         len(all_checks),
