@@ -290,6 +290,11 @@ def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
     assert loo.rows == len(found) == 129
     # the figures docs/planner-numbers.md states; a change to the estimate shows here
     assert 10 < loo.median_pct < 30 and loo.worst_pct < 250
+    assert [(task, n) for task, n, _ in loo.by_task] == [
+        ("encoder", 4),
+        ("image-generation", 4),
+        ("text-generation", 121),
+    ]
     bert = next(c for c in found if c.label.startswith("bert-base-uncased ml.inf2.xlarge"))
     # 1,998 inferences a second of 128 tokens on one Inferentia2 (aws-neuron-sdk)
     assert bert.measured_rpm == pytest.approx(60 * 1998.2)
