@@ -243,7 +243,10 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
     degrees = (count,) if kind.whole_instance else tp_degrees(count)
     per_device = _device_gib(spec) * needs.memory_fraction
     for tp in degrees:
-        if not needs.tp_allowed(tp):
+        # Neuron's libraries pad attention heads up to the degree: the Neuron SDK runs
+        # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
+        # benchmarks/inf2/throughput_data_decoder.csv)
+        if not needs.tp_allowed(tp) and spec.accelerator not in NEURON:
             reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
             continue
         usable = per_device * tp

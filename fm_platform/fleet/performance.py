@@ -5,7 +5,8 @@ In order of preference:
 1. ``rpm_per_copy`` in the catalog (``catalog``): the team's own measurement.
 2. The model's benchmark results file (``benchmark``, see :mod:`fm_platform.fleet.profiles`)
    on that instance type.
-3. A shipped profile of its architecture on that type and tensor-parallel degree
+3. A shipped profile of its architecture (or of the architecture it is measured as, see
+   :func:`fm_platform.fleet.profiles.measured_as`) on that type and tensor-parallel degree
    (``measured``).
 4. An estimate from the hardware (``estimated``):
 
@@ -18,9 +19,10 @@ In order of preference:
      FLOPS x 0.4), and with continuous batching every running request's prefill stalls the
      others: request latency = concurrency x prefill + (output tokens + 1) x step;
      requests per minute = 60 x concurrency / request latency (Little's law). Against the
-     54 shipped measured points this gives a median of 0.98x the measured rate (0.45x to
-     2.2x; the TGI 2023 runs with tensor parallelism 8 are the over-estimates), a check the
-     tests repeat.
+     121 shipped text-generation rows this gives a median of 0.91x the measured rate (0.24x
+     to 2.7x; both ends are Inferentia2: Mixtral-8x7B over 12 devices, where the estimate
+     reads every expert's weights each step, and TGI neuronx on one device, which runs
+     below 75% of its bandwidth), a check the tests repeat.
    - embedding and classification are compute-bound: one request takes 2 x active
      parameters x prompt tokens FLOPs at 40% of the devices' 16-bit tensor FLOPS (GPU) or
      30% of the vCPUs' peak FP32 FLOPS (CPU, ``hardware.json``); requests per minute =
