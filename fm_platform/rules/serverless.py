@@ -6,10 +6,25 @@ MaxConcurrency"."""
 from __future__ import annotations
 
 from fm_platform.rules.problems import Problems
-from fm_platform.rules.sagemaker_model import member_shape_name
+from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 
 _SERVERLESS = "ProductionVariantServerlessConfig"
 MEMORY_STEP_MIB = 1024
+
+
+def memory_sizes_mib() -> tuple[int, ...]:
+    """The memory sizes a serverless endpoint may have (botocore's range, in 1 GB steps):
+    1024, 2048, ..., 6144."""
+    rule = shape_rule(member_shape_name(_SERVERLESS, "MemorySizeInMB"))
+    assert rule.min is not None and rule.max is not None
+    return tuple(range(rule.min, rule.max + 1, MEMORY_STEP_MIB))
+
+
+def max_concurrency_limit() -> int:
+    """The largest ``MaxConcurrency`` of one serverless endpoint (botocore: 200)."""
+    rule = shape_rule(member_shape_name(_SERVERLESS, "MaxConcurrency"))
+    assert rule.max is not None
+    return rule.max
 
 
 def check_serverless(
