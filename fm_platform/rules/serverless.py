@@ -1,7 +1,8 @@
 """Rules of a serverless endpoint's ``ServerlessConfig`` (botocore
 ``ProductionVariantServerlessConfig``): memory 1024-6144 MB "in 1 GB increments", maximum
 concurrency 1-200, provisioned concurrency 1-200 and "less than or equal to
-MaxConcurrency"."""
+MaxConcurrency"; and no network isolation, which Serverless Inference does not support
+(SageMaker Developer Guide, "Serverless Inference", "Feature exclusions")."""
 
 from __future__ import annotations
 
@@ -61,4 +62,15 @@ def check_serverless(
             "provisioned_concurrency",
             provisioned_concurrency,
             f"at most max_concurrency ({max_concurrency})",
+        )
+
+
+def check_serverless_isolation(problems: Problems, network_isolation: bool) -> None:
+    """Network isolation off: Serverless Inference does not support it."""
+    if network_isolation:
+        problems.add(
+            "network_isolation",
+            network_isolation,
+            "false: Serverless Inference does not support network isolation (SageMaker "
+            "Developer Guide, Serverless Inference, Feature exclusions)",
         )
