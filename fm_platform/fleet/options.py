@@ -25,8 +25,7 @@ A serverless kind has no instance types: its options are the memory sizes the mo
 (:mod:`fm_platform.fleet.serverless`), named ``serverless-<MiB>MB``; an option's ``price``
 is one concurrent invocation busy for an hour (its requests' cost), and its copies at peak
 the concurrent invocations Little's law gives. Where it cannot host the model at all (no
-prices in the region, text generation, a container without a CPU image or too large, a
-cold start over
+prices in the region, text generation, a container without a CPU image, a cold start over
 3 minutes, no memory size that fits, a peak over 200 concurrent invocations) the
 assessment says why (``unavailable``).
 """
@@ -55,7 +54,6 @@ from fm_platform.fleet.serverless import (
     CONTAINER_MIB,
     cold_start_problem,
     concurrency_problem,
-    image_problem,
     memory_type,
     performance,
     request_seconds,
@@ -307,7 +305,7 @@ def _serverless_problem(needs: Needs, region: str) -> str | None:
         return "text generation is not served on serverless endpoints (CPU only, no GPUs)"
     if needs.instance_family is not None:
         return f"instance_family {needs.instance_family} asks for instances"
-    container = container_problem(needs.container, "none") or image_problem(needs)
+    container = container_problem(needs.container, "none")
     if container is not None:
         return container
     return cold_start_problem(needs)

@@ -9,8 +9,9 @@ awsdocs/amazon-sagemaker-developer-guide ``doc_source/serverless-endpoints.md`` 
 
 - memory 1024-6144 MB in 1 GB steps, vCPUs proportional to it, no GPUs ("Feature
   exclusions"); a CPU model only, and no text generation (as on CPU instances);
-- container images up to 10 GB: not the large-model containers (LMI, TGI, vLLM: 10-20 GB,
-  :mod:`fm_platform.fleet.coldstart`);
+- container images up to 10 GB: the large-model containers (LMI, TGI: 10-20 GB,
+  :mod:`fm_platform.fleet.coldstart`) have no CPU image anyway, so the container's CPU
+  image rule keeps them out; a custom image's size is the catalog's to check;
 - request and response bodies up to 4 MB; the container answers ``/invocations`` within
   1 minute;
 - after a cold start "the model must download and the server must respond successfully to
@@ -50,7 +51,7 @@ rules the kind out.
 
 from __future__ import annotations
 
-from fm_platform.fleet.coldstart import LARGE_IMAGE_FRAMEWORKS, cold_start
+from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.performance import CPU_EFFICIENCY, Performance, encode_estimate, override
 from fm_platform.fleet.sizing import Needs
 from fm_platform.hardware.devices import family_vcpu_gflops
@@ -148,16 +149,6 @@ def concurrency_problem(needed: int) -> str | None:
     return (
         f"its peak needs {needed} concurrent invocations (peak rpm / 60 x seconds per "
         f"request), a serverless endpoint allows at most {limit}"
-    )
-
-
-def image_problem(needs: Needs) -> str | None:
-    """Why the model's container image is too large for a serverless endpoint, or None."""
-    if needs.container not in LARGE_IMAGE_FRAMEWORKS:
-        return None
-    return (
-        f"container {needs.container} is a large-model image (10-20 GB), a serverless "
-        "endpoint takes images up to 10 GB"
     )
 
 
