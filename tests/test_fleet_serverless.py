@@ -70,7 +70,10 @@ def test_a_sporadic_small_encoder_is_planned_serverless_with_its_numbers():
     assert "1000 concurrent invocations per region" in text
     assert "cold start: about" in text and "estimated" in text
     cited = serverless_price_source()
-    assert any(cited["retrieved"] in line and "serverless: 1 endpoints" in line for line in summary(plan, None))
+    assert any(
+        cited["retrieved"] in line and "serverless: 1 endpoints" in line
+        for line in summary(plan, None)
+    )
 
 
 def test_data_processed_counts_a_given_payload_twice():
@@ -145,7 +148,9 @@ def test_a_model_larger_than_the_largest_memory_size_is_refused_with_the_sizes()
     # 1.6 B parameters in fp32: 6.0 GiB, over the 5.5 GiB 6144 MB leaves beside the
     # container's 512 MiB.
     why = _why_not({**TAGGER, "architecture": None, "params_b": 1.6, "task": "embedding"})
-    assert why == "a copy needs 6.0 GiB (fp32), 6144 MB leaves 5.5 GiB beside the container's 512 MiB"
+    assert (
+        why == "a copy needs 6.0 GiB (fp32), 6144 MB leaves 5.5 GiB beside the container's 512 MiB"
+    )
 
 
 def test_a_cold_start_over_the_ping_limit_rules_the_kind_out():

@@ -79,7 +79,8 @@ def test_the_endpoint_config_is_encrypted_with_a_key_of_its_own_the_role_may_use
         "AWS::SageMaker::EndpointConfig", {"KmsKeyId": {"Fn::GetAtt": [key, "Arn"]}}
     )
     template.has_resource_properties(
-        "AWS::KMS::Key", {"EnableKeyRotation": True, "Description": Match.string_like_regexp("image")}
+        "AWS::KMS::Key",
+        {"EnableKeyRotation": True, "Description": Match.string_like_regexp("image")},
     )
     template.has_resource_properties(
         "AWS::IAM::Policy",
@@ -104,7 +105,9 @@ def test_a_key_passed_in_encrypts_the_endpoint_config_and_none_is_created():
     app = new_app()
     stack = cdk.Stack(app, "Sporadic")
     key = kms.Key.from_key_arn(
-        stack, "Given", "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+        stack,
+        "Given",
+        "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
     )
     ServerlessEndpoint(
         stack,
@@ -113,9 +116,7 @@ def test_a_key_passed_in_encrypts_the_endpoint_config_and_none_is_created():
     )
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::KMS::Key", 0)
-    template.has_resource_properties(
-        "AWS::SageMaker::EndpointConfig", {"KmsKeyId": key.key_arn}
-    )
+    template.has_resource_properties("AWS::SageMaker::EndpointConfig", {"KmsKeyId": key.key_arn})
 
 
 def test_the_three_compliance_packs_pass():

@@ -434,9 +434,9 @@ def assess(needs: Needs, region: str) -> Assessment:
         if KINDS[kind_name].serverless:
             options = [o for o in options if concurrency_problem(o.max_copies) is None]
             if not options:
-                result.unavailable[kind_name] = concurrency_problem(
-                    _with_traffic(raw[-1], needs.peak_rpm).max_copies
-                ) or ""
+                result.unavailable[kind_name] = (
+                    concurrency_problem(_with_traffic(raw[-1], needs.peak_rpm).max_copies) or ""
+                )
                 continue
         low = 0 if KINDS[kind_name].queued or KINDS[kind_name].serverless else 1
         options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))

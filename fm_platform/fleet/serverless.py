@@ -136,7 +136,9 @@ def processed_bytes(needs: Needs) -> float:
     return 2 * needs.payload_mb * BYTES_PER_MB if needs.payload_mb else 0.0
 
 
-def request_usd(prices: ServerlessPrices, needs: Needs, memory_mib: int, perf: Performance) -> float:
+def request_usd(
+    prices: ServerlessPrices, needs: Needs, memory_mib: int, perf: Performance
+) -> float:
     """What one request costs on ``memory_mib`` (module docstring)."""
     return prices.request_usd(memory_mib, request_seconds(perf), processed_bytes(needs))
 

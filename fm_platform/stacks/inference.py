@@ -76,9 +76,9 @@ from fm_platform.constructs.observability.inference_observability import (
     SINGLE_KIND,
     InferenceObservabilityProps,
     WatchedAsyncEndpoint,
-    WatchedServerlessEndpoint,
     WatchedEndpoint,
     WatchedModel,
+    WatchedServerlessEndpoint,
     watch_inference,
 )
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions

@@ -138,7 +138,9 @@ class ServerlessEndpoint(RealtimeEndpoint, ImportableByName):
     ``from_endpoint_arn`` or ``from_endpoint_attributes``.
     """
 
-    INSTANCE_METRIC = "MemoryUtilization"
+    # A constant of the kind: RealtimeEndpoint reads it per instance (imports set theirs),
+    # ImportableByName per class, so mypy sees two declarations of one name.
+    INSTANCE_METRIC = "MemoryUtilization"  # type: ignore[misc]
 
     def __init__(self, scope: Construct, construct_id: str, props: ServerlessEndpointProps) -> None:
         """Create the endpoint, its config and its model under ``scope``; ``props`` is

@@ -6,10 +6,10 @@ request instead of invocations). A serverless endpoint has no instances: its inv
 model and overhead latency (the overhead holds cold starts), errors, model setup time (its
 cold starts), concurrency over its maximum and memory utilisation, and with provisioned
 concurrency that concurrency's use and the requests that spilled over it ("Alarms and logs
-for tracking metrics from serverless endpoints", SageMaker Developer Guide). Per model on an Inference Components endpoint, one line each
-in the endpoint's widgets: invocations, latency, errors, copies, invocations per copy,
-accelerator and accelerator-memory utilisation, host memory utilisation, requests that
-found no copy.
+for tracking metrics from serverless endpoints", SageMaker Developer Guide). Per model on
+an Inference Components endpoint, one line each in the endpoint's widgets: invocations,
+latency, errors, copies, invocations per copy, accelerator and accelerator-memory
+utilisation, host memory utilisation, requests that found no copy.
 
 Metric names, namespaces, dimensions and statistics: SageMaker Developer Guide, "Amazon
 SageMaker AI metrics in Amazon CloudWatch" (``InvocationsPerCopy``: valid statistic Sum;

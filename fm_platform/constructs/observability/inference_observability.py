@@ -6,7 +6,8 @@ imported), the inference components, and the topic the alarms notify.
 :func:`watch_inference` adds under a scope an alarm per model (``Model-<model name>``), per
 real-time endpoint (``Endpoint-<label>``), per asynchronous endpoint
 (``AsyncEndpoint-<label>``) and per serverless endpoint (``ServerlessEndpoint-<label>``),
-each as its options say, and their dashboards (``Dashboards``). Without a topic no alarm is made (an alarm nobody hears is noise).
+each as its options say, and their dashboards (``Dashboards``). Without a topic no alarm
+is made (an alarm nobody hears is noise).
 """
 
 from __future__ import annotations
