@@ -40,10 +40,10 @@ from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
 from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
-from fm_platform.fleet.serverless import ZERO_REASON, memory_spec, request_seconds, type_memory
+from fm_platform.fleet.serverless import ZERO_REASON, request_seconds, spec_of, type_memory
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
-from fm_platform.hardware.instances import InstanceSpec, instance_spec
+from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
 from fm_platform.hardware.serverless_prices import serverless_prices
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
@@ -326,12 +326,6 @@ class Planner:
             return serverless_prices(self.region) is not None
         return instance_type in hourly_prices(self.region)
 
-    def _spec(self, e: EndpointPlan) -> InstanceSpec:
-        """What one instance of ``e`` offers (one invocation on a serverless endpoint)."""
-        if KINDS[e.kind].serverless:
-            return memory_spec(e.instance_type)
-        return instance_spec(e.instance_type)
-
     def keep_previous(self) -> list[str]:
         """Keep the previous plan's assignments that still hold; returns the models to place."""
         assert self.previous is not None
@@ -389,7 +383,7 @@ class Planner:
         kind = KINDS[e.kind]
         models = sum(_model_resources(self.plan.placements[m], e.kind) for m in e.models)
         resources = kind.endpoint_resources + models
-        if not self._spec(e).local_nvme:
+        if not spec_of(e.instance_type).local_nvme:
             resources += VOLUME_KEY_RESOURCES
         outputs = kind.endpoint_outputs
         if e.kind not in self.stack_kinds[stack]:
@@ -758,7 +752,7 @@ class Planner:
             new = [m.name for m in self.catalog.models]
         self.place_new(new)
         for e in self.plan.endpoints.values():
-            SIZERS[e.kind](e, [self.plan.placements[m] for m in e.models], self._spec(e))
+            SIZERS[e.kind](e, [self.plan.placements[m] for m in e.models], spec_of(e.instance_type))
         self.assign_stacks()
         self.time_cold_starts()
         price_plan(self.plan)

@@ -55,7 +55,7 @@ from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.performance import CPU_EFFICIENCY, Performance, encode_estimate, override
 from fm_platform.fleet.sizing import Needs
 from fm_platform.hardware.devices import family_vcpu_gflops
-from fm_platform.hardware.instances import InstanceSpec
+from fm_platform.hardware.instances import InstanceSpec, instance_spec
 from fm_platform.hardware.serverless_prices import ServerlessPrices
 from fm_platform.rules.serverless import max_concurrency_limit
 
@@ -100,6 +100,12 @@ def memory_spec(name: str) -> InstanceSpec:
     if memory is None:
         raise ValueError(f"{name!r} names no serverless memory size")
     return InstanceSpec(name, max(1, round(vcpus(memory))), memory, "none", 0, 0, False, 0)
+
+
+def spec_of(name: str) -> InstanceSpec:
+    """The hardware of the instance type ``name``, or of one invocation of the memory size
+    it names (:func:`memory_spec`)."""
+    return memory_spec(name) if type_memory(name) is not None else instance_spec(name)
 
 
 def vcpus(memory_mib: int) -> float:

@@ -15,10 +15,10 @@ from fm_platform.containers.images import CUSTOM, hardware_kind, image
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.plan import Placement, Plan
-from fm_platform.fleet.serverless import memory_spec, type_memory
+from fm_platform.fleet.serverless import spec_of
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
-from fm_platform.hardware.instances import InstanceSpec, instance_spec
+from fm_platform.hardware.instances import InstanceSpec
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,6 @@ class ModelServing:
     weights_kms_key_arn: str | None = None
     network_isolation: bool = True
     weights_from: str = "artifacts bucket"
-
-
-def _spec(instance_type: str) -> InstanceSpec:
-    """The hardware of ``instance_type``, or of a serverless memory size's invocation."""
-    if type_memory(instance_type) is not None:
-        return memory_spec(instance_type)
-    return instance_spec(instance_type)
 
 
 def _half(entry: ModelEntry, spec: InstanceSpec) -> str:
@@ -74,7 +67,7 @@ def model_serving(
     """The container of ``entry`` placed as ``placement`` on ``instance_type`` (or a
     serverless memory size) in ``region``; ``adapters``: LoRA adapters served on its
     component."""
-    spec = _spec(instance_type)
+    spec = spec_of(instance_type)
     hardware = hardware_kind(spec.accelerator)
     family = needs.container
     settings = ServingSettings(
