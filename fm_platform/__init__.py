@@ -90,6 +90,11 @@ if TYPE_CHECKING:
         MultiModelEndpointOptions as MultiModelEndpointOptions,
         MultiModelEndpointProps as MultiModelEndpointProps,
     )
+    from fm_platform.constructs.inference.serverless_endpoint import (
+        ServerlessEndpoint as ServerlessEndpoint,
+        ServerlessEndpointOptions as ServerlessEndpointOptions,
+        ServerlessEndpointProps as ServerlessEndpointProps,
+    )
     from fm_platform.constructs.inference.single_model_endpoint import (
         DataCaptureOptions as DataCaptureOptions,
         DataCaptureProps as DataCaptureProps,

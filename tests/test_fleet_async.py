@@ -95,14 +95,17 @@ def test_large_payloads_and_long_requests_need_the_asynchronous_endpoint():
     assert plan.endpoints[contracts.endpoint].kind == ASYNC
     assert contracts.reason == (
         "the only option (single-model, inference-components, multi-model: payload_mb 12 "
-        "exceeds the 6 MB a request body may have)"
+        "exceeds the 6 MB a request body may have; serverless: payload_mb 12 exceeds the "
+        "4 MB a request body may have)"
     )
     long = plan.placements["long"]
     assert plan.endpoints[long.endpoint].kind == ASYNC
     assert long.latency_ms > KINDS[SINGLE].max_request_s * 1000
     assert long.reason == (
         "the only option (single-model, inference-components: no instance type fits and "
-        "answers within its 60 s request limit; multi-model: no instance type fits)"
+        "answers within its 60 s request limit; multi-model: no instance type fits; "
+        "serverless: text generation is not served on serverless endpoints (CPU only, no "
+        "GPUs))"
     )
 
 

@@ -4,7 +4,8 @@ Per model: its needs (:mod:`fm_platform.fleet.sizing`), every option per kind, t
 tensor-parallel degree (:mod:`fm_platform.fleet.options`), and the hosting decision its
 fitness scores and priorities drive (:mod:`fm_platform.fleet.fitness`). Then:
 
-- single-model and asynchronous: one endpoint per model on its cheapest type;
+- single-model, asynchronous and serverless: one endpoint per model on its cheapest type
+  (serverless: memory size);
 - Inference Components: models share endpoints of their cheapest type (or of their
   ``group``), up to ``max_models_per_endpoint`` each;
 - multi-model: models of one framework share endpoints of their cheapest type, sizes at
@@ -47,10 +48,12 @@ from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.pools import plan_pools
+from fm_platform.fleet.serverless import ZERO_REASON, request_seconds, spec_of, type_memory
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
+from fm_platform.hardware.serverless_prices import serverless_prices
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.problems import Problems
 
@@ -251,6 +254,7 @@ class Planner:
                 "(--repack to review)"
             )
         perf = option.perf
+        serverless = KINDS[kind].serverless
         return Placement(
             name="",
             endpoint="",
@@ -270,6 +274,8 @@ class Planner:
             reason=reason,
             scale_to_zero=QUEUED_ZERO_REASON
             if KINDS[kind].queued
+            else ZERO_REASON
+            if serverless
             else decision.scale_to_zero_reason
             if KINDS[kind].scale_to_zero
             else "",
@@ -285,6 +291,10 @@ class Planner:
                 if option.parts.adapters_gib
                 else {}
             ),
+            # a serverless option's price is an invocation busy for an hour
+            cost_per_request=round(option.price * request_seconds(perf) / 3600, 9)
+            if serverless
+            else None,
         )
 
     # -- stability --------------------------------------------------------------------------
@@ -317,7 +327,7 @@ class Planner:
             if o.instance_type == endpoint.instance_type
         ]
         if not options:
-            if endpoint.instance_type not in hourly_prices(self.region):
+            if not self._priced(endpoint.instance_type):
                 return None, f"{endpoint.instance_type} has no price in {self.region}"
             why = known.assessment.rejected.get(endpoint.instance_type, "its needs changed")
             return None, f"{endpoint.instance_type} can no longer run it: {why}"
@@ -325,6 +335,12 @@ class Planner:
         if self._group_key(model, option) != endpoint.group:
             return None, f"its group changed (endpoint group {endpoint.group})"
         return option, ""
+
+    def _priced(self, instance_type: str) -> bool:
+        """Whether ``instance_type`` (or a serverless memory size) has a price here."""
+        if type_memory(instance_type) is not None:
+            return serverless_prices(self.region) is not None
+        return instance_type in hourly_prices(self.region)
 
     def keep_previous(self) -> list[str]:
         """Keep the previous plan's assignments that still hold; returns the models to place."""
@@ -383,7 +399,7 @@ class Planner:
         kind = KINDS[e.kind]
         models = sum(self.model_resources(self.plan.placements[m], e.kind) for m in e.models)
         resources = kind.endpoint_resources + models
-        if not instance_spec(e.instance_type).local_nvme:
+        if not spec_of(e.instance_type).local_nvme:
             resources += VOLUME_KEY_RESOURCES
         outputs = kind.endpoint_outputs + sum(self.model_outputs(m) for m in e.models)
         if e.kind not in self.stack_kinds[stack]:
@@ -813,9 +829,7 @@ class Planner:
             new = [m.name for m in self.catalog.models]
         self.place_new(new)
         for e in self.plan.endpoints.values():
-            SIZERS[e.kind](
-                e, [self.plan.placements[m] for m in e.models], instance_spec(e.instance_type)
-            )
+            SIZERS[e.kind](e, [self.plan.placements[m] for m in e.models], spec_of(e.instance_type))
         self.assign_stacks()
         self.time_cold_starts()
         price_plan(self.plan)
@@ -826,7 +840,8 @@ class Planner:
     def time_cold_starts(self) -> None:
         """Every model that may scale to zero gets its expected cold start
         (:mod:`fm_platform.fleet.coldstart`): with an instance launch where its endpoint
-        can reach zero instances, from the data cache where an Inference Components
+        can reach zero instances (a serverless endpoint has none to launch), from the data
+        cache where an Inference Components
         endpoint keeps an instance and caches by default
         (:func:`~fm_platform.rules.caching.caches_by_default`)."""
         for e in self.plan.endpoints.values():
@@ -842,7 +857,8 @@ class Planner:
                     cached = cached_start_skips_download(
                         caching, keeps_instances=e.min_instances > 0
                     )
-                    seconds, p.cold_start = cold_start(needs, e.min_instances == 0, cached=cached)
+                    launches = e.min_instances == 0 and not KINDS[e.kind].serverless
+                    seconds, p.cold_start = cold_start(needs, launches, cached=cached)
                     p.cold_start_s = round(seconds, 1)
 
 
