@@ -79,6 +79,13 @@ if TYPE_CHECKING:
         InferenceComponentModelProps as InferenceComponentModelProps,
         RollingUpdate as RollingUpdate,
     )
+    from fm_platform.constructs.inference.component_placement import (
+        ComponentScheduling as ComponentScheduling,
+    )
+    from fm_platform.constructs.inference.instance_pools import (
+        FallbackPool as FallbackPool,
+        InstanceTypeResources as InstanceTypeResources,
+    )
     from fm_platform.constructs.inference.instance_scaling import (
         InstanceScaling as InstanceScaling,
     )
@@ -90,6 +97,11 @@ if TYPE_CHECKING:
         MultiModelEndpointOptions as MultiModelEndpointOptions,
         MultiModelEndpointProps as MultiModelEndpointProps,
     )
+    from fm_platform.constructs.inference.serverless_endpoint import (
+        ServerlessEndpoint as ServerlessEndpoint,
+        ServerlessEndpointOptions as ServerlessEndpointOptions,
+        ServerlessEndpointProps as ServerlessEndpointProps,
+    )
     from fm_platform.constructs.inference.single_model_endpoint import (
         DataCaptureOptions as DataCaptureOptions,
         DataCaptureProps as DataCaptureProps,
@@ -97,6 +109,12 @@ if TYPE_CHECKING:
         SingleModelEndpointOptions as SingleModelEndpointOptions,
         SingleModelEndpointProps as SingleModelEndpointProps,
         VariantSpec as VariantSpec,
+    )
+    from fm_platform.constructs.inference.variant_features import (
+        CapacityReservation as CapacityReservation,
+        EndpointMetrics as EndpointMetrics,
+        PrefixAwareRouting as PrefixAwareRouting,
+        ScaleInPolicy as ScaleInPolicy,
     )
     from fm_platform.constructs.secure_bucket import (
         BucketOptions as BucketOptions,

@@ -29,13 +29,17 @@ from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpoint,
     MultiModelEndpointProps,
 )
+from fm_platform.constructs.inference.serverless_endpoint import (
+    ServerlessEndpoint,
+    ServerlessEndpointProps,
+)
 from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpoint,
     SingleModelEndpointProps,
 )
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarm, EndpointAlarmProps
 
-KINDS = ("component", "single", "multi", "async")
+KINDS = ("component", "single", "multi", "async", "serverless")
 ACCOUNT_ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/"
 CONTAINER = ModelContainer(model_data_url="s3://models/chat/")
 
@@ -61,6 +65,10 @@ def created(scope: Construct, kind: str) -> IEndpoint:
             MultiModelEndpointProps(
                 models_s3_prefix="s3://models/m/", instance_type="ml.m5.xlarge"
             ),
+        )
+    if kind == "serverless":
+        return ServerlessEndpoint(
+            scope, "Created", ServerlessEndpointProps(model_name="tagger", container=CONTAINER)
         )
     return AsyncEndpoint(
         scope,
@@ -89,6 +97,16 @@ def imported(scope: Construct, kind: str, role: iam.IRole) -> dict[str, IEndpoin
                 scope, "ByArn", f"{ACCOUNT_ARN}arn-single"
             ),
             "attributes": SingleModelEndpoint.from_endpoint_attributes(
+                scope, "ByAttributes", attributes
+            ),
+        }
+    if kind == "serverless":
+        return {
+            "name": ServerlessEndpoint.from_endpoint_name(scope, "ByName", "ext-serverless"),
+            "arn": ServerlessEndpoint.from_endpoint_arn(
+                scope, "ByArn", f"{ACCOUNT_ARN}arn-serverless"
+            ),
+            "attributes": ServerlessEndpoint.from_endpoint_attributes(
                 scope, "ByAttributes", attributes
             ),
         }

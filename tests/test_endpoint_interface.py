@@ -117,7 +117,8 @@ def test_an_imported_endpoint_gets_the_alarm_and_metrics_of_its_kind(kind):
     assert by_attributes.endpoint_name == f"Attr-{kind.capitalize()}"
     assert by_attributes.variant_name == "v1"
     assert endpoints["arn"].endpoint_name == f"arn-{kind}"
-    expected_metric = "CPUUtilizationNormalized" if kind == "component" else "CPUUtilization"
+    metrics = {"component": "CPUUtilizationNormalized", "serverless": "MemoryUtilization"}
+    expected_metric = metrics.get(kind, "CPUUtilization")
     assert by_attributes.instance_metric == expected_metric
     assert created(stack, kind).instance_metric == expected_metric
     instances = by_attributes.metric_instances()

@@ -100,7 +100,10 @@ def test_the_decision_lists_every_candidate_kind_with_its_cost():
     planner.run()
     decision = planner.assessed["m"].decision
     kinds = {c.kind: c for c in decision.candidates}
-    assert set(kinds) == {IC, SINGLE, "multi-model", "asynchronous"}
+    assert set(kinds) == {IC, SINGLE, "multi-model", "asynchronous", "serverless"}
     assert kinds["multi-model"].why_not == "no instance type fits"
+    assert kinds["serverless"].why_not == (
+        "text generation is not served on serverless endpoints (CPU only, no GPUs)"
+    )
     assert kinds["asynchronous"].why_not.startswith("for latency_class: batch only")
     assert kinds[IC].expected_hourly > 0 and kinds[SINGLE].expected_hourly > 0

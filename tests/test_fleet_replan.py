@@ -136,7 +136,8 @@ def test_a_moved_model_records_where_it_was_and_keeps_it_while_it_stays():
     [line] = [
         line for line in plan_changes(before, after, planner.moves) if line.startswith("moved ")
     ]
-    assert line.startswith(f"moved chat: {old.endpoint} (ml.g7e.2xlarge) -> ic-chat-001 (")
+    old_type = before.endpoints[old.endpoint].instance_type
+    assert line.startswith(f"moved chat: {old.endpoint} ({old_type}) -> ic-chat-001 ({old_type})")
     assert line.endswith("; its component's name ends in -ic-chat-001")
     # the plan file keeps it, and the next re-plan too (the model stays where it is)
     written = plan_from_json(after.to_json())

@@ -1,4 +1,5 @@
-"""A small catalog's fleet stacks: cfn-lint, the three cdk-nag packs, snapshots, budgets."""
+"""A small catalog's fleet stacks: cfn-lint, the three cdk-nag packs, snapshots, budgets,
+and the plan file's numbers in the templates."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.kinds import ASYNC
+from fm_platform.fleet.kinds import ASYNC, KINDS
 from fm_platform.fleet.options import family_types
+from fm_platform.fleet.plan import read_plan
 from fm_platform.fleet.planner import Limits, Planner
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.conftest import synth_env
@@ -70,6 +72,14 @@ SMALL = {
             "active_hours": 3,
             "instance_family": "c6i",
             "payload_mb": 50,
+        },
+        # Sporadic and small: a serverless endpoint (memory size and concurrency planned).
+        {
+            "name": "tagger",
+            "architecture": "bge-small-en-v1.5",
+            "peak_rpm": 30,
+            "active_hours": 2,
+            "cold_start_tolerant": True,
         },
     ],
 }
@@ -210,3 +220,70 @@ def test_stack_budget_estimates_cover_what_the_stacks_create(planned, assembly):
         resources, outputs = planner.usage[stack.stack_name]
         assert len(stack.template.get("Resources", {})) <= resources, stack.stack_name
         assert len(stack.template.get("Outputs", {})) <= outputs, stack.stack_name
+
+
+def test_shared_endpoint_starts_with_instances_for_every_first_copy():
+    # Three models that may scale to zero on one endpoint: the plan's minimum is no
+    # instance, yet each component starts at one copy, so the endpoint starts with the
+    # instances those copies need (no initialCopiesExceedInstances warning).
+    sleepy = [
+        {
+            "name": f"sleepy-{n}",
+            "architecture": "llama-3.1-8b",
+            "peak_rpm": 600,
+            "active_hours": 2,
+            "cold_start_tolerant": True,
+        }
+        for n in range(3)
+    ]
+    catalog = catalog_from_data({"name": "sleepy", "models": sleepy}, family_types("us-east-1"))
+    plan = Planner(catalog).run()
+    (endpoint,) = plan.endpoints.values()
+    assert endpoint.min_instances == 0
+    app = cdk.App()
+    fleet_stacks(app, plan, catalog)
+    assembly = app.synth()
+    warnings = [
+        m
+        for stack in assembly.stacks
+        for m in stack.messages
+        if "initialCopiesExceedInstances" in str(m.entry.data)
+    ]
+    assert warnings == []
+    config = next(
+        r
+        for stack in assembly.stacks
+        for r in stack.template["Resources"].values()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig"
+    )
+    assert (
+        config["Properties"]["ProductionVariants"][0]["ManagedInstanceScaling"]["MinInstanceCount"]
+        == 0
+    )
+
+
+def test_a_serverless_model_gets_the_memory_and_concurrency_of_the_plan_file(
+    planned, assembly, tmp_path
+):
+    _, _, plan = planned
+    path = tmp_path / "small.plan.json"
+    plan.write(path)
+    written = read_plan(path)
+    assert written is not None
+    placement = written.placements["tagger"]
+    endpoint = written.endpoints[placement.endpoint]
+    assert KINDS[endpoint.kind].serverless and placement.cost_per_request
+    resources = {s.stack_name: s.template["Resources"] for s in assembly[1].stacks}[endpoint.stack]
+    stem = "ServerlessEndpoint" + endpoint.name.replace("-", "")
+    (config,) = (
+        r["Properties"]
+        for logical_id, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig" and logical_id.startswith(stem)
+    )
+    (variant,) = config["ProductionVariants"]
+    assert variant["ServerlessConfig"] == {
+        "MemorySizeInMB": placement.memory_mib,
+        "MaxConcurrency": endpoint.max_instances,
+    }
+    assert endpoint.instance_type == f"serverless-{placement.memory_mib}MB"
+    assert "KmsKeyId" in config

@@ -8,6 +8,7 @@ import dataclasses
 from fm_platform.constructs.observability.async_alarm import AsyncEndpointAlarmOptions
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
+from fm_platform.constructs.observability.serverless_alarm import ServerlessEndpointAlarmOptions
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.constructs.observability.training_alarms import TrainingAlarmOptions
 from tests.support import ROOT
@@ -30,6 +31,7 @@ def test_every_alarm_and_notification_key_is_in_the_docs():
         ModelAlarmOptions,
         EndpointAlarmOptions,
         AsyncEndpointAlarmOptions,
+        ServerlessEndpointAlarmOptions,
     ):
         for field in dataclasses.fields(options):
             assert f"`{field.name}`" in observability, (options.__name__, field.name)

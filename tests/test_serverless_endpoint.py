@@ -1,6 +1,7 @@
 """ServerlessEndpoint: a serverless variant (memory, maximum and provisioned concurrency),
-clean under cfn-lint and the three cdk-nag packs, and every limit botocore states refused
-by key."""
+its endpoint config encrypted with a customer-managed key (the image copy SageMaker
+keeps), no network isolation (unsupported), clean under cfn-lint and the three cdk-nag
+packs, and every limit botocore states refused by key."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.constructs.inference.model_container import ModelContainer
@@ -65,7 +67,56 @@ def test_defaults_are_two_gib_and_five_concurrent_invocations():
             ]
         },
     )
-    template.has_resource_properties("AWS::SageMaker::Model", {"EnableNetworkIsolation": True})
+    template.has_resource_properties(
+        "AWS::SageMaker::Model", {"EnableNetworkIsolation": Match.absent()}
+    )
+
+
+def test_the_endpoint_config_is_encrypted_with_a_key_of_its_own_the_role_may_use():
+    template = Template.from_stack(_endpoint(new_app()))
+    (key,) = template.find_resources("AWS::KMS::Key")
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig", {"KmsKeyId": {"Fn::GetAtt": [key, "Arn"]}}
+    )
+    template.has_resource_properties(
+        "AWS::KMS::Key",
+        {"EnableKeyRotation": True, "Description": Match.string_like_regexp("image")},
+    )
+    template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+                                "Resource": {"Fn::GetAtt": [key, "Arn"]},
+                            }
+                        )
+                    ]
+                )
+            }
+        },
+    )
+
+
+def test_a_key_passed_in_encrypts_the_endpoint_config_and_none_is_created():
+    app = new_app()
+    stack = cdk.Stack(app, "Sporadic")
+    key = kms.Key.from_key_arn(
+        stack,
+        "Given",
+        "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    )
+    ServerlessEndpoint(
+        stack,
+        "Classifier",
+        ServerlessEndpointProps(model_name="classifier", container=CONTAINER, encryption_key=key),
+    )
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::KMS::Key", 0)
+    template.has_resource_properties("AWS::SageMaker::EndpointConfig", {"KmsKeyId": key.key_arn})
 
 
 def test_the_three_compliance_packs_pass():
@@ -87,6 +138,11 @@ def test_the_three_compliance_packs_pass():
         (
             {"max_concurrency": 4, "provisioned_concurrency": 8},
             "provisioned_concurrency=8: at most max_concurrency (4)",
+        ),
+        (
+            {"network_isolation": True},
+            "network_isolation=True: false: Serverless Inference does not support network "
+            "isolation",
         ),
     ],
 )

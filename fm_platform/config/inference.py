@@ -41,6 +41,7 @@ from fm_platform.constructs.observability.endpoint_alarm import (
     EndpointAlarmOptions,
 )
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
+from fm_platform.constructs.observability.serverless_alarm import ServerlessEndpointAlarmOptions
 from fm_platform.rules.asynchronous import check_unique_prefixes
 from fm_platform.rules.capacity import CopyDemand, check_min_copies_fit
 from fm_platform.rules.components import check_component_name_free, component_name_for
@@ -136,10 +137,13 @@ class ServerlessEndpointConfig(ServerlessEndpointOptions):
 
     name: a stable logical name; construct IDs derive from it.
     model_name: by default ``name``.
+    alarms: the endpoint's alarm (:class:`ServerlessEndpointAlarmOptions`); by default its
+        defaults.
     """
 
     name: str
     model_name: str | None = None  # type: ignore[assignment]
+    alarms: ServerlessEndpointAlarmOptions = field(default_factory=ServerlessEndpointAlarmOptions)
 
     def __post_init__(self) -> None:
         if self.model_name is None:
@@ -395,11 +399,11 @@ class InferenceConfig:
             queued.check(view)
             _check_alarms(view.scoped("alarms."), queued)
         for index, serverless in enumerate(self.serverless_endpoints):
-            serverless.check(
-                problems.scoped(
-                    f"serverless_endpoints[{index}].", about=f"endpoint {serverless.name!r}"
-                )
+            view = problems.scoped(
+                f"serverless_endpoints[{index}].", about=f"endpoint {serverless.name!r}"
             )
+            serverless.check(view)
+            _check_alarms(view.scoped("alarms."), serverless)
 
 
 def _counts_copies(endpoint: InferenceComponentEndpointConfig) -> bool:
@@ -481,7 +485,13 @@ def _check_alarms(problems: Problems, item: object) -> None:
     """The problems of ``item``'s ``alarms`` options, when it has some (a model given as
     plain :class:`InferenceComponentModelOptions` has none)."""
     alarms = getattr(item, "alarms", None)
-    if isinstance(alarms, ModelAlarmOptions | EndpointAlarmOptions | AsyncEndpointAlarmOptions):
+    if isinstance(
+        alarms,
+        ModelAlarmOptions
+        | EndpointAlarmOptions
+        | AsyncEndpointAlarmOptions
+        | ServerlessEndpointAlarmOptions,
+    ):
         alarms.check(problems)
     if isinstance(alarms, ModelAlarmOptions) and alarms.enabled and not problems:
         scaling = getattr(item, "scaling", None)

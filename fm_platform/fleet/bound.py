@@ -18,7 +18,9 @@ whole copies, packing copies onto instances, and one kind and type per model. Pe
   times a;
 - a kind of one model per endpoint (single-model, asynchronous): the option's own
   expected cost, price x (min + a x (max copies - min)), with min at least 1 unless the
-  kind queues requests.
+  kind queues requests;
+- a serverless kind: the option's own expected cost, its busy invocations at peak x a
+  (no instances, nothing while idle).
 
 Minimising the hourly price of all instances gives a cost no plan can undercut: a plan's
 expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at least these
@@ -85,6 +87,8 @@ def _option_column(program: _Program, o: Option, minimum: int, a: float) -> int:
         column = program.column(0.0)
         program.memory[o.instance_type][column] = o.copy_gib / o.usable_gib
         program.traffic[o.instance_type][column] = a * o.load
+    elif kind.serverless:
+        column = program.column(o.price * a * o.load)
     else:
         low = minimum if kind.queued else max(1, minimum)
         column = program.column(o.price * (low + a * (o.max_copies - low)))

@@ -16,6 +16,11 @@ instances at peak). The
 endpoint's expected cost is split among its models: the minimum by their minimum copies'
 accelerators (multi-model: memory), the rest by a_m x D_m. A month is 730 hours (the AWS
 pricing calculator's). The same E is what :mod:`fm_platform.fleet.bound` bounds.
+
+A serverless endpoint has no instances and costs nothing while idle: its model's expected
+cost is a x its peak requests per hour x its ``cost_per_request``, its minimum 0, its
+maximum every concurrent invocation busy (``MaxConcurrency`` x one invocation's requests
+per hour x the cost per request); the plan's instance counts leave it out.
 """
 
 from __future__ import annotations
@@ -78,21 +83,37 @@ def price_endpoint(e: EndpointPlan, ps: list[Placement], price: float) -> None:
         p.expected_hourly = round(share + add, 4)
 
 
+def price_serverless(e: EndpointPlan, ps: list[Placement]) -> None:
+    """Set a serverless endpoint's and its model's hourly costs (module docstring)."""
+    (p,) = ps
+    per_request = p.cost_per_request or 0.0
+    p.expected_hourly = round(p.active_hours / 24 * p.peak_rpm * 60 * per_request, 4)
+    e.min_hourly = 0.0
+    e.expected_hourly = p.expected_hourly
+    e.max_hourly = round(e.max_instances * p.rpm_per_copy * 60 * per_request, 4)
+
+
 def price_plan(plan: Plan) -> None:
     """Price every endpoint and model of ``plan`` in its region."""
     prices = hourly_prices(plan.region)
     for e in plan.endpoints.values():
-        price_endpoint(e, [plan.placements[m] for m in e.models], prices[e.instance_type])
+        ps = [plan.placements[m] for m in e.models]
+        if KINDS[e.kind].serverless:
+            price_serverless(e, ps)
+        else:
+            price_endpoint(e, ps, prices[e.instance_type])
 
 
 def plan_cost(plan: Plan) -> Cost:
-    """The plan's instances and hourly cost (endpoints priced by :func:`price_plan`)."""
+    """The plan's instances (serverless endpoints have none) and hourly cost (endpoints
+    priced by :func:`price_plan`)."""
     prices = hourly_prices(plan.region)
     endpoints = plan.endpoints.values()
+    hosted = [e for e in endpoints if not KINDS[e.kind].serverless]
     return Cost(
-        sum(e.min_instances for e in endpoints),
-        sum(e.max_instances for e in endpoints),
-        sum(e.expected_hourly / prices[e.instance_type] for e in endpoints),
+        sum(e.min_instances for e in hosted),
+        sum(e.max_instances for e in hosted),
+        sum(e.expected_hourly / prices[e.instance_type] for e in hosted),
         sum(e.min_hourly for e in endpoints),
         sum(e.expected_hourly for e in endpoints),
         sum(e.max_hourly for e in endpoints),

@@ -22,6 +22,9 @@
   concurrent invocations per instance: at that backlog every instance processes its
   planned concurrency and nothing waits, and a longer queue adds instances, up to the
   peak's.
+- Serverless: no instances; 0 concurrent invocations at minimum, ``MaxConcurrency`` = the
+  model's copies at peak (Little's law, :mod:`fm_platform.fleet.serverless`) at maximum; no
+  scaling target (SageMaker scales the invocations).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
+from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
 from fm_platform.fleet.options import MME_MEMORY_SHARE, Shape
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement
@@ -75,9 +78,17 @@ def size_async(e: EndpointPlan, ps: list[Placement], spec: InstanceSpec) -> None
     e.scaling_target = float(p.concurrency)
 
 
+def size_serverless(e: EndpointPlan, ps: list[Placement], spec: InstanceSpec) -> None:
+    (p,) = ps
+    e.min_instances = 0
+    e.max_instances = max(1, p.max_copies)
+    e.scaling_target = None
+
+
 SIZERS: dict[str, Callable[[EndpointPlan, list[Placement], InstanceSpec], None]] = {
     IC: size_inference_components,
     SINGLE: size_single,
     MULTI: size_multi,
     ASYNC: size_async,
+    SERVERLESS: size_serverless,
 }

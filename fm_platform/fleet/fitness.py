@@ -173,6 +173,9 @@ def _fit(kind: str, axis: str, cost_fit: float, to_zero: bool) -> float:
 
 def _no_option(kind: str, assessment: Assessment) -> str:
     """Why ``kind`` has no option."""
+    unavailable = assessment.unavailable.get(kind)
+    if unavailable:
+        return unavailable
     limit = assessment.limited.get(kind)
     if limit is not None:
         return f"no instance type fits and answers within its {limit:g} s request limit"

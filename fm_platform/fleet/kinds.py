@@ -21,11 +21,23 @@ give ``latency_p50_ms``); and it scales on its queue's backlog, down to zero and
 a burst, holding requests in the queue instead of refusing them (scalability 1.0, as
 Inference Components, whose copies scale per model).
 
+The serverless endpoint (SageMaker Serverless Inference, :mod:`fm_platform.fleet.serverless`)
+is this package's policy too: it runs one small CPU model in 1-6 GB of memory (model size
+0.2: no GPUs, nothing larger), with cold starts after idle periods (latency 0.3, as a
+multi-model endpoint, which loads models on demand); each invocation gets compute of its
+own (isolation 1.0); SageMaker scales it per request from zero, up to 200 concurrent
+invocations per endpoint within an account quota shared by every serverless endpoint of
+the region (scalability 0.6). It has no instance type: its options are memory sizes, its
+cost is per request (nothing while idle), and it never keeps a copy warm (no provisioned
+concurrency is planned).
+
 Request limits per kind, from the SageMaker Developer Guide's "Supported features" of each
 inference option (https://docs.aws.amazon.com/sagemaker/latest/dg/model-deploy-feature-matrix.html,
 as archived in June 2023 in awsdocs/amazon-sagemaker-developer-guide,
 doc_source/model-deploy-feature-matrix.md): a real-time request carries up to 6 MB and is
-answered within 60 s; an asynchronous request up to 1 GB, processed for up to an hour.
+answered within 60 s; an asynchronous request up to 1 GB, processed for up to an hour; a
+serverless request up to 4 MB ("Invoke a serverless endpoint", the same guide), answered
+within the real-time limit.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ from fm_platform.rules.asynchronous import check_async_instance_type
 from fm_platform.rules.problems import Problems
 
 IC, SINGLE, MULTI, ASYNC = "inference-components", "single-model", "multi-model", "asynchronous"
+SERVERLESS = "serverless"
 
 #: The latency class of work whose callers do not wait for the answer.
 BATCH = "batch"
@@ -44,10 +57,16 @@ BATCH = "batch"
 REALTIME_PAYLOAD_MB, REALTIME_REQUEST_S = 6.0, 60.0
 #: Asynchronous requests: up to 1 GB, processed for up to an hour (module docstring).
 ASYNC_PAYLOAD_MB, ASYNC_REQUEST_S = 1024.0, 3600.0
+#: Serverless requests and responses: up to 4 MB (module docstring).
+SERVERLESS_PAYLOAD_MB = 4.0
 #: The customer-managed key of an endpoint config on a type whose storage is an EBS volume
 #: (every kind; local NVMe storage is hardware-encrypted and gets none), measured on the
 #: constructs: :func:`fm_platform.constructs.inference.storage_encryption.storage_key_applies`.
 VOLUME_KEY_RESOURCES = 1
+#: A LoRA adapter on an Inference Components base is one resource (its
+#: ``AWS::SageMaker::InferenceComponent``; its weights' key is imported, not created), and a
+#: base with adapters adds one output listing them (``fm_platform/stacks/fleet.py``).
+ADAPTER_RESOURCES, ADAPTER_BASE_OUTPUTS = 1, 1
 
 
 @dataclass(frozen=True)
@@ -75,7 +94,9 @@ class Kind:
     of ``latency_class: batch``. queued: requests wait in a queue, so the endpoint scales to
     zero for every model, without refusing requests. type_rule: the pure rule an instance
     type must pass for the kind (None: every hosting type). preference: among equal
-    utilities the lowest wins (:mod:`fm_platform.fleet.fitness`).
+    utilities the lowest wins (:mod:`fm_platform.fleet.fitness`). serverless: no instances
+    (:mod:`fm_platform.fleet.serverless`): its options are memory sizes, a copy is one
+    concurrent invocation, it is paid per request and always scales to zero.
     """
 
     name: str
@@ -104,6 +125,7 @@ class Kind:
     queued: bool = False
     type_rule: Callable[[Problems, str, str | None], None] | None = None
     preference: int = 3
+    serverless: bool = False
 
     @property
     def packs_devices(self) -> bool:
@@ -209,6 +231,23 @@ KINDS: dict[str, Kind] = {
             queued=True,
             type_rule=check_async_instance_type,
         ),
+        Kind(
+            name=SERVERLESS,
+            prefix="sls",
+            preference=4,
+            accelerated=False,
+            serverless=True,
+            cold_start=True,
+            fit={"model_size": 0.2, "latency": 0.3, "isolation": 1.0, "scalability": 0.6},
+            scaling_metric="requests per minute of one concurrent invocation (SageMaker "
+            "scales the invocations up to MaxConcurrency)",
+            # Model, endpoint config, endpoint, execution role and its policy, health alarm
+            # (and the endpoint config's key, VOLUME_KEY_RESOURCES: it encrypts the copy of
+            # the image SageMaker keeps); output: its name.
+            endpoint_resources=6,
+            endpoint_outputs=1,
+            max_payload_mb=SERVERLESS_PAYLOAD_MB,
+        ),
     )
 }
 #: An Inference Components model that scales to zero serves its first request after a
@@ -217,7 +256,7 @@ SCALE_TO_ZERO_LATENCY_FIT = 0.4
 
 
 def min_copies(kind: str, to_zero: bool) -> int:
-    """A model's fewest copies on ``kind``: 0 on a queued kind, 0 on a kind that may scale
-    to zero when the model does (``to_zero``), else 1."""
+    """A model's fewest copies on ``kind``: 0 on a queued or serverless kind, 0 on a kind
+    that may scale to zero when the model does (``to_zero``), else 1."""
     k = KINDS[kind]
-    return 0 if k.queued or (k.scale_to_zero and to_zero) else 1
+    return 0 if k.queued or k.serverless or (k.scale_to_zero and to_zero) else 1

@@ -4,9 +4,11 @@ the copy's shape and throughput, and why the other types cannot run it.
 Hardware rules: bf16 weights need an NVIDIA GPU of compute capability 8.0 or newer
 (Ampere: T4 and V100 have no bf16 and vLLM refuses them) unless the catalog allows fp16
 (``allow_fp16``); fp8 needs 8.9 (Ada, Hopper) or newer; Inferentia and Trainium run only
-models compiled for Neuron (``neuron_compiled``); text generation never runs on CPU types;
+models compiled for Neuron (``neuron_compiled``), and of the quantized ones int8 only;
+text generation never runs on CPU types;
 ``instance_family`` keeps only that family. Candidate types are those with hardware figures
-and a price in the plan's region.
+and a price in the plan's region, on which the model's container family has an image in
+that region.
 
 Kinds: a kind that refuses the model (:meth:`fm_platform.fleet.kinds.Kind.refuses`: its
 latency class, its request body) gets no options; a kind's own instance-type rule (the
@@ -20,6 +22,14 @@ SageMaker's agents). A whole-instance copy (single-model and multi-model endpoin
 every device of its instance. Multi-model endpoints keep loaded models in host memory and
 get half of it for models (the rest: the model server and request buffers); a copy on a
 CPU type holds its weights in fp32 (4 bytes per parameter).
+
+A serverless kind has no instance types: its options are the memory sizes the model fits
+(:mod:`fm_platform.fleet.serverless`), named ``serverless-<MiB>MB``; an option's ``price``
+is one concurrent invocation busy for an hour (its requests' cost), and its copies at peak
+the concurrent invocations Little's law gives. Where it cannot host the model at all (no
+prices in the region, text generation, a container without a CPU image, a cold start over
+3 minutes, no memory size that fits, a peak over 200 concurrent invocations) the
+assessment says why (``unavailable``).
 """
 
 from __future__ import annotations
@@ -42,6 +52,16 @@ from fm_platform.fleet.performance import (
     override,
 )
 from fm_platform.fleet.profiles import read_benchmark, shipped_records
+from fm_platform.fleet.serverless import (
+    CONTAINER_MIB,
+    cold_start_problem,
+    concurrency_problem,
+    memory_type,
+    performance,
+    request_seconds,
+    request_usd,
+    vcpus,
+)
 from fm_platform.fleet.sizing import MemoryParts, Needs, tp_degrees
 from fm_platform.hardware.devices import (
     BF16_MIN_CAPABILITY,
@@ -52,12 +72,17 @@ from fm_platform.hardware.devices import (
 )
 from fm_platform.hardware.instances import InstanceSpec, instance_spec
 from fm_platform.hardware.prices import hourly_prices
+from fm_platform.hardware.serverless_prices import serverless_prices, serverless_regions
+from fm_platform.rules.serverless import memory_sizes_mib
 
 #: Share of a multi-model instance's host memory that holds loaded models.
 MME_MEMORY_SHARE = 0.5
 #: CPU types run encoder models in fp32.
 CPU_BYTES_PER_PARAM = 4.0
 NEURON = ("inferentia", "trainium")
+#: Weight dtypes LMI cannot serve on Neuron: transformers-neuronx quantizes int8 only
+#: (``static_int8``; djl-serving ``tnx_user_guide.md``, "Quantization").
+NEURON_UNQUANTIZED = ("fp8", "int4")
 
 
 @dataclass(frozen=True)
@@ -92,8 +117,11 @@ class Option:
         """USD per hour averaged over a day: the peak copies while active, the minimum
         otherwise; a multi-model copy costs its share of an instance's model memory while
         idle and the larger of that and its traffic share while active; a whole-instance
-        kind keeps an instance unless it queues requests (asynchronous)."""
+        kind keeps an instance unless it queues requests (asynchronous); a serverless one
+        costs its busy invocations while active and nothing otherwise."""
         a = active_hours / 24
+        if KINDS[self.kind].serverless:
+            return self.copy_hourly * a * self.load
         if KINDS[self.kind].pools_memory:
             memory = self.copy_gib / self.usable_gib
             return self.price * ((1 - a) * memory + a * max(memory, self.load))
@@ -106,18 +134,22 @@ class Option:
 @dataclass
 class Assessment:
     """All options of one model by kind (cheapest first), the types rejected, with
-    reasons (``type -> reason``), and the kinds whose request limit tightened the model's
-    objective (``kind -> seconds``)."""
+    reasons (``type -> reason``), the kinds whose request limit tightened the model's
+    objective (``kind -> seconds``) and the kinds without instance types that cannot host
+    it (serverless), with why (``kind -> reason``)."""
 
     options: dict[str, list[Option]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)
     limited: dict[str, float] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
-def hardware_problem(needs: Needs, spec: InstanceSpec) -> str | None:
-    """Why ``needs`` cannot run on ``spec`` at all, or None: the device, then whether the
-    model's container has an image for the type's hardware."""
-    return _device_problem(needs, spec) or container_problem(needs.container, spec.accelerator)
+def hardware_problem(needs: Needs, spec: InstanceSpec, region: str) -> str | None:
+    """Why ``needs`` cannot run on ``spec`` in ``region`` at all, or None: the device, then
+    whether the model's container has an image for the type's hardware in the region."""
+    return _device_problem(needs, spec) or container_problem(
+        needs.container, spec.accelerator, region
+    )
 
 
 def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
@@ -125,9 +157,14 @@ def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     if needs.instance_family is not None and family(name) != needs.instance_family:
         return f"not the preferred family {needs.instance_family}"
     if spec.accelerator in NEURON:
-        if needs.neuron_compiled:
-            return None
-        return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
+        if not needs.neuron_compiled:
+            return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
+        if needs.dtype in NEURON_UNQUANTIZED:
+            return (
+                f"LMI on Neuron (transformers-neuronx) quantizes int8 weights only, not "
+                f"{needs.dtype}"
+            )
+        return None
     if not spec.is_accelerated:
         if needs.generative:
             return "text generation is not served on CPU types"
@@ -179,9 +216,11 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
         if not fits(1):
             return None
         tflops = dev.tflops_for(needs.dtype)
-        flops = tp * tflops * 1e12 * COMPUTE_EFFICIENCY
-        what = f"{tp} x {dev.model} ({tflops:g} {needs.dtype} TFLOPS x {COMPUTE_EFFICIENCY})"
-        return encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps)
+        efficiency = needs.compute_efficiency or COMPUTE_EFFICIENCY
+        flops = tp * tflops * 1e12 * efficiency
+        what = f"{tp} x {dev.model} ({tflops:g} {needs.dtype} TFLOPS x {efficiency:.2f})"
+        perf = encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps)
+        return perf if perf.meets(needs.latency_objective_ms) else None
     return best_estimate(needs, dev, tp, fits)
 
 
@@ -229,7 +268,10 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
     degrees = (count,) if kind.whole_instance else tp_degrees(count)
     per_device = _device_gib(spec) * needs.memory_fraction
     for tp in degrees:
-        if not needs.tp_allowed(tp):
+        # Neuron's libraries pad attention heads up to the degree: the Neuron SDK runs
+        # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
+        # benchmarks/inf2/throughput_data_decoder.csv)
+        if not needs.tp_allowed(tp) and spec.accelerator not in NEURON:
             reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
             continue
         usable = per_device * tp
@@ -266,6 +308,67 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             needs.peak_rpm / perf.rpm,
             needs.parts(tp, perf.concurrency),
         )
+
+
+def _serverless_problem(needs: Needs, region: str) -> str | None:
+    """Why no memory size of a serverless endpoint can host ``needs`` at all, or None."""
+    if serverless_prices(region) is None:
+        cited = ", ".join(serverless_regions())
+        return (
+            f"no Serverless Inference prices for {region} (fm_platform/hardware/"
+            f"serverless_prices.json cites {cited} only)"
+        )
+    if needs.generative:
+        return "text generation is not served on serverless endpoints (CPU only, no GPUs)"
+    if needs.instance_family is not None:
+        return f"instance_family {needs.instance_family} asks for instances"
+    container = container_problem(needs.container, "none")
+    if container is not None:
+        return container
+    return cold_start_problem(needs)
+
+
+def _serverless_options(needs: Needs, kind: Kind, region: str, result: Assessment) -> None:
+    """The memory sizes ``needs`` fits and meets its objective on, as options of ``kind``
+    (without traffic), or in ``result.unavailable`` why none."""
+    problem = _serverless_problem(needs, region)
+    prices = serverless_prices(region)
+    if problem is not None or prices is None:
+        result.unavailable[kind.name] = problem or ""
+        return
+    gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
+    reasons = []
+    for memory in memory_sizes_mib():
+        usable = (memory - CONTAINER_MIB) / 1024
+        if gib > usable:
+            reasons.append(
+                f"a copy needs {gib:.1f} GiB (fp32), {memory} MB leaves {usable:.1f} GiB "
+                f"beside the container's {CONTAINER_MIB} MiB"
+            )
+            continue
+        perf = performance(needs, memory)
+        if perf is None or not perf.meets(needs.latency_objective_ms):
+            latency = f"{perf.latency_ms:,.0f} ms" if perf and perf.latency_ms else "no figures"
+            reasons.append(f"{memory} MB: {latency} misses the objective")
+            continue
+        busy = request_usd(prices, needs, memory, perf) * 3600 / request_seconds(perf)
+        result.options.setdefault(kind.name, []).append(
+            Option(
+                kind.name,
+                memory_type(memory),
+                Shape(0, memory, round(vcpus(memory), 2)),
+                perf,
+                1,
+                busy,
+                busy,
+                gib,
+                usable,
+                0.0,
+                MemoryParts(gib, 0.0, 0.0, gib),
+            )
+        )
+    if kind.name not in result.options:
+        result.unavailable[kind.name] = reasons[-1]
 
 
 @cache
@@ -311,8 +414,12 @@ def _assess_alike(needs: Needs, region: str) -> Assessment:
     result.limited = {
         kind.name: kind.max_request_s for kind, served in kinds if served is not needs
     }
+    for kind, kind_needs in kinds:
+        if kind.serverless:
+            _serverless_options(kind_needs, kind, region, result)
+    kinds = [(kind, kind_needs) for kind, kind_needs in kinds if not kind.serverless]
     for spec, price in _specs(region):
-        problem = hardware_problem(needs, spec)
+        problem = hardware_problem(needs, spec, region)
         if problem is not None:
             result.rejected[spec.instance_type] = problem
             continue
@@ -329,16 +436,26 @@ def _assess_alike(needs: Needs, region: str) -> Assessment:
 
 def assess(needs: Needs, region: str) -> Assessment:
     """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
-    minimum of one copy, none for a queued kind) and every type rejected outright, with
-    its reason."""
+    minimum of one copy, none for a queued or serverless kind) and every type rejected
+    outright, with its reason; a serverless kind whose peak needs more concurrent
+    invocations than an endpoint allows has none, and says why."""
     alike = _assess_alike(
         dataclasses.replace(needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=()),
         region,
     )
-    result = Assessment(rejected=alike.rejected, limited=alike.limited)
+    result = Assessment(
+        rejected=alike.rejected, limited=alike.limited, unavailable=dict(alike.unavailable)
+    )
     for kind_name, raw in alike.options.items():
         options = [_with_traffic(o, needs.peak_rpm) for o in raw]
-        low = 0 if KINDS[kind_name].queued else 1
+        if KINDS[kind_name].serverless:
+            options = [o for o in options if concurrency_problem(o.max_copies) is None]
+            if not options:
+                result.unavailable[kind_name] = (
+                    concurrency_problem(_with_traffic(raw[-1], needs.peak_rpm).max_copies) or ""
+                )
+                continue
+        low = 0 if KINDS[kind_name].queued or KINDS[kind_name].serverless else 1
         options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))
         result.options[kind_name] = options
     return result

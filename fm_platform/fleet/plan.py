@@ -24,14 +24,18 @@ JSON (version 2)::
                      "reason", "scale_to_zero", "scores", "expected_hourly",
                      "container", "weights_from", "adapters",
                      "device_memory_gib", "memory_parts", "cold_start_s", "cold_start",
-                     "moved_from" (only for a moved model)}]}
+                     "cost_per_request", "moved_from" (only for a moved model)}]}
 
 ``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
 live in the shared fields (``scaling_target`` counts what the kind's scaling policy
 tracks), so a new kind adds no new field. ``pools`` (only when the catalog asks for
 fallback instance types and the planner found some, :mod:`fm_platform.fleet.pools`) lists
 the endpoint's fallback types after its ``instance_type``; the endpoint's costs stay
-priced at its ``instance_type``. Version 1 plans (assignments only) are read too.
+priced at its ``instance_type``. A serverless endpoint's ``instance_type`` names
+its memory size (``serverless-2048MB``), its instances are its concurrent invocations
+(``max_instances`` is its ``MaxConcurrency``) and its placement's ``memory_mib`` the memory
+size; its placement alone has a ``cost_per_request`` (USD; None elsewhere). Version 1 plans
+(assignments only) are read too.
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ class Placement:
     ``adapters_gib`` on a base that reserves room for LoRA adapters),
     beside the host ``memory_mib`` it asks SageMaker for; ``cold_start_s`` the expected
     seconds to a first answer after scaling from zero (None: never at zero) and
-    ``cold_start`` its parts.
+    ``cold_start`` its parts; ``cost_per_request`` what one request costs on a serverless
+    endpoint (USD; None on instances).
     ``moved_from`` the endpoint a re-plan moved the model from to ``endpoint`` (kept while
     it stays there; empty for a model placed where it is now from its first plan): a moved
     model's component is named after its new endpoint (:attr:`component_suffix`).
@@ -101,6 +106,7 @@ class Placement:
     memory_parts: dict[str, float] = field(default_factory=dict)
     cold_start_s: float | None = None
     cold_start: str = ""
+    cost_per_request: float | None = None
     moved_from: str = ""
 
     @property

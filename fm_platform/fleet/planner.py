@@ -4,7 +4,8 @@ Per model: its needs (:mod:`fm_platform.fleet.sizing`), every option per kind, t
 tensor-parallel degree (:mod:`fm_platform.fleet.options`), and the hosting decision its
 fitness scores and priorities drive (:mod:`fm_platform.fleet.fitness`). Then:
 
-- single-model and asynchronous: one endpoint per model on its cheapest type;
+- single-model, asynchronous and serverless: one endpoint per model on its cheapest type
+  (serverless: memory size);
 - Inference Components: models share endpoints of their cheapest type (or of their
   ``group``), up to ``max_models_per_endpoint`` each;
 - multi-model: models of one framework share endpoints of their cheapest type, sizes at
@@ -38,15 +39,23 @@ from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
-from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
+from fm_platform.fleet.kinds import (
+    ADAPTER_BASE_OUTPUTS,
+    ADAPTER_RESOURCES,
+    KINDS,
+    VOLUME_KEY_RESOURCES,
+    min_copies,
+)
 from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, record_moves
 from fm_platform.fleet.pools import plan_pools
+from fm_platform.fleet.serverless import ZERO_REASON, request_seconds, spec_of, type_memory
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
+from fm_platform.hardware.serverless_prices import serverless_prices
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.problems import Problems
 
@@ -63,7 +72,8 @@ class Limits:
     stack_outputs: by default 180 of 200. Resources per endpoint and model (and per
     stack, for what a kind's endpoints share) are the kinds' estimates
     (:data:`fm_platform.fleet.kinds.KINDS`, each with its alarm, plus a volume key per
-    endpoint on an EBS-backed type); a stack's own base is 9 resources (artifacts bucket
+    endpoint on an EBS-backed type, and per LoRA adapter its component and per base with
+    adapters one output); a stack's own base is 9 resources (artifacts bucket
     with its key and access logs, notification topic with its key and policy, dashboard)
     and 4 outputs.
     """
@@ -128,11 +138,6 @@ def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
     return (*_KEY_FIELDS(model), model.tenant is not None, model.group is not None, extra, own)
 
 
-def _model_resources(p: Placement, kind: str) -> int:
-    k = KINDS[kind]
-    return k.model_resources_zero if p.min_copies == 0 else k.model_resources
-
-
 class Planner:
     """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
     keeping ``previous``'s assignments; models to place get their option from ``forced``
@@ -163,6 +168,17 @@ class Planner:
         self.counters: dict[str, int] = defaultdict(int)
         self.ranges: dict[str, tuple[int, int, int]] = {}
         self.templates: dict[tuple[int, int, str], Placement] = {}
+
+    def model_resources(self, p: Placement, kind: str) -> int:
+        """Resources ``p`` adds to its stack: its kind's per model (more when it may scale
+        to zero) and one component per LoRA adapter served on it."""
+        k = KINDS[kind]
+        own = k.model_resources_zero if p.min_copies == 0 else k.model_resources
+        return own + ADAPTER_RESOURCES * len(self.catalog.adapter_ranks.get(p.name, ()))
+
+    def model_outputs(self, name: str) -> int:
+        """Outputs a model adds to its stack: one listing its adapters, if it has any."""
+        return ADAPTER_BASE_OUTPUTS if self.catalog.adapter_ranks.get(name) else 0
 
     # -- per model --------------------------------------------------------------------------
 
@@ -240,6 +256,7 @@ class Planner:
                 "(--repack to review)"
             )
         perf = option.perf
+        serverless = KINDS[kind].serverless
         return Placement(
             name="",
             endpoint="",
@@ -259,6 +276,8 @@ class Planner:
             reason=reason,
             scale_to_zero=QUEUED_ZERO_REASON
             if KINDS[kind].queued
+            else ZERO_REASON
+            if serverless
             else decision.scale_to_zero_reason
             if KINDS[kind].scale_to_zero
             else "",
@@ -274,6 +293,10 @@ class Planner:
                 if option.parts.adapters_gib
                 else {}
             ),
+            # a serverless option's price is an invocation busy for an hour
+            cost_per_request=round(option.price * request_seconds(perf) / 3600, 9)
+            if serverless
+            else None,
         )
 
     # -- stability --------------------------------------------------------------------------
@@ -306,7 +329,7 @@ class Planner:
             if o.instance_type == endpoint.instance_type
         ]
         if not options:
-            if endpoint.instance_type not in hourly_prices(self.region):
+            if not self._priced(endpoint.instance_type):
                 return None, f"{endpoint.instance_type} has no price in {self.region}"
             why = known.assessment.rejected.get(endpoint.instance_type, "its needs changed")
             return None, f"{endpoint.instance_type} can no longer run it: {why}"
@@ -314,6 +337,12 @@ class Planner:
         if self._group_key(model, option) != endpoint.group:
             return None, f"its group changed (endpoint group {endpoint.group})"
         return option, ""
+
+    def _priced(self, instance_type: str) -> bool:
+        """Whether ``instance_type`` (or a serverless memory size) has a price here."""
+        if type_memory(instance_type) is not None:
+            return serverless_prices(self.region) is not None
+        return instance_type in hourly_prices(self.region)
 
     def keep_previous(self) -> list[str]:
         """Keep the previous plan's assignments that still hold; returns the models to place."""
@@ -370,11 +399,11 @@ class Planner:
         models', the volume key of an EBS-backed type, and its kind's shared resources
         when ``stack`` holds none of that kind yet."""
         kind = KINDS[e.kind]
-        models = sum(_model_resources(self.plan.placements[m], e.kind) for m in e.models)
+        models = sum(self.model_resources(self.plan.placements[m], e.kind) for m in e.models)
         resources = kind.endpoint_resources + models
-        if not instance_spec(e.instance_type).local_nvme:
+        if not spec_of(e.instance_type).local_nvme:
             resources += VOLUME_KEY_RESOURCES
-        outputs = kind.endpoint_outputs
+        outputs = kind.endpoint_outputs + sum(self.model_outputs(m) for m in e.models)
         if e.kind not in self.stack_kinds[stack]:
             resources += kind.stack_resources
             outputs += kind.stack_outputs
@@ -395,14 +424,28 @@ class Planner:
     def room(self, e: EndpointPlan, p: Placement) -> bool:
         if self.full(e):
             return False
-        if e.stack and self.usage[e.stack][0] + _model_resources(p, e.kind) > (
-            self.limits.stack_resources
+        if not e.stack and self.catalog.adapter_ranks and not self.fits_alone(e, p):
+            return False
+        if e.stack and (
+            self.usage[e.stack][0] + self.model_resources(p, e.kind) > self.limits.stack_resources
+            or self.usage[e.stack][1] + self.model_outputs(p.name) > self.limits.stack_outputs
         ):
             return False
         if KINDS[e.kind].pools_memory:
             low, high = self.memory_range(e)
             return max(high, p.memory_mib) <= MME_BAND * min(low, p.memory_mib)
         return True
+
+    def fits_alone(self, e: EndpointPlan, p: Placement) -> bool:
+        """``e`` with ``p`` fits a stack of its own. Only adapters can overfill one: without
+        them an endpoint's at most ``max_models_per_endpoint`` models stay far below the
+        budget (40 x 7 resources + the endpoint's and the stack's own)."""
+        resources, outputs = self.endpoint_resources(e, "")
+        return (
+            STACK_BASE + resources + self.model_resources(p, e.kind) <= self.limits.stack_resources
+            and STACK_BASE_OUTPUTS + outputs + self.model_outputs(p.name)
+            <= self.limits.stack_outputs
+        )
 
     def memory_range(self, e: EndpointPlan) -> tuple[int, int]:
         """The smallest and largest model memory (MiB) on a multi-model endpoint."""
@@ -451,6 +494,46 @@ class Planner:
                 for key, ns in classes.items():
                     chosen.update((n, options[key][best[1]]) for n in ns)
         return chosen
+
+    def group_types(self, names: list[str]) -> dict[str, tuple[Option, str]]:
+        """One instance type per catalog ``group`` of new models, since a group shares one
+        Inference Components endpoint: the type an endpoint of the group already has, else
+        the type every member can use whose packed cost (:meth:`packed_cost`) is least;
+        each member's cheapest option on it, with why. A group with no common type keeps
+        each model's own option (and so opens an endpoint per type)."""
+        members: dict[str, list[str]] = defaultdict(list)
+        for name in names:
+            group, decision = self.models[name].group, self.assessed[name].decision
+            if group and decision is not None and KINDS[decision.option.kind].packs_devices:
+                members[group].append(name)
+        chosen: dict[str, tuple[Option, str]] = {}
+        for group, group_names in members.items():
+            kind = self.assessed[group_names[0]].decision.option.kind  # type: ignore[union-attr]
+            by_type = {n: self._cheapest_by_type(n, kind) for n in group_names}
+            common = set.intersection(*(set(options) for options in by_type.values()))
+            kept = [
+                e.instance_type
+                for e in self.plan.endpoints.values()
+                if e.group == f"group:{group}" and e.instance_type in common
+            ]
+            types = kept[:1] or sorted(common)
+            if not types:
+                continue
+            cost, best = min(
+                (self.packed_cost(t, {n: by_type[n][t] for n in group_names}), t) for t in types
+            )
+            why = f"type {best} chosen for group {group}'s models together" + (
+                " (the group's endpoint has it)" if kept else f" (${cost:,.2f}/h packed)"
+            )
+            chosen.update((n, (by_type[n][best], why)) for n in group_names)
+        return chosen
+
+    def _cheapest_by_type(self, name: str, kind: str) -> dict[str, Option]:
+        """The model's cheapest option of ``kind`` on each instance type."""
+        found: dict[str, Option] = {}
+        for option in self.assessed[name].assessment.options.get(kind, []):
+            found.setdefault(option.instance_type, option)
+        return found
 
     def packed_cost(self, t: str, group: dict[str, Option]) -> float:
         """Expected USD per hour of ``group`` packed alone on instances of ``t`` (devices
@@ -648,6 +731,7 @@ class Planner:
             for name, option in self.multi_model_types(names).items()
         }
         chosen.update(self.consolidate(names))
+        chosen.update(self.group_types(names))
         chosen.update((n, (o, "moved by --repack")) for n, o in self.forced.items() if n in names)
 
         def option_of(name: str) -> Option:
@@ -674,7 +758,12 @@ class Planner:
                 ):
                     first_open[group] += 1
                 endpoint = next(
-                    (e for e in endpoints[first_open[group] :] if self.room(e, p)), None
+                    (
+                        e
+                        for e in endpoints[first_open[group] :]
+                        if e.instance_type == option.instance_type and self.room(e, p)
+                    ),
+                    None,
                 )
             if endpoint is None and name not in self.forced and model.group is None:
                 joined = self.join_kept(name, option)
@@ -699,7 +788,8 @@ class Planner:
                     low, high = min(known[0], p.memory_mib), max(known[1], p.memory_mib)
                     self.ranges[endpoint.name] = (low, high, len(endpoint.models))
             if endpoint.stack:
-                self.usage[endpoint.stack][0] += _model_resources(p, endpoint.kind)
+                self.usage[endpoint.stack][0] += self.model_resources(p, endpoint.kind)
+                self.usage[endpoint.stack][1] += self.model_outputs(name)
 
     # -- endpoints and stacks ---------------------------------------------------------------
 
@@ -743,9 +833,7 @@ class Planner:
         if self.previous is not None:
             record_moves(self.previous, self.plan)
         for e in self.plan.endpoints.values():
-            SIZERS[e.kind](
-                e, [self.plan.placements[m] for m in e.models], instance_spec(e.instance_type)
-            )
+            SIZERS[e.kind](e, [self.plan.placements[m] for m in e.models], spec_of(e.instance_type))
         self.assign_stacks()
         self.time_cold_starts()
         price_plan(self.plan)
@@ -756,7 +844,8 @@ class Planner:
     def time_cold_starts(self) -> None:
         """Every model that may scale to zero gets its expected cold start
         (:mod:`fm_platform.fleet.coldstart`): with an instance launch where its endpoint
-        can reach zero instances, from the data cache where an Inference Components
+        can reach zero instances (a serverless endpoint has none to launch), from the data
+        cache where an Inference Components
         endpoint keeps an instance and caches by default
         (:func:`~fm_platform.rules.caching.caches_by_default`)."""
         for e in self.plan.endpoints.values():
@@ -772,7 +861,8 @@ class Planner:
                     cached = cached_start_skips_download(
                         caching, keeps_instances=e.min_instances > 0
                     )
-                    seconds, p.cold_start = cold_start(needs, e.min_instances == 0, cached=cached)
+                    launches = e.min_instances == 0 and not KINDS[e.kind].serverless
+                    seconds, p.cold_start = cold_start(needs, launches, cached=cached)
                     p.cold_start_s = round(seconds, 1)
 
 

@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from fm_platform.fleet.bound import RELAXES
 from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
 from fm_platform.fleet.kinds import KINDS
-from fm_platform.fleet.plan import Plan
+from fm_platform.fleet.plan import Placement, Plan
 from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.serverless import ACCOUNT_NOTE
 from fm_platform.hardware.prices import price_source
+from fm_platform.hardware.serverless_prices import serverless_price_source
 
 MODEL_HEADERS = (
     "model",
@@ -37,7 +39,13 @@ SHORT = {
     "kv_cache": "kv_cache",
     "task": "task",
     "hidden_size": "hidden",
+    "steps": "steps",
+    "resolution": "resolution",
+    "audio_seconds": "audio",
+    "decoder_share": "decoder_share",
 }
+#: Defaulted inputs of what one image or recording computes (``--explain``'s request line).
+WORK_DEFAULTS = ("steps", "resolution", "audio_seconds", "decoder_share")
 ENDPOINT_HEADERS = (
     "stack",
     "endpoint",
@@ -119,6 +127,14 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
         f"cost: ${cost.min_hourly:,.2f}/h at minimum, ${cost.expected_hourly:,.2f}/h expected "
         f"(${cost.expected_monthly:,.0f} a month), ${cost.max_hourly:,.2f}/h at maximum",
     ]
+    serverless = [e for e in plan.endpoints.values() if KINDS[e.kind].serverless]
+    if serverless:
+        cited = serverless_price_source()
+        lines.append(
+            f"serverless: {len(serverless)} endpoints, up to "
+            f"{sum(e.max_instances for e in serverless)} concurrent invocations together "
+            f"({ACCOUNT_NOTE}); prices from {cited['page']}, retrieved {cited['retrieved']}"
+        )
     if bound is not None:
         lines.append(
             f"lower bound on the expected cost of any plan of this catalog (LP relaxation, "
@@ -159,6 +175,19 @@ def explain(planner: Planner, name: str) -> str:
     def value(field: str, text: str) -> str:
         return f"{field}={text}" + (" (default)" if field in marked else "")
 
+    request = [
+        value("prompt_tokens", str(needs.prompt_tokens)),
+        value("output_tokens", str(needs.output_tokens)),
+    ]
+    if needs.work_detail:  # an image or a recording: its request line says what it is
+        request = [value("output_tokens", str(needs.output_tokens))] if needs.output_tokens else []
+    if needs.generative:
+        request = [
+            value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
+            value("context_tokens", str(needs.context_tokens)),
+            value("concurrency", str(needs.concurrency)),
+            *request,
+        ]
     lines = [
         f"{name}: {p.endpoint} ({planner.plan.endpoints[p.endpoint].kind}, "
         f"{planner.plan.endpoints[p.endpoint].instance_type})",
@@ -167,17 +196,19 @@ def explain(planner: Planner, name: str) -> str:
             [
                 f"task={needs.task}",
                 f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
-                value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
-                value("context_tokens", str(needs.context_tokens)),
-                value("concurrency", str(needs.concurrency)),
-                value("prompt_tokens", str(needs.prompt_tokens)),
-                value("output_tokens", str(needs.output_tokens)),
+                *request,
                 f"p50 objective {needs.latency_objective_ms:,.0f} ms",
                 value("peak_rpm", f"{needs.peak_rpm:g}"),
                 f"active {needs.active_hours:g} h/day",
             ]
         ),
     ]
+    if needs.work_detail:
+        assumed = [d for d in needs.defaults if d in WORK_DEFAULTS]
+        lines.append(
+            f"request: {needs.work_detail}"
+            + (f" (defaults: {', '.join(assumed)})" if assumed else "")
+        )
     if decision is not None:
         lines.append(
             "scores (x weight): "
@@ -193,6 +224,8 @@ def explain(planner: Planner, name: str) -> str:
         endpoint = planner.plan.endpoints[p.endpoint]
         if not KINDS[endpoint.kind].shared:
             lines.append(f"endpoint of its own: {_why_own(planner, name)}")
+        if KINDS[endpoint.kind].serverless:
+            lines.append(_serverless_line(p, endpoint.max_instances))
         lines.append("candidates:")
         for c in decision.candidates:
             if c.option is None:
@@ -274,6 +307,19 @@ def _pool_lines(planner: Planner, name: str) -> list[str]:
             f"{pool.min_instances}-{pool.max_instances} instances at ${pool.hourly:,.2f}/h"
         )
     return lines
+
+
+def _serverless_line(p: Placement, max_concurrency: int) -> str:
+    """What ``--explain`` says of a serverless placement: memory, concurrency by Little's
+    law, cost per request and the account's quotas."""
+    seconds = 60 / p.rpm_per_copy if p.rpm_per_copy else 0.0
+    return (
+        f"serverless: {p.memory_mib} MB, MaxConcurrency {max_concurrency} (Little's law: "
+        f"{p.peak_rpm:g} rpm / 60 x {seconds:,.3f} s per request = "
+        f"{p.peak_rpm / 60 * seconds:,.2f} concurrent at peak, rounded up); "
+        f"${p.cost_per_request or 0:.8f} per request (compute by the second of its memory "
+        f"size plus data processed), nothing while idle; {ACCOUNT_NOTE}"
+    )
 
 
 def _why_own(planner: Planner, name: str) -> str:

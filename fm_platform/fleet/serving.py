@@ -15,9 +15,10 @@ from fm_platform.containers.images import CUSTOM, hardware_kind, image
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.plan import Placement, Plan
+from fm_platform.fleet.serverless import spec_of
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
-from fm_platform.hardware.instances import instance_spec
+from fm_platform.hardware.instances import InstanceSpec
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,10 @@ class ModelServing:
     weights_from: str = "artifacts bucket"
 
 
-def _half(entry: ModelEntry, instance_type: str) -> str:
-    dev = device(instance_spec(instance_type))
+def _half(entry: ModelEntry, spec: InstanceSpec) -> str:
+    if not spec.is_accelerated:
+        return "bf16"
+    dev = device(spec)
     if dev is not None and dev.capability is not None and dev.capability < BF16_MIN_CAPABILITY:
         return "fp16"  # a bf16 model placed on a GPU without bf16 has allow_fp16
     return "bf16"
@@ -61,9 +64,10 @@ def model_serving(
     *,
     adapters: int = 0,
 ) -> ModelServing:
-    """The container of ``entry`` placed as ``placement`` on ``instance_type`` in
-    ``region``; ``adapters``: LoRA adapters served on its component."""
-    spec = instance_spec(instance_type)
+    """The container of ``entry`` placed as ``placement`` on ``instance_type`` (or a
+    serverless memory size) in ``region``; ``adapters``: LoRA adapters served on its
+    component."""
+    spec = spec_of(instance_type)
     hardware = hardware_kind(spec.accelerator)
     family = needs.container
     settings = ServingSettings(
@@ -77,7 +81,7 @@ def model_serving(
             1, min(needs.context_tokens - 1, needs.context_tokens - needs.output_tokens)
         ),
         dtype=entry.dtype,
-        half=_half(entry, instance_type),
+        half=_half(entry, spec),
         hub=entry.hub,
         revision=entry.revision,
         token_secret_arn=entry.hub_token_secret,

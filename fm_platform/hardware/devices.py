@@ -91,7 +91,13 @@ def _record_model(spec: InstanceSpec) -> tuple[str, dict] | None:
 @cache
 def vcpu_gflops(spec: InstanceSpec) -> float | None:
     """Peak FP32 GFLOPS of one vCPU of a CPU type (None for families without figures)."""
-    figures = _data()["cpu_families"].get(family(spec.instance_type))
+    return family_vcpu_gflops(family(spec.instance_type))
+
+
+def family_vcpu_gflops(name: str) -> float | None:
+    """Peak FP32 GFLOPS of one vCPU of the CPU family ``name`` (``m5``; None without
+    figures)."""
+    figures = _data()["cpu_families"].get(name)
     if figures is None:
         return None
     return float(figures["ghz"]) * FP32_FLOPS_PER_CYCLE_PER_VCPU

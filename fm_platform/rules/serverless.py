@@ -1,15 +1,31 @@
 """Rules of a serverless endpoint's ``ServerlessConfig`` (botocore
 ``ProductionVariantServerlessConfig``): memory 1024-6144 MB "in 1 GB increments", maximum
 concurrency 1-200, provisioned concurrency 1-200 and "less than or equal to
-MaxConcurrency"."""
+MaxConcurrency"; and no network isolation, which Serverless Inference does not support
+(SageMaker Developer Guide, "Serverless Inference", "Feature exclusions")."""
 
 from __future__ import annotations
 
 from fm_platform.rules.problems import Problems
-from fm_platform.rules.sagemaker_model import member_shape_name
+from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 
 _SERVERLESS = "ProductionVariantServerlessConfig"
 MEMORY_STEP_MIB = 1024
+
+
+def memory_sizes_mib() -> tuple[int, ...]:
+    """The memory sizes a serverless endpoint may have (botocore's range, in 1 GB steps):
+    1024, 2048, ..., 6144."""
+    rule = shape_rule(member_shape_name(_SERVERLESS, "MemorySizeInMB"))
+    assert rule.min is not None and rule.max is not None
+    return tuple(range(rule.min, rule.max + 1, MEMORY_STEP_MIB))
+
+
+def max_concurrency_limit() -> int:
+    """The largest ``MaxConcurrency`` of one serverless endpoint (botocore: 200)."""
+    rule = shape_rule(member_shape_name(_SERVERLESS, "MaxConcurrency"))
+    assert rule.max is not None
+    return rule.max
 
 
 def check_serverless(
@@ -46,4 +62,15 @@ def check_serverless(
             "provisioned_concurrency",
             provisioned_concurrency,
             f"at most max_concurrency ({max_concurrency})",
+        )
+
+
+def check_serverless_isolation(problems: Problems, network_isolation: bool) -> None:
+    """Network isolation off: Serverless Inference does not support it."""
+    if network_isolation:
+        problems.add(
+            "network_isolation",
+            network_isolation,
+            "false: Serverless Inference does not support network isolation (SageMaker "
+            "Developer Guide, Serverless Inference, Feature exclusions)",
         )

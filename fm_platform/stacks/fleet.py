@@ -6,12 +6,14 @@ itself refuses more than 500 resources). Stack assignment lives in the plan, so 
 removing models never moves an endpoint between stacks. Stacks are independent, so
 ``cdk deploy --all --concurrency N`` deploys them in parallel.
 
-Kinds: Inference Components, single-model, multi-model and asynchronous endpoints (the
-last scaling from zero on the plan's backlog per instance, each instance taking the
-concurrency the plan's throughput assumes).
+Kinds: Inference Components, single-model, multi-model, asynchronous endpoints (scaling
+from zero on the plan's backlog per instance, each instance taking the concurrency the
+plan's throughput assumes) and serverless endpoints (the plan's memory size and
+``MaxConcurrency``, no provisioned concurrency).
 
 Alarms: a model's p50 latency objective is the catalog's ``latency_p50_ms`` (per model on
-Inference Components endpoints, per endpoint for dedicated models); multi-model endpoints
+Inference Components endpoints, per endpoint for dedicated and serverless models);
+multi-model endpoints
 are watched for errors and instances (their latency includes loading models on demand).
 
 Fallback pools: an endpoint the plan gives pools (:mod:`fm_platform.fleet.pools`) lists
@@ -54,6 +56,7 @@ from fm_platform.config.inference import (
     InferenceComponentModelConfig,
     InferenceConfig,
     MultiModelEndpointConfig,
+    ServerlessEndpointConfig,
     SingleModelEndpointConfig,
 )
 from fm_platform.constructs.inference.adapter_component import (
@@ -67,12 +70,16 @@ from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
+from fm_platform.constructs.observability.serverless_alarm import ServerlessEndpointAlarmOptions
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
-from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
+from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
+from fm_platform.fleet.options import Shape
+from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan
 from fm_platform.fleet.serving import ModelServing, model_serving
 from fm_platform.fleet.sizing import resolve
+from fm_platform.hardware.instances import instance_spec
 from fm_platform.rules.problems import Problems
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
@@ -200,7 +207,14 @@ def _ic_endpoint(
                 alarms=ModelAlarmOptions(latency_objective_ms=_objective_ms(entry)),
             )
         )
-    initial = max(1, endpoint.min_instances)
+    # Every component starts at one copy (initial_copies above): the endpoint starts with
+    # the instances those copies need, so none waits for managed scaling to add one.
+    placements = [plan.placements[name] for name in endpoint.models]
+    first_copies = instances_needed(
+        ((Shape(p.accelerators, p.memory_mib, p.cpu_cores), 1) for p in placements),
+        instance_spec(endpoint.instance_type),
+    )
+    initial = max(1, endpoint.min_instances, first_copies)
     return InferenceComponentEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
@@ -291,6 +305,23 @@ def _async(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> AsyncEndpoin
     )
 
 
+def _serverless(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> ServerlessEndpointConfig:
+    """A serverless endpoint of the plan's memory size (its placement's ``memory_mib``) and
+    ``MaxConcurrency`` (its ``max_instances``), on demand (no provisioned concurrency)."""
+    name = endpoint.models[0]
+    p = plan.placements[name]
+    entry = next(m for m in catalog.models if m.name == name)
+    serving = _serving(plan, catalog, endpoint, name)
+    return ServerlessEndpointConfig(
+        name=endpoint.name,
+        model_name=name,
+        container=_container(serving, entry, catalog),
+        memory_size_mib=p.memory_mib,
+        max_concurrency=max(1, endpoint.max_instances),
+        alarms=ServerlessEndpointAlarmOptions(latency_objective_ms=_objective_ms(entry)),
+    )
+
+
 def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
     """The :class:`InferenceConfig` of one plan stack."""
     endpoints = plan.endpoints_in(stack)
@@ -301,6 +332,9 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
         ),
         multi_model_endpoints=tuple(_multi(catalog, e) for e in endpoints if e.kind == MULTI),
         async_endpoints=tuple(_async(plan, catalog, e) for e in endpoints if e.kind == ASYNC),
+        serverless_endpoints=tuple(
+            _serverless(plan, catalog, e) for e in endpoints if e.kind == SERVERLESS
+        ),
     )
 
 
@@ -338,6 +372,8 @@ def _role_of(stack: InferenceStack, endpoint: EndpointPlan, model: str) -> iam.I
         return stack.ic_models[model].endpoint.execution_role
     if endpoint.kind == SINGLE:
         return stack.single_model_endpoints[endpoint.name].execution_role
+    if endpoint.kind == SERVERLESS:
+        return stack.serverless_endpoints[endpoint.name].execution_role
     return stack.async_endpoints[endpoint.name].execution_role
 
 

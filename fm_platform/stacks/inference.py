@@ -81,6 +81,7 @@ from fm_platform.constructs.observability.inference_observability import (
     WatchedAsyncEndpoint,
     WatchedEndpoint,
     WatchedModel,
+    WatchedServerlessEndpoint,
     watch_inference,
 )
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
@@ -119,7 +120,7 @@ class InferenceStack(Stack):
     Attributes: ``config``, ``artifacts`` (the :class:`ModelArtifacts`), ``artifacts_stack``
     (None unless created here), ``ic_endpoints``, ``ic_models`` (by model name),
     ``single_model_endpoints``, ``multi_model_endpoints``, ``async_endpoints``,
-    ``serverless_endpoints`` (``ServerlessEndpoint-<name>``; no alarm yet) (dicts by
+    ``serverless_endpoints`` (``ServerlessEndpoint-<name>``) (dicts by
     name), ``async_storage`` (the asynchronous endpoints' :class:`SecureBucket`; None
     without them).
 
@@ -209,6 +210,15 @@ class InferenceStack(Stack):
                         max_instance_count=item.scaling.max_instances if item.scaling else None,
                     )
                     for item in config.async_endpoints
+                ],
+                serverless_endpoints=[
+                    WatchedServerlessEndpoint(
+                        label=item.name,
+                        endpoint=self.serverless_endpoints[item.name],
+                        alarms=item.alarms,
+                        provisioned=item.provisioned_concurrency is not None,
+                    )
+                    for item in config.serverless_endpoints
                 ],
                 topic=topic.topic if topic is not None else None,
                 dashboards=dashboards,

@@ -2,10 +2,14 @@
 
 Per endpoint: instances (with the scaling maximum drawn), invocations, model latency p50
 and p90, 4xx and 5xx errors (an asynchronous endpoint: its queue's backlog and oldest
-request instead of invocations). Per model on an Inference Components endpoint, one line each
-in the endpoint's widgets: invocations, latency, errors, copies, invocations per copy,
-accelerator and accelerator-memory utilisation, host memory utilisation, requests that
-found no copy.
+request instead of invocations). A serverless endpoint has no instances: its invocations,
+model and overhead latency (the overhead holds cold starts), errors, model setup time (its
+cold starts), concurrency over its maximum and memory utilisation, and with provisioned
+concurrency that concurrency's use and the requests that spilled over it ("Alarms and logs
+for tracking metrics from serverless endpoints", SageMaker Developer Guide). Per model on
+an Inference Components endpoint, one line each in the endpoint's widgets: invocations,
+latency, errors, copies, invocations per copy, accelerator and accelerator-memory
+utilisation, host memory utilisation, requests that found no copy.
 
 Metric names, namespaces, dimensions and statistics: SageMaker Developer Guide, "Amazon
 SageMaker AI metrics in Amazon CloudWatch" (``InvocationsPerCopy``: valid statistic Sum;
@@ -85,6 +89,43 @@ VARIANT_WIDGETS: tuple[tuple[str, tuple[tuple[str, str, str, str], ...]], ...] =
 )
 
 
+#: Per serverless endpoint variant (its metrics: module docstring).
+SERVERLESS_WIDGETS: tuple[tuple[str, tuple[tuple[str, str, str, str], ...]], ...] = (
+    VARIANT_WIDGETS[0],
+    (
+        "Model latency p50 / p90, overhead p50 (microseconds)",
+        (
+            (SAGEMAKER, "ModelLatency", "p50", "model p50"),
+            (SAGEMAKER, "ModelLatency", "p90", "model p90"),
+            (SAGEMAKER, "OverheadLatency", "p50", "overhead p50"),
+        ),
+    ),
+    VARIANT_WIDGETS[2],
+    (
+        "Cold starts: model setup time (microseconds)",
+        (
+            (SAGEMAKER, "ModelSetupTime", "Average", "average"),
+            (SAGEMAKER, "ModelSetupTime", "Maximum", "maximum"),
+        ),
+    ),
+    (
+        "Concurrency / maximum concurrency; memory utilisation (%)",
+        (
+            (SAGEMAKER, "ServerlessConcurrentExecutionsUtilization", "Maximum", "concurrency"),
+            (ENDPOINT_INSTANCE_NAMESPACE, "MemoryUtilization", "Average", "memory %"),
+        ),
+    ),
+)
+#: With provisioned concurrency: its use, and the requests beyond it.
+PROVISIONED_WIDGET: tuple[str, tuple[tuple[str, str, str, str], ...]] = (
+    "Provisioned concurrency: use and spillover",
+    (
+        (SAGEMAKER, "ServerlessProvisionedConcurrencyUtilization", "Maximum", "use"),
+        (SAGEMAKER, "ServerlessProvisionedConcurrencySpilloverInvocations", "Sum", "spillover"),
+    ),
+)
+
+
 #: An asynchronous endpoint's queue (dimension ``EndpointName``; "Alarms and logs for
 #: tracking metrics from asynchronous endpoints", SageMaker Developer Guide). Its
 #: ``Invocations`` are not published, so the queue replaces them.
@@ -99,8 +140,10 @@ class DashboardEndpoint:
     """An endpoint as the dashboard shows it: ``label`` (its name in the stack), the
     endpoint, its ``kind`` (for the heading), the models placed on it (Inference Components
     endpoints), its instance maximum when it scales (drawn on the instances graph), the
-    ARNs of its alarms and its models' alarms, and whether it is asynchronous
-    (``queued``: its queue is drawn instead of its invocations)."""
+    ARNs of its alarms and its models' alarms, whether it is asynchronous (``queued``: its
+    queue is drawn instead of its invocations) and whether it is serverless (no instances:
+    :data:`SERVERLESS_WIDGETS`, and :data:`PROVISIONED_WIDGET` with ``provisioned``
+    concurrency)."""
 
     label: str
     endpoint: IEndpoint
@@ -109,6 +152,8 @@ class DashboardEndpoint:
     max_instance_count: int | None = None
     alarm_arns: Sequence[str] = ()
     queued: bool = False
+    serverless: bool = False
+    provisioned: bool = False
 
 
 def _graph(title: str, metrics: list[list[Any]], region: str, **extra: Any) -> Widget:
@@ -193,13 +238,21 @@ def endpoint_section(
     limits: Limits = Limits(),  # noqa: B008 - frozen
 ) -> Section:
     """A heading, the instances, then the models' widgets (Inference Components
-    endpoints) or the variant's (others)."""
+    endpoints) or the variant's (others); a serverless endpoint's own widgets, no
+    instances."""
     heading = Widget(
         "text",
         {"markdown": f"### {item.kind} endpoint {item.label} ({item.endpoint.endpoint_name})"},
         width=GRID_COLUMNS,
         height=1,
     )
+    if item.serverless:
+        entry = _variant_metrics(item.endpoint)
+        series = SERVERLESS_WIDGETS + ((PROVISIONED_WIDGET,) if item.provisioned else ())
+        widgets = [heading] + [
+            _graph(title, [entry(*spec) for spec in specs], region) for title, specs in series
+        ]
+        return Section(tuple(widgets), tuple(item.alarm_arns))
     widgets = [heading, instances_widget(item, region)]
     if item.models:
         widgets += model_widgets(item.models, region, limits)

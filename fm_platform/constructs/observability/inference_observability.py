@@ -4,9 +4,10 @@ they watch: the endpoints (any
 imported), the inference components, and the topic the alarms notify.
 
 :func:`watch_inference` adds under a scope an alarm per model (``Model-<model name>``), per
-real-time endpoint (``Endpoint-<label>``) and per asynchronous endpoint
-(``AsyncEndpoint-<label>``), each as its options say, and their dashboards
-(``Dashboards``). Without a topic no alarm is made (an alarm nobody hears is noise).
+real-time endpoint (``Endpoint-<label>``), per asynchronous endpoint
+(``AsyncEndpoint-<label>``) and per serverless endpoint (``ServerlessEndpoint-<label>``),
+each as its options say, and their dashboards (``Dashboards``). Without a topic no alarm
+is made (an alarm nobody hears is noise).
 """
 
 from __future__ import annotations
@@ -42,11 +43,16 @@ from fm_platform.constructs.observability.model_alarm import (
     ModelAlarmOptions,
     ModelAlarmProps,
 )
+from fm_platform.constructs.observability.serverless_alarm import (
+    ServerlessEndpointAlarm,
+    ServerlessEndpointAlarmOptions,
+    ServerlessEndpointAlarmProps,
+)
 from fm_platform.core.options import options_values
 
 #: The dashboard headings of the endpoint kinds.
 IC_KIND, SINGLE_KIND, MULTI_KIND = "Inference Components", "Single-model", "Multi-model"
-ASYNC_KIND = "Asynchronous"
+ASYNC_KIND, SERVERLESS_KIND = "Asynchronous", "Serverless"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,11 +101,26 @@ class WatchedAsyncEndpoint:
 
 
 @dataclass(frozen=True, kw_only=True)
+class WatchedServerlessEndpoint:
+    """A serverless endpoint to watch: ``label`` (as :class:`WatchedEndpoint`'s), the
+    endpoint (any :class:`IEndpoint`: a ``ServerlessEndpoint`` or one imported with its
+    ``from_endpoint_*`` methods), its alarm's options (by default
+    :class:`ServerlessEndpointAlarmOptions`') and whether it has provisioned concurrency
+    (its use drawn on the dashboard; by default none)."""
+
+    label: str
+    endpoint: IEndpoint
+    alarms: ServerlessEndpointAlarmOptions = field(default_factory=ServerlessEndpointAlarmOptions)
+    provisioned: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class InferenceObservabilityProps:
     """What :func:`watch_inference` watches and where it reports.
 
     endpoints: the real-time endpoints, in dashboard order; by default none.
     async_endpoints: the asynchronous endpoints, after them; by default none.
+    serverless_endpoints: the serverless endpoints, last; by default none.
     topic: where the alarms send their ALARM state; by default none, and then no alarm
         is made.
     dashboards: whether to make the dashboards; by default True.
@@ -108,6 +129,7 @@ class InferenceObservabilityProps:
 
     endpoints: Sequence[WatchedEndpoint] = ()
     async_endpoints: Sequence[WatchedAsyncEndpoint] = ()
+    serverless_endpoints: Sequence[WatchedServerlessEndpoint] = ()
     topic: sns.ITopic | None = None
     dashboards: bool = True
     dashboard_title: str | None = None
@@ -123,6 +145,7 @@ class InferenceObservability:
     endpoint_alarms: dict[str, EndpointAlarm]
     async_alarms: dict[str, AsyncEndpointAlarm]
     dashboards: Dashboards | None
+    serverless_alarms: dict[str, ServerlessEndpointAlarm] = field(default_factory=dict)
 
 
 def watch_inference(scope: Construct, props: InferenceObservabilityProps) -> InferenceObservability:
@@ -155,12 +178,28 @@ def watch_inference(scope: Construct, props: InferenceObservabilityProps) -> Inf
             queued=True,
         )
         sections.append(endpoint_section(dashboard, region))
+    for serverless in props.serverless_endpoints:
+        arn = _serverless_alarm(scope, made, serverless, topic_arn)
+        dashboard = DashboardEndpoint(
+            label=serverless.label,
+            endpoint=serverless.endpoint,
+            kind=SERVERLESS_KIND,
+            alarm_arns=[arn] if arn else [],
+            serverless=True,
+            provisioned=serverless.provisioned,
+        )
+        sections.append(endpoint_section(dashboard, region))
     if not (props.dashboards and sections):
         return made
     title = props.dashboard_title or Stack.of(scope).stack_name
     dashboards = Dashboards(scope, "Dashboards", sections=sections, title=title)
     return InferenceObservability(
-        made.topic, made.model_alarms, made.endpoint_alarms, made.async_alarms, dashboards
+        made.topic,
+        made.model_alarms,
+        made.endpoint_alarms,
+        made.async_alarms,
+        dashboards,
+        made.serverless_alarms,
     )
 
 
@@ -227,4 +266,28 @@ def _async_alarm(
         ),
     )
     made.async_alarms[item.label] = alarm
+    return alarm.alarm_arn
+
+
+def _serverless_alarm(
+    scope: Construct,
+    made: InferenceObservability,
+    item: WatchedServerlessEndpoint,
+    topic_arn: str | None,
+) -> str | None:
+    """The serverless endpoint's alarm (with a topic, when its options enable one), by
+    ARN."""
+    if topic_arn is None or not item.alarms.enabled:
+        return None
+    alarm = ServerlessEndpointAlarm(
+        scope,
+        f"ServerlessEndpoint-{item.label}",
+        ServerlessEndpointAlarmProps(
+            **options_values(ServerlessEndpointAlarmOptions, item.alarms),
+            endpoint=item.endpoint,
+            label=item.label,
+            topic_arn=topic_arn,
+        ),
+    )
+    made.serverless_alarms[item.label] = alarm
     return alarm.alarm_arn
