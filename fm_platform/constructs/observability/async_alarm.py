@@ -22,6 +22,7 @@ from fm_platform.constructs.inference.endpoint_base import SAGEMAKER_NAMESPACE
 from fm_platform.constructs.inference.endpoint_interface import IAsyncEndpoint
 from fm_platform.constructs.observability.conditions import (
     Condition,
+    error_rate,
     legend,
 )
 from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
@@ -109,18 +110,7 @@ def async_conditions(props: AsyncEndpointAlarmProps) -> list[Condition]:
     endpoint = props.endpoint
     watched = []
     if props.error_rate_percent is not None:
-        watched.append(
-            Condition(
-                "errors",
-                SAGEMAKER_NAMESPACE,
-                "Invocation5XXErrors",
-                endpoint.metric_dimensions(),
-                "Average",
-                ">=",
-                props.error_rate_percent / 100,
-                f"5xx errors at or above {props.error_rate_percent:g}% of requests",
-            )
-        )
+        watched.append(error_rate(endpoint.metric_dimensions(), props.error_rate_percent))
     if props.oldest_request_minutes is not None:
         watched.append(
             Condition(

@@ -25,6 +25,8 @@ from typing import Any
 
 from aws_cdk import Aws
 
+from fm_platform.constructs.inference.endpoint_base import SAGEMAKER_NAMESPACE
+
 #: The period of every datapoint the alarms evaluate.
 PERIOD_S = 60
 #: CloudWatch's limit on the metrics of one alarm's math expression.
@@ -46,6 +48,39 @@ class Condition:
     operator: str
     threshold: float
     meaning: str
+
+
+#: ``ModelLatency`` is published in microseconds.
+MICROSECONDS_PER_MS = 1000
+
+
+def error_rate(dimensions: Mapping[str, str], percent: float) -> Condition:
+    """5xx answers at or above ``percent`` of requests: the Average of
+    ``Invocation5XXErrors`` (1 per 5xx answer, 0 otherwise) is the error rate."""
+    return Condition(
+        "errors",
+        SAGEMAKER_NAMESPACE,
+        "Invocation5XXErrors",
+        dimensions,
+        "Average",
+        ">=",
+        percent / 100,
+        f"5xx errors at or above {percent:g}% of requests",
+    )
+
+
+def latency_over(dimensions: Mapping[str, str], objective_ms: int) -> Condition:
+    """The p50 of ``ModelLatency`` (microseconds) over ``objective_ms``."""
+    return Condition(
+        "latency",
+        SAGEMAKER_NAMESPACE,
+        "ModelLatency",
+        dimensions,
+        "p50",
+        ">",
+        objective_ms * MICROSECONDS_PER_MS,
+        f"p50 model latency over the {objective_ms} ms objective",
+    )
 
 
 def number(value: float) -> str:

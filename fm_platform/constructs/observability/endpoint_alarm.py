@@ -22,17 +22,17 @@ from constructs import Construct
 
 from fm_platform.constructs.inference.endpoint_base import (
     ENDPOINT_INSTANCE_NAMESPACE,
-    SAGEMAKER_NAMESPACE,
 )
 from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.constructs.observability.conditions import (
     Condition,
+    error_rate,
+    latency_over,
     legend,
 )
 from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
 from fm_platform.constructs.observability.model_alarm import (
     DEFAULT_MINUTES,
-    MICROSECONDS_PER_MS,
 )
 from fm_platform.core.options import Props, checked, options_values
 from fm_platform.rules.observability import (
@@ -141,31 +141,9 @@ def endpoint_conditions(props: EndpointAlarmProps) -> list[Condition]:
     dimensions = endpoint.metric_dimensions()
     watched = []
     if props.error_rate_percent is not None:
-        watched.append(
-            Condition(
-                "errors",
-                SAGEMAKER_NAMESPACE,
-                "Invocation5XXErrors",
-                dimensions,
-                "Average",
-                ">=",
-                props.error_rate_percent / 100,
-                f"5xx errors at or above {props.error_rate_percent:g}% of requests",
-            )
-        )
+        watched.append(error_rate(dimensions, props.error_rate_percent))
     if props.latency_objective_ms is not None:
-        watched.append(
-            Condition(
-                "latency",
-                SAGEMAKER_NAMESPACE,
-                "ModelLatency",
-                dimensions,
-                "p50",
-                ">",
-                props.latency_objective_ms * MICROSECONDS_PER_MS,
-                f"p50 model latency over the {props.latency_objective_ms} ms objective",
-            )
-        )
+        watched.append(latency_over(dimensions, props.latency_objective_ms))
     instances = props.instance_range()
     if props.instances_at_max and instances is not None and instances[1] > instances[0]:
         watched.append(

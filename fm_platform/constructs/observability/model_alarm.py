@@ -30,6 +30,8 @@ from fm_platform.constructs.inference.inference_component import (
 )
 from fm_platform.constructs.observability.conditions import (
     Condition,
+    error_rate,
+    latency_over,
     legend,
 )
 from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
@@ -48,7 +50,6 @@ DEFAULT_MINUTES = 10
 #: only that "the provisioning process takes several minutes" (SageMaker Developer Guide,
 #: "Scale an endpoint to zero instances"); five minutes is this package's allowance.
 SCALE_FROM_ZERO_ALLOWANCE_S = 300
-MICROSECONDS_PER_MS = 1000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,18 +153,7 @@ def model_conditions(options: ModelAlarmProps) -> list[Condition]:
     dimensions = model.metric_dimensions
     watched = []
     if options.error_rate_percent is not None:
-        watched.append(
-            Condition(
-                "errors",
-                SAGEMAKER_NAMESPACE,
-                "Invocation5XXErrors",
-                dimensions,
-                "Average",
-                ">=",
-                options.error_rate_percent / 100,
-                f"5xx errors at or above {options.error_rate_percent:g}% of requests",
-            )
-        )
+        watched.append(error_rate(dimensions, options.error_rate_percent))
     if options.no_capacity:
         watched.append(
             Condition(
@@ -194,18 +184,7 @@ def model_conditions(options: ModelAlarmProps) -> list[Condition]:
             )
         )
     if options.latency_objective_ms is not None:
-        watched.append(
-            Condition(
-                "latency",
-                SAGEMAKER_NAMESPACE,
-                "ModelLatency",
-                dimensions,
-                "p50",
-                ">",
-                options.latency_objective_ms * MICROSECONDS_PER_MS,
-                f"p50 model latency over the {options.latency_objective_ms} ms objective",
-            )
-        )
+        watched.append(latency_over(dimensions, options.latency_objective_ms))
     return watched
 
 
