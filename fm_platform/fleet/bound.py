@@ -23,7 +23,8 @@ whole copies, packing copies onto instances, and one kind and type per model. Pe
 Minimising the hourly price of all instances gives a cost no plan can undercut: a plan's
 expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at least these
 averages. Models with identical options are one variable per option, weighted by their
-number.
+number, and options another of the model's options dominates have no variable
+(:func:`_class_columns`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from fm_platform.fleet.kinds import KINDS, min_copies
-from fm_platform.fleet.options import Option
 from fm_platform.fleet.planner import Assessed, Planner
 from fm_platform.hardware.instances import instance_spec
 
@@ -72,44 +72,64 @@ def allowed_kinds(known: Assessed) -> tuple[str, ...]:
     )
 
 
-def _option_column(program: _Program, o: Option, minimum: int, a: float) -> int:
-    """One column for option ``o`` of a model (``minimum`` copies, active share ``a``),
-    with its kind's contribution (module docstring)."""
-    kind = KINDS[o.kind]
-    program.prices[o.instance_type] = o.price
-    if kind.packs_devices:
+def _class_columns(
+    program: _Program, known: Assessed, to_zero: bool, a: float
+) -> dict[int, float]:
+    """The columns of one class of alike models (module docstring), each kind's
+    contribution per option at the class's traffic; dominated columns are left out, which
+    leaves the optimum as it is: of a device-packing kind, per type only the option using
+    the fewest devices on average (its column has no cost and one row beside the class's
+    own); of the kinds of one model per endpoint, only the cheapest option of them all (its
+    column has a cost and no row beside the class's own). A solution using a left-out
+    column moves its share to the kept one without raising any row or the cost."""
+    columns: dict[int, float] = {}
+    packed: dict[str, float] = {}
+    alone: float | None = None
+    for kind_name in allowed_kinds(known):
+        kind = KINDS[kind_name]
+        minimum = min_copies(kind_name, to_zero)
+        for o, max_copies, load in known.assessment.options.at_traffic(kind_name):
+            t = o.instance_type
+            program.prices[t] = o.price
+            if kind.packs_devices:
+                average = o.shape.accelerators * (minimum + a * (max_copies - minimum))
+                packed[t] = min(average, packed.get(t, average))
+            elif kind.pools_memory:
+                column = program.column(0.0)
+                columns[column] = 1.0
+                program.memory[t][column] = o.copy_gib / o.usable_gib
+                program.traffic[t][column] = a * load
+            else:
+                low = minimum if kind.queued else max(1, minimum)
+                cost = o.price * (low + a * (max_copies - low))
+                alone = cost if alone is None else min(alone, cost)
+    for t, average in packed.items():
         column = program.column(0.0)
-        average = minimum + a * (o.max_copies - minimum)
-        program.usage[o.instance_type][column] = o.shape.accelerators * average
-    elif kind.pools_memory:
-        column = program.column(0.0)
-        program.memory[o.instance_type][column] = o.copy_gib / o.usable_gib
-        program.traffic[o.instance_type][column] = a * o.load
-    else:
-        low = minimum if kind.queued else max(1, minimum)
-        column = program.column(o.price * (low + a * (o.max_copies - low)))
-    return column
+        columns[column] = 1.0
+        program.usage[t][column] = average
+    if alone is not None:
+        columns[program.column(alone)] = 1.0
+    return columns
 
 
 def _model_rows(program: _Program, planner: Planner) -> None:
-    """One convexity row per class of alike models, over all their allowed options."""
+    """One convexity row per class of alike models, over all their allowed options.
+    Models with the same priced options (:class:`~fm_platform.fleet.options.PricedOptions`,
+    shared by models alike at the same traffic and hours), the same allowed kinds and scale
+    to zero are one class, its row the number of them: any solution of one row per model
+    sums to one of the class, and the class's splits evenly back, at the same cost."""
     classes: dict[tuple, int] = defaultdict(int)
     members: dict[tuple, Assessed] = {}
     for name in planner.plan.placements:
         known = planner.assessed[name]
         assert known.decision is not None
-        key = (id(known.assessment), known.decision.to_zero, known.needs.active_hours)
+        key = (id(known.assessment.options), allowed_kinds(known), known.decision.to_zero)
         classes[key] += 1
         members[key] = known
     for key, count in classes.items():
         known = members[key]
-        to_zero, a = key[1], key[2] / 24
-        columns: dict[int, float] = {}
-        for kind in allowed_kinds(known):
-            minimum = min_copies(kind, to_zero)
-            for o in known.assessment.options[kind]:
-                columns[_option_column(program, o, minimum, a)] = 1.0
-        program.rows.append((count, count, columns))
+        a = known.needs.active_hours / 24
+        program.rows.append((count, count, _class_columns(program, known, key[2], a)))
 
 
 def _instance_rows(program: _Program, infinity: float) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -46,6 +47,7 @@ from fm_platform.fleet.sizing import MemoryParts, Needs, tp_degrees
 from fm_platform.hardware.devices import (
     BF16_MIN_CAPABILITY,
     FP8_MIN_CAPABILITY,
+    Device,
     device,
     family,
     vcpu_gflops,
@@ -93,25 +95,126 @@ class Option:
         otherwise; a multi-model copy costs its share of an instance's model memory while
         idle and the larger of that and its traffic share while active; a whole-instance
         kind keeps an instance unless it queues requests (asynchronous)."""
+        return self.hourly_at(self.max_copies, self.load, min_copies, active_hours)
+
+    def hourly_at(
+        self, max_copies: int, load: float, min_copies: int, active_hours: float
+    ) -> float:
+        """:meth:`expected_hourly` of this option at another traffic: ``max_copies`` at
+        peak and ``load`` (peak copies, fractional)."""
         a = active_hours / 24
         if KINDS[self.kind].pools_memory:
             memory = self.copy_gib / self.usable_gib
-            return self.price * ((1 - a) * memory + a * max(memory, self.load))
+            return self.price * ((1 - a) * memory + a * max(memory, load))
         kind = KINDS[self.kind]
         if kind.whole_instance and not kind.queued:
             min_copies = max(1, min_copies)
-        return self.copy_hourly * (a * self.max_copies + (1 - a) * min_copies)
+        return self.copy_hourly * (a * max_copies + (1 - a) * min_copies)
 
 
-@dataclass
+def _sort_minimum(kind: str) -> int:
+    """The copies at minimum options are ranked with: one, none for a queued kind."""
+    return 0 if KINDS[kind].queued else 1
+
+
+class PricedOptions(Mapping[str, list[Option]]):
+    """Per kind, the options of models ``alike`` (assessed without traffic) at one
+    model's ``peak_rpm`` and ``active_hours``, cheapest expected cost first (ties by
+    instance type). A kind's list is built when first read; :meth:`cheapest` finds its
+    first option without building it (most models need no more)."""
+
+    def __init__(self, alike: _Alike, peak_rpm: float, active_hours: float) -> None:
+        self._alike = alike
+        self._raw = alike.options
+        self._peak_rpm = peak_rpm
+        self._active_hours = active_hours
+        self._built: dict[str, list[Option]] = {}
+        self._cheapest: dict[str, Option] = {}
+
+    def __getitem__(self, kind: str) -> list[Option]:
+        built = self._built.get(kind)
+        if built is None:
+            low, hours = _sort_minimum(kind), self._active_hours
+            built = [_with_traffic(o, self._peak_rpm) for o in self._raw[kind]]
+            built.sort(key=lambda o: (o.expected_hourly(low, hours), o.instance_type))
+            self._built[kind] = built
+        return built
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def cheapest(self, kind: str) -> Option:
+        """``self[kind][0]`` (equal to it), priced without building the other options: in
+        ascending order of a floor under each option's cost at any traffic
+        (:meth:`_Alike.by_floor`), up to the first whose floor exceeds the best cost found."""
+        found = self._cheapest.get(kind)
+        if found is None:
+            low, peak, hours = _sort_minimum(kind), self._peak_rpm, self._active_hours
+            a = hours / 24
+            # the copies at peak are at least one: the cost is at least the floor times this
+            scale = 1.0 if KINDS[kind].pools_memory else a + (1 - a) * low
+            best: tuple[float, str, int] | None = None
+            first = None
+            for floor, index, o in self._alike.by_floor(kind):
+                if best is not None and floor * scale > best[0] * (1 + 1e-9):
+                    break
+                load = peak / o.perf.rpm
+                cost = o.hourly_at(max(1, math.ceil(load)), load, low, hours)
+                key = (cost, o.instance_type, index)  # ties: the first, as a stable sort
+                if best is None or key < best:
+                    best, first = key, o
+            assert first is not None
+            found = self._cheapest[kind] = _with_traffic(first, peak)
+        return found
+
+    def at_traffic(self, kind: str) -> Iterator[tuple[Option, int, float]]:
+        """Each option of ``kind`` as assessed without traffic, with its copies at peak and
+        its load at this traffic (unsorted; what :meth:`__getitem__` would build)."""
+        peak = self._peak_rpm
+        for o in self._raw[kind]:
+            load = peak / o.perf.rpm
+            yield o, max(1, math.ceil(load)), load
+
+
+@dataclass(frozen=True)
 class Assessment:
     """All options of one model by kind (cheapest first), the types rejected, with
     reasons (``type -> reason``), and the kinds whose request limit tightened the model's
     objective (``kind -> seconds``)."""
 
+    options: PricedOptions
+    rejected: dict[str, str]
+    limited: dict[str, float]
+
+
+@dataclass
+class _Alike:
+    """What models alike but for their name, traffic and hours share: their options per
+    kind without traffic, the types rejected and the kinds that tightened the objective
+    (as :class:`Assessment`), and their options priced per (peak rpm, active hours)."""
+
     options: dict[str, list[Option]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)
     limited: dict[str, float] = field(default_factory=dict)
+    priced: dict[tuple[float, float], PricedOptions] = field(default_factory=dict)
+    floors: dict[str, list[tuple[float, int, Option]]] = field(default_factory=dict)
+
+    def by_floor(self, kind: str) -> list[tuple[float, int, Option]]:
+        """The options of ``kind`` (with their index) by ascending floor: the price of one
+        copy, or of a multi-model copy's memory share; at any traffic an option costs at
+        least its floor (times a factor of the kind and hours alone,
+        :meth:`PricedOptions.cheapest`), as :meth:`Option.expected_hourly` prices it."""
+        found = self.floors.get(kind)
+        if found is None:
+            pools = KINDS[kind].pools_memory
+            found = self.floors[kind] = sorted(
+                (o.price * o.copy_gib / o.usable_gib if pools else o.copy_hourly, i, o)
+                for i, o in enumerate(self.options[kind])
+            )
+        return found
 
 
 def hardware_problem(needs: Needs, spec: InstanceSpec) -> str | None:
@@ -150,8 +253,11 @@ def _device_gib(spec: InstanceSpec) -> float:
     return spec.accelerator_memory_mib_total / max(1, spec.accelerator_count) / 1024
 
 
-def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance | None:
-    """The copy's throughput (module :mod:`fm_platform.fleet.performance`)."""
+def _performance(
+    needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
+) -> Performance | None:
+    """The copy's throughput (module :mod:`fm_platform.fleet.performance`); ``fits``
+    (concurrency -> bool) says whether a copy fits the ``usable`` GiB."""
     if needs.rpm_override is not None:
         return override(needs) if fits(needs.concurrency) or fits(1) else None
     if needs.benchmark is not None:
@@ -175,6 +281,17 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     dev = device(spec)
     if dev is None:
         return default(needs) if fits(needs.concurrency) else None
+    return _estimate(needs, dev, tp, usable)
+
+
+@cache
+def _estimate(needs: Needs, dev: Device, tp: int, usable: float) -> Performance | None:
+    """The hardware estimate of a copy on ``tp`` devices ``dev`` with ``usable`` GiB:
+    computed once for the types with the same devices and for the kinds alike."""
+
+    def fits(concurrency: int) -> bool:
+        return needs.copy_gib(tp, concurrency) <= usable
+
     if not needs.generative:
         if not fits(1):
             return None
@@ -201,7 +318,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             return
         usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.pools_memory else 0.5)
         gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
-        perf = _performance(needs, spec, 0, lambda c: gib <= usable)
+        perf = _performance(needs, spec, 0, lambda c: gib <= usable, usable)
         if perf is None:
             reasons.append(f"a copy needs {gib:.1f} GiB, {usable:.1f} GiB of host memory usable")
             return
@@ -246,7 +363,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
         if host_mib > spec.memory_mib * tp // count:
             reasons.append(f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices")
             continue
-        perf = _performance(needs, spec, tp, fits)
+        perf = _performance(needs, spec, tp, fits, usable)
         if perf is None:
             objective = needs.latency_objective_ms
             reasons.append(f"{tp} devices miss the p50 objective of {objective:,.0f} ms")
@@ -303,10 +420,10 @@ def _with_traffic(o: Option, peak_rpm: float) -> Option:
 
 
 @cache
-def _assess_alike(needs: Needs, region: str) -> Assessment:
+def _assess_alike(needs: Needs, region: str) -> _Alike:
     """Every option of ``needs`` without its traffic (``peak_rpm`` 0): what models alike but
     for their name, traffic and hours share, computed once."""
-    result = Assessment()
+    result = _Alike()
     kinds = _kind_needs(needs)
     result.limited = {
         kind.name: kind.max_request_s for kind, served in kinds if served is not needs
@@ -330,18 +447,16 @@ def _assess_alike(needs: Needs, region: str) -> Assessment:
 def assess(needs: Needs, region: str) -> Assessment:
     """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
     minimum of one copy, none for a queued kind) and every type rejected outright, with
-    its reason."""
+    its reason. Models alike at the same traffic and hours share their priced options."""
     alike = _assess_alike(
         dataclasses.replace(needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=()),
         region,
     )
-    result = Assessment(rejected=alike.rejected, limited=alike.limited)
-    for kind_name, raw in alike.options.items():
-        options = [_with_traffic(o, needs.peak_rpm) for o in raw]
-        low = 0 if KINDS[kind_name].queued else 1
-        options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))
-        result.options[kind_name] = options
-    return result
+    traffic = (needs.peak_rpm, needs.active_hours)
+    priced = alike.priced.get(traffic)
+    if priced is None:
+        priced = alike.priced[traffic] = PricedOptions(alike, *traffic)
+    return Assessment(priced, alike.rejected, alike.limited)
 
 
 def family_types(region: str) -> set[str]:
