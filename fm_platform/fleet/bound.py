@@ -22,8 +22,10 @@ whole copies, packing copies onto instances, and one kind and type per model. Pe
 
 Minimising the hourly price of all instances gives a cost no plan can undercut: a plan's
 expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at least these
-averages. Models with identical options are one variable per option, weighted by their
-number, and options another of the model's options dominates have no variable
+averages. The program solved has the same optimum with fewer variables: models with
+identical options are one variable per option, weighted by their number; a device-packing
+type's instances, bound by nothing but its devices, are priced per device into each
+option; and per model only the cheapest of the options without shared rows is kept
 (:func:`_class_columns`).
 """
 
@@ -51,7 +53,6 @@ class _Program:
 
     costs: list[float] = field(default_factory=list)
     rows: list[tuple[float, float, dict[int, float]]] = field(default_factory=list)
-    usage: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     memory: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     traffic: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     prices: dict[str, float] = field(default_factory=dict)
@@ -75,38 +76,35 @@ def allowed_kinds(known: Assessed) -> tuple[str, ...]:
 def _class_columns(
     program: _Program, known: Assessed, to_zero: bool, a: float
 ) -> dict[int, float]:
-    """The columns of one class of alike models (module docstring), each kind's
-    contribution per option at the class's traffic; dominated columns are left out, which
-    leaves the optimum as it is: of a device-packing kind, per type only the option using
-    the fewest devices on average (its column has no cost and one row beside the class's
-    own); of the kinds of one model per endpoint, only the cheapest option of them all (its
-    column has a cost and no row beside the class's own). A solution using a left-out
-    column moves its share to the kept one without raising any row or the cost."""
+    """The columns of one class of alike models (module docstring), each option's
+    contribution at the class's traffic. A device-packing type's instances hold nothing
+    else, so the optimum buys them for exactly the devices its columns use: each such
+    option costs the type's price per device times its average devices, as an option of
+    one model per endpoint costs its own. Of all those, the class keeps only the cheapest
+    column (it has a cost and no row beside the class's own: a solution using another
+    moves that share to it without raising the cost); every multi-model option keeps its
+    column (its type's rows couple it to the other models there)."""
     columns: dict[int, float] = {}
-    packed: dict[str, float] = {}
     alone: float | None = None
     for kind_name in allowed_kinds(known):
         kind = KINDS[kind_name]
         minimum = min_copies(kind_name, to_zero)
         for o, max_copies, load in known.assessment.options.at_traffic(kind_name):
-            t = o.instance_type
-            program.prices[t] = o.price
             if kind.packs_devices:
                 average = o.shape.accelerators * (minimum + a * (max_copies - minimum))
-                packed[t] = min(average, packed.get(t, average))
+                cost = o.price * average / instance_spec(o.instance_type).accelerator_count
             elif kind.pools_memory:
+                t = o.instance_type
+                program.prices[t] = o.price
                 column = program.column(0.0)
                 columns[column] = 1.0
                 program.memory[t][column] = o.copy_gib / o.usable_gib
                 program.traffic[t][column] = a * load
+                continue
             else:
                 low = minimum if kind.queued else max(1, minimum)
                 cost = o.price * (low + a * (max_copies - low))
-                alone = cost if alone is None else min(alone, cost)
-    for t, average in packed.items():
-        column = program.column(0.0)
-        columns[column] = 1.0
-        program.usage[t][column] = average
+            alone = cost if alone is None else min(alone, cost)
     if alone is not None:
         columns[program.column(alone)] = 1.0
     return columns
@@ -133,11 +131,7 @@ def _model_rows(program: _Program, planner: Planner) -> None:
 
 
 def _instance_rows(program: _Program, infinity: float) -> None:
-    """Per type: instances at least the devices, memory and traffic its columns use."""
-    for t, entries in program.usage.items():
-        y = program.column(program.prices[t])
-        devices = float(instance_spec(t).accelerator_count)
-        program.rows.append((0.0, infinity, {y: devices, **{c: -v for c, v in entries.items()}}))
+    """Per multi-model type: instances at least the memory and traffic its columns use."""
     pooled: dict[str, int] = {}
     for table in (program.memory, program.traffic):
         for t, entries in table.items():
