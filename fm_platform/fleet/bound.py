@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 
 from fm_platform.fleet.kinds import KINDS, min_copies
 from fm_platform.fleet.planner import Assessed, Planner
-from fm_platform.hardware.instances import instance_spec
 
 INSTALL_HINT = "pip install 'fm-platform[bound]'"
 #: What the relaxation gives up, as the report prints it.
@@ -79,34 +78,29 @@ def _class_columns(
     """The columns of one class of alike models (module docstring), each option's
     contribution at the class's traffic. A device-packing type's instances hold nothing
     else, so the optimum buys them for exactly the devices its columns use: each such
-    option costs the type's price per device times its average devices, as an option of
-    one model per endpoint costs its own. Of all those, the class keeps only the cheapest
+    option costs the type's price per device times its average devices, its expected
+    cost (:meth:`~fm_platform.fleet.options.Option.expected_hourly`), as an option of one
+    model per endpoint costs its own. Of all those, the class keeps only the cheapest
     column (it has a cost and no row beside the class's own: a solution using another
     moves that share to it without raising the cost); every multi-model option keeps its
     column (its type's rows couple it to the other models there)."""
     columns: dict[int, float] = {}
-    alone: float | None = None
+    alone: list[float] = []
+    options = known.assessment.options
     for kind_name in allowed_kinds(known):
-        kind = KINDS[kind_name]
         minimum = min_copies(kind_name, to_zero)
-        for o, max_copies, load in known.assessment.options.at_traffic(kind_name):
-            if kind.packs_devices:
-                average = o.shape.accelerators * (minimum + a * (max_copies - minimum))
-                cost = o.price * average / instance_spec(o.instance_type).accelerator_count
-            elif kind.pools_memory:
-                t = o.instance_type
-                program.prices[t] = o.price
-                column = program.column(0.0)
-                columns[column] = 1.0
-                program.memory[t][column] = o.copy_gib / o.usable_gib
-                program.traffic[t][column] = a * load
-                continue
-            else:
-                low = minimum if kind.queued else max(1, minimum)
-                cost = o.price * (low + a * (max_copies - low))
-            alone = cost if alone is None else min(alone, cost)
-    if alone is not None:
-        columns[program.column(alone)] = 1.0
+        if not KINDS[kind_name].pools_memory:
+            alone.append(options.lowest_hourly(kind_name, minimum))
+            continue
+        for o, _, load in options.at_traffic(kind_name):
+            t = o.instance_type
+            program.prices[t] = o.price
+            column = program.column(0.0)
+            columns[column] = 1.0
+            program.memory[t][column] = o.copy_gib / o.usable_gib
+            program.traffic[t][column] = a * load
+    if alone:
+        columns[program.column(min(alone))] = 1.0
     return columns
 
 

@@ -147,28 +147,39 @@ class PricedOptions(Mapping[str, list[Option]]):
         return len(self._raw)
 
     def cheapest(self, kind: str) -> Option:
-        """``self[kind][0]`` (equal to it), priced without building the other options: in
-        ascending order of a floor under each option's cost at any traffic
-        (:meth:`_Alike.by_floor`), up to the first whose floor exceeds the best cost found."""
+        """``self[kind][0]`` (equal to it), priced without building the other options."""
         found = self._cheapest.get(kind)
         if found is None:
-            low, peak, hours = _sort_minimum(kind), self._peak_rpm, self._active_hours
-            a = hours / 24
-            # the copies at peak are at least one: the cost is at least the floor times this
-            scale = 1.0 if KINDS[kind].pools_memory else a + (1 - a) * low
-            best: tuple[float, str, int] | None = None
-            first = None
-            for floor, index, o in self._alike.by_floor(kind):
-                if best is not None and floor * scale > best[0] * (1 + 1e-9):
-                    break
-                load = peak / o.perf.rpm
-                cost = o.hourly_at(max(1, math.ceil(load)), load, low, hours)
-                key = (cost, o.instance_type, index)  # ties: the first, as a stable sort
-                if best is None or key < best:
-                    best, first = key, o
-            assert first is not None
-            found = self._cheapest[kind] = _with_traffic(first, peak)
+            _, first = self._lowest(kind, _sort_minimum(kind))
+            found = self._cheapest[kind] = _with_traffic(first, self._peak_rpm)
         return found
+
+    def lowest_hourly(self, kind: str, min_copies: int) -> float:
+        """The least expected cost (:meth:`Option.expected_hourly`) of an option of
+        ``kind`` with ``min_copies``."""
+        return self._lowest(kind, min_copies)[0]
+
+    def _lowest(self, kind: str, low: int) -> tuple[float, Option]:
+        """The least expected cost of ``kind``'s options at ``low`` copies at minimum,
+        and the first option (in assessed order) of those that cost it on the cheapest
+        type: in ascending order of a floor under each option's cost
+        (:meth:`_Alike.by_floor`), up to the first whose floor exceeds the best found."""
+        peak, hours = self._peak_rpm, self._active_hours
+        a = hours / 24
+        # the copies at peak are at least one: the cost is at least the floor times this
+        scale = 1.0 if KINDS[kind].pools_memory else a + (1 - a) * low
+        best: tuple[float, str, int] | None = None
+        first = None
+        for floor, index, o in self._alike.by_floor(kind):
+            if best is not None and floor * scale > best[0] * (1 + 1e-9):
+                break
+            load = peak / o.perf.rpm
+            cost = o.hourly_at(max(1, math.ceil(load)), load, low, hours)
+            key = (cost, o.instance_type, index)  # ties: the first, as a stable sort
+            if best is None or key < best:
+                best, first = key, o
+        assert best is not None and first is not None
+        return best[0], first
 
     def at_traffic(self, kind: str) -> Iterator[tuple[Option, int, float]]:
         """Each option of ``kind`` as assessed without traffic, with its copies at peak and
