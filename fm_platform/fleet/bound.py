@@ -72,9 +72,7 @@ def allowed_kinds(known: Assessed) -> tuple[str, ...]:
     )
 
 
-def _class_columns(
-    program: _Program, known: Assessed, to_zero: bool, a: float
-) -> dict[int, float]:
+def _class_columns(program: _Program, known: Assessed, to_zero: bool, a: float) -> dict[int, float]:
     """The columns of one class of alike models (module docstring), each option's
     contribution at the class's traffic. A device-packing type's instances hold nothing
     else, so the optimum buys them for exactly the devices its columns use: each such

@@ -318,7 +318,42 @@ def _type_problem(kind: str, instance_type: str) -> str | None:
     return KINDS[kind].type_problem(instance_type)
 
 
-def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list):
+class _Shared:
+    """What the options of models alike share across instance types and kinds, computed
+    once per :func:`_assess_alike`: one copy's memory per (needs, devices, concurrency),
+    its parts, and its throughput per (needs, type, devices, usable GiB)."""
+
+    def __init__(self) -> None:
+        self._gib: dict[tuple[int, int, int], float] = {}
+        self._parts: dict[tuple[int, int, int], MemoryParts] = {}
+        self._perf: dict[tuple[int, str, int, float], Performance | None] = {}
+
+    def copy_gib(self, needs: Needs, tp: int, concurrency: int) -> float:
+        key = (id(needs), tp, concurrency)
+        found = self._gib.get(key)
+        if found is None:
+            found = self._gib[key] = needs.copy_gib(tp, concurrency)
+        return found
+
+    def parts(self, needs: Needs, tp: int, concurrency: int) -> MemoryParts:
+        key = (id(needs), tp, concurrency)
+        found = self._parts.get(key)
+        if found is None:
+            found = self._parts[key] = needs.parts(tp, concurrency)
+        return found
+
+    def performance(
+        self, needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
+    ) -> Performance | None:
+        key = (id(needs), spec.instance_type, tp, usable)
+        if key not in self._perf:
+            self._perf[key] = _performance(needs, spec, tp, fits, usable)
+        return self._perf[key]
+
+
+def _options_on(
+    needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list, shared: _Shared
+):
     problem = _type_problem(kind.name, spec.instance_type)
     if problem is not None:
         reasons.append(problem)
@@ -329,7 +364,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             return
         usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.pools_memory else 0.5)
         gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
-        perf = _performance(needs, spec, 0, lambda c: gib <= usable, usable)
+        perf = shared.performance(needs, spec, 0, lambda c: gib <= usable, usable)
         if perf is None:
             reasons.append(f"a copy needs {gib:.1f} GiB, {usable:.1f} GiB of host memory usable")
             return
@@ -363,18 +398,18 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
         usable = per_device * tp
 
         def fits(concurrency: int, tp: int = tp, usable: float = usable) -> bool:
-            return needs.copy_gib(tp, concurrency) <= usable
+            return shared.copy_gib(needs, tp, concurrency) <= usable
 
         if not fits(1):
             reasons.append(
-                f"one copy needs {needs.copy_gib(tp, 1):.1f} GiB, {tp} devices have "
+                f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {tp} devices have "
                 f"{usable:.1f} GiB usable"
             )
             continue
         if host_mib > spec.memory_mib * tp // count:
             reasons.append(f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices")
             continue
-        perf = _performance(needs, spec, tp, fits, usable)
+        perf = shared.performance(needs, spec, tp, fits, usable)
         if perf is None:
             objective = needs.latency_objective_ms
             reasons.append(f"{tp} devices miss the p50 objective of {objective:,.0f} ms")
@@ -389,10 +424,10 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             max(1, math.ceil(needs.peak_rpm / perf.rpm)),
             price,
             price * share,
-            needs.copy_gib(tp, perf.concurrency),
+            shared.copy_gib(needs, tp, perf.concurrency),
             usable,
             needs.peak_rpm / perf.rpm,
-            needs.parts(tp, perf.concurrency),
+            shared.parts(needs, tp, perf.concurrency),
         )
 
 
@@ -439,6 +474,7 @@ def _assess_alike(needs: Needs, region: str) -> _Alike:
     result.limited = {
         kind.name: kind.max_request_s for kind, served in kinds if served is not needs
     }
+    shared = _Shared()
     for spec, price in _specs(region):
         problem = hardware_problem(needs, spec)
         if problem is not None:
@@ -447,7 +483,7 @@ def _assess_alike(needs: Needs, region: str) -> _Alike:
         reasons: list[str] = []
         found = False
         for kind, kind_needs in kinds:
-            for option in _options_on(kind_needs, kind, spec, price, reasons):
+            for option in _options_on(kind_needs, kind, spec, price, reasons, shared):
                 result.options.setdefault(kind.name, []).append(option)
                 found = True
         if not found:
