@@ -170,7 +170,7 @@ class Planner:
             if known is None:
                 try:
                     needs = resolve(model, self.catalog)
-                    assessment = assess(dataclasses.replace(needs, name=""), self.region)
+                    assessment = assess(needs, self.region)
                 except ValueError as error:
                     problems.add(f"models[{self.index[model.name]}]", model.name, str(error))
                     continue
