@@ -35,7 +35,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from fm_platform.fleet.kinds import KINDS, min_copies
-from fm_platform.fleet.planner import Assessed, Planner
+from fm_platform.fleet.planner import Assessed, Planner, without_cycle_collection
 
 INSTALL_HINT = "pip install 'fm-platform[bound]'"
 #: What the relaxation gives up, as the report prints it.
@@ -173,6 +173,7 @@ def lower_bound(planner: Planner) -> float:
         raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
 
     program = _Program()
-    _model_rows(program, planner)
-    _instance_rows(program, highspy.kHighsInf)
-    return _solve(program, highspy, np)
+    with without_cycle_collection():
+        _model_rows(program, planner)
+        _instance_rows(program, highspy.kHighsInf)
+        return _solve(program, highspy, np)
