@@ -181,12 +181,15 @@ TEAM_KEYS: dict[str, dict[str, Any]] = {
         "weights_uri": f"{TEAM_BUCKET}/clinical/llama-3-1-70b-notes/",
         "weights_kms_key_arn": TEAM_KEY,
     },
-    "call-transcriber": {"task": "speech-to-text", "rpm_per_copy": 2, "output_tokens": 0},
+    "call-transcriber": {
+        "task": "speech-to-text",
+        "architecture": "whisper-large-v3",
+        "audio_seconds": 120,
+    },
 }
 #: Models a team adds beside the generated ones: a realtime reranker (TEI), an intent
-#: classifier on CPU, an image-generation model (SDXL: 2.6 B UNet + 0.8 B text encoders,
-#: about 10 s per 1024x1024 image at 30 steps on one A10G, so 6 a minute per copy) and a
-#: classifier in the team's own image.
+#: classifier on CPU, an image-generation model (SDXL at 30 steps and 1024x1024, sized
+#: from its pipeline) and a classifier in the team's own image.
 TEAM_MODELS: list[dict[str, Any]] = [
     {"name": "search-reranker", "params_b": 0.56, "task": "reranking", "peak_rpm": 600},
     {
@@ -197,11 +200,11 @@ TEAM_MODELS: list[dict[str, Any]] = [
     },
     {
         "name": "marketing-sdxl",
-        "params_b": 3.5,
-        "task": "image-generation",
+        "architecture": "sdxl-base-1.0",
         "dtype": "fp16",
-        "memory_gib": 12,
-        "rpm_per_copy": 6,
+        "steps": 30,
+        "width": 1024,
+        "height": 1024,
         "peak_rpm": 12,
         "active_hours": 10,
         "latency_p50_ms": 15000,
@@ -223,7 +226,8 @@ def _team_entry(model: dict[str, Any]) -> dict[str, Any]:
     if entry["name"] == "search-embedder-realtime":
         entry.pop("framework")  # on TEI, the embedding task's container
     if entry["name"] == "call-transcriber":
-        entry.pop("payload_mb")  # a speech request: audio of a few minutes
+        for key in ("payload_mb", "params_b", "output_tokens"):  # sized from Whisper's
+            entry.pop(key)  # architecture and two minutes of audio per request
         entry["latency_class"] = "relaxed"
         entry["latency_p50_ms"] = 30000
     tenant = entry.get("tenant")

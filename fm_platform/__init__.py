@@ -99,6 +99,8 @@ if TYPE_CHECKING:
         VariantSpec as VariantSpec,
     )
     from fm_platform.constructs.secure_bucket import (
+        BucketOptions as BucketOptions,
+        BucketOptionsAspect as BucketOptionsAspect,
         SecureBucket as SecureBucket,
         SecureBucketProps as SecureBucketProps,
     )

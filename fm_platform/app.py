@@ -11,6 +11,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from fm_platform.config import AppConfig, config_source, load_config
+from fm_platform.constructs.secure_bucket import BucketOptionsAspect
 from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.inference import InferenceStack
@@ -75,6 +76,7 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
         if config.deploy_inference
         else None
     )
+    BucketOptionsAspect(config.buckets).add_to(app)
     apply_compliance_packs(app)
     return DefaultStacks(training=training, inference=inference)
 

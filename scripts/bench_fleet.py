@@ -27,7 +27,7 @@ timed apart.
 
 Last, the throughput estimate against the measured rows it ships, each held out in turn
 (:mod:`fm_platform.fleet.accuracy`): one ``leave-one-out`` line with the median and
-worst error in percent.
+worst error in percent, and the median per task.
 
     python scripts/bench_fleet.py [SIZES...] [--plan-only SIZES...] [--realistic SIZES...]
 """
@@ -251,7 +251,9 @@ def accuracy() -> str:
     return (
         f"leave-one-out: {loo.rows} measured rows, median error {loo.median_pct:.1f}%, "
         f"worst {loo.worst_pct:.1f}% (estimate calibrated on the other rows of its task); "
-        f"uncalibrated: median {loo.raw_median_pct:.1f}%, worst {loo.raw_worst_pct:.1f}%"
+        f"uncalibrated: median {loo.raw_median_pct:.1f}%, worst {loo.raw_worst_pct:.1f}%; "
+        "median by task: "
+        + ", ".join(f"{task} {n} rows {pct:.1f}%" for task, n, pct in loo.by_task)
     )
 
 

@@ -130,19 +130,6 @@ def test_a_family_without_an_image_for_a_hardware_kind_rules_those_types_out():
     assert rejected["ml.c5.xlarge"].startswith("container stabilityai has no cpu image")
 
 
-def test_image_and_speech_models_need_a_measured_throughput():
-    assert _problems(
-        [
-            {"name": "sdxl", "params_b": 3.5, "task": "image-generation"},
-            {"name": "asr", "params_b": 1.55, "task": "speech-to-text", "rpm_per_copy": 30},
-        ]
-    ) == [
-        "  - models[0].rpm_per_copy=None: give rpm_per_copy (images a minute one copy serves "
-        "at your steps, resolution or audio length) or benchmark_file: task image-generation "
-        "has no size-based estimate"
-    ]
-
-
 def test_neuron_lmi_and_gpus_without_bf16_get_their_own_settings():
     neuron = ServingSettings(
         family="lmi",
@@ -164,5 +151,58 @@ def test_neuron_lmi_and_gpus_without_bf16_get_their_own_settings():
         "OPTION_DTYPE": "fp16",
     }
     int4 = serving_environment(dataclasses.replace(neuron, family="tgi", dtype="int4"))
-    assert int4["QUANTIZE"] == "awq" and "DTYPE" not in int4
+    assert "QUANTIZE" not in int4 and int4["DTYPE"] == "float16"
     assert serving_environment(dataclasses.replace(neuron, family="custom")) == {}
+
+
+def test_each_engine_is_told_only_the_quantization_its_docs_name():
+    gpu = ServingSettings(
+        family="lmi",
+        hardware="gpu",
+        task="text-generation",
+        tensor_parallel=1,
+        max_concurrency=8,
+        max_model_len=4096,
+        max_input_tokens=3840,
+    )
+
+    def env(**changes):
+        return serving_environment(dataclasses.replace(gpu, **changes))
+
+    # vLLM quantizes fp8 and bitsandbytes at load; pre-quantized AWQ (int4) is read from
+    # the model's config and runs fp16 activations
+    assert env(dtype="fp8")["OPTION_QUANTIZE"] == "fp8"
+    assert env(dtype="int8")["OPTION_QUANTIZE"] == "bitsandbytes"
+    int4 = env(dtype="int4")
+    assert "OPTION_QUANTIZE" not in int4 and int4["OPTION_DTYPE"] == "fp16"
+    # transformers-neuronx quantizes int8 as static_int8
+    assert env(dtype="int8", hardware="neuron")["OPTION_QUANTIZE"] == "static_int8"
+    assert env(family="tgi", dtype="int8")["QUANTIZE"] == "bitsandbytes"
+    assert env(family="tgi", dtype="fp8")["QUANTIZE"] == "fp8"
+    assert "DTYPE" not in env(family="tgi", dtype="fp8")
+    assert env(family="tgi")["DTYPE"] == "bfloat16"
+    assert env(family="tei", dtype="fp32")["DTYPE"] == "float32"
+
+
+def test_tgi_refuses_fp32_and_neuron_types_refuse_fp8_and_int4():
+    assert _problems(
+        [{"name": "a", "architecture": "llama-3.1-8b", "container": "tgi", "dtype": "fp32"}]
+    ) == ["  - models[0].dtype='fp32': container tgi runs float16 or bfloat16: use fp16 or bf16"]
+    for dtype in ("fp8", "int4"):
+        catalog = catalog_from_data(
+            {
+                "models": [
+                    {
+                        "name": "n",
+                        "architecture": "llama-3.1-8b",
+                        "neuron_compiled": True,
+                        "dtype": dtype,
+                    }
+                ]
+            },
+            set(),
+        )
+        rejected = assess(resolve(catalog.models[0], catalog), "us-east-1").rejected
+        assert rejected["ml.inf2.xlarge"] == (
+            f"LMI on Neuron (transformers-neuronx) quantizes int8 weights only, not {dtype}"
+        )

@@ -22,11 +22,17 @@ from change_impact import change_impacts, report_lines  # noqa: E402
 #: What `cdk synth` adds and an in-process App does not: the construct paths the report names.
 CLI_CONTEXT = {"aws:cdk:enable-path-metadata": True}
 MODELS = [
-    {"name": "chat-8b", "architecture": "llama-3.1-8b", "peak_rpm": 180},
+    # g6e: the measured ml.g5.2xlarge copies would otherwise win and rename the endpoint
+    {"name": "chat-8b", "architecture": "llama-3.1-8b", "peak_rpm": 180, "instance_family": "g6e"},
     {"name": "chat-70b", "architecture": "llama-3.1-70b", "peak_rpm": 60},
     {"name": "emb-a", "architecture": "bge-large-en-v1.5", "framework": "pytorch", "peak_rpm": 600},
 ]
-ADDED = {"name": "chat-8b-b", "architecture": "llama-3.1-8b", "peak_rpm": 30}
+ADDED = {
+    "name": "chat-8b-b",
+    "architecture": "llama-3.1-8b",
+    "peak_rpm": 30,
+    "instance_family": "g6e",
+}
 
 
 def _templates(plan, cat) -> dict[str, dict]:

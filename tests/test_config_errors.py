@@ -147,7 +147,7 @@ def test_a_misspelled_or_mistyped_key_hides_nothing_else_of_its_item():
         "inference.single_model_endpoints[0].x=1: unknown key; allowed keys: name, "
         "model_name, alarms, instance_type, container, "
         "initial_instance_count, variant_name, initial_weight, scaling, variants, "
-        "shadow_variant, data_capture, network_isolation, endpoint_name, "
+        "shadow_variant, data_capture, fallback_pools, network_isolation, endpoint_name, "
         "model_data_download_timeout_s, container_startup_health_check_timeout_s, "
         "volume_size_gb, inference_ami_version, enable_ssm_access",
         "inference.ic_endpoints[1].min_instance_count=3 (endpoint 'ok'): must not exceed "

@@ -19,6 +19,7 @@ from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
 )
+from fm_platform.constructs.inference.instance_pools import FallbackPool
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import (
@@ -145,6 +146,17 @@ def test_scaled_single_model_instance_type_change_replaces_the_endpoint():
     before = _single(scaled)
     after = _single(replace(scaled, instance_type="ml.g6.2xlarge"))
     assert _replaced(before, after, ENDPOINT)
+
+
+def test_scaled_single_model_fallback_pools_change_replaces_the_endpoint():
+    scaled = replace(SINGLE, scaling=SCALING)
+    pooled = replace(scaled, fallback_pools=[FallbackPool(instance_type="ml.g6.2xlarge")])
+    assert _replaced(_single(scaled), _single(pooled), ENDPOINT)
+
+
+def test_unscaled_single_model_fallback_pools_change_updates_in_place():
+    pooled = replace(SINGLE, fallback_pools=[FallbackPool(instance_type="ml.g6.2xlarge")])
+    assert not _replaced(_single(SINGLE), _single(pooled), ENDPOINT)
 
 
 def test_scaled_variant_rename_replaces_the_endpoint():

@@ -305,6 +305,46 @@ def test_fallback_types_become_the_variants_pools_and_components_get_one_spec_pe
     assert required == {"ml.g5.12xlarge": 2, "ml.g6e.12xlarge": 1, "ml.g6.12xlarge": 2}
 
 
+def test_a_per_type_container_gives_that_type_a_model_of_its_own(every_option):
+    resources = every_option["template"]["Resources"]
+    (component,) = [
+        r["Properties"]
+        for key, r in resources.items()
+        if r["Type"] == "AWS::SageMaker::InferenceComponent" and "fallback" in key
+    ]
+    models = {
+        s["InstanceType"]: s["ModelName"]["Fn::GetAtt"][0] for s in component["Specifications"]
+    }
+    own = models["ml.g5.12xlarge"]
+    assert models["ml.g6.12xlarge"] == own  # no container of its own there
+    typed = models["ml.g6e.12xlarge"]
+    assert typed != own and "Modelmlg6e12xlarge" in typed
+    typed_model, own_model = resources[typed]["Properties"], resources[own]["Properties"]
+    assert typed_model["PrimaryContainer"]["Environment"] == {"OPTION_TENSOR_PARALLEL_DEGREE": "1"}
+    for key in ("ExecutionRoleArn", "EnableNetworkIsolation"):
+        assert typed_model.get(key) == own_model.get(key)
+    # Without artifacts of its own it reads the component's.
+    assert (
+        typed_model["PrimaryContainer"]["ModelDataSource"]
+        == own_model["PrimaryContainer"]["ModelDataSource"]
+    )
+
+
+def test_a_bad_per_type_container_is_refused_by_key():
+    mapping = _mapping()
+    entry = mapping["inference"]["ic_endpoints"][1]["models"][0]["per_instance_type"][0]
+    entry["container"]["model_size_gib"] = 0
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(
+        line.startswith(
+            "inference.ic_endpoints[1].models[0].per_instance_type[0].container.model_size_gib=0"
+        )
+        and "must be greater than 0" in line
+        for line in error.value.problems
+    ), error.value.problems
+
+
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
@@ -442,3 +482,118 @@ def test_a_bad_ami_on_a_single_model_endpoint_is_refused():
         line.startswith("inference.single_model_endpoints[0].inference_ami_version='al2-gpu'")
         for line in error.value.problems
     ), error.value.problems
+
+
+# -- single-model pools ---------------------------------------------------------------------
+
+
+def _resources_of(template: dict[str, Any], kind: str, under: str) -> dict[str, dict[str, Any]]:
+    return {
+        key: r["Properties"]
+        for key, r in template["Resources"].items()
+        if r["Type"] == kind and key.startswith(under)
+    }
+
+
+def test_single_model_pools_run_the_variants_model_or_their_own(every_option):
+    template = every_option["template"]
+    (variant,) = _one(template, "AWS::SageMaker::EndpointConfig", "SingleModelEndpointpooled")[
+        "ProductionVariants"
+    ]
+    assert "InstanceType" not in variant
+    models = _resources_of(template, "AWS::SageMaker::Model", "SingleModelEndpointpooled")
+    (pool_model,) = [key for key in models if "PoolModelmlinf2xlarge" in key]
+    assert variant["InstancePools"] == [
+        {"InstanceType": "ml.g5.2xlarge", "Priority": 1},
+        {"InstanceType": "ml.g6.2xlarge", "Priority": 2},
+        {
+            "InstanceType": "ml.inf2.xlarge",
+            "Priority": 3,
+            "ModelNameOverride": {"Fn::GetAtt": [pool_model, "ModelName"]},
+        },
+        {
+            "InstanceType": "ml.g6e.2xlarge",
+            "Priority": 4,
+            "ModelNameOverride": "summarizer-g6e-compiled",
+        },
+    ]
+    (main,) = [key for key in models if key != pool_model]
+    # The pool's model runs as the variant's model does: same role, isolation and tag.
+    for name in ("ExecutionRoleArn", "EnableNetworkIsolation", "Tags"):
+        assert models[pool_model][name] == models[main][name]
+    assert models[pool_model]["PrimaryContainer"]["Image"].endswith("neuronx-sdk2.20.2")
+    # Without artifacts of its own, it reads the endpoint's.
+    source = models[pool_model]["PrimaryContainer"]["ModelDataSource"]
+    assert source == models[main]["PrimaryContainer"]["ModelDataSource"]
+
+
+SINGLE_BASE = {"name": "pools", "instance_type": "ml.g5.2xlarge"}
+IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1"
+FIVE = ("ml.g6.2xlarge", "ml.g6e.2xlarge", "ml.g5.4xlarge", "ml.g6.4xlarge", "ml.g6e.4xlarge")
+
+
+@pytest.mark.parametrize(
+    ("pools", "key", "why"),
+    [
+        (
+            [{"instance_type": "ml.g6.2xlarge", "model_name_override": "compiled_g6"}],
+            "fallback_pools[0].model_name_override='compiled_g6'",
+            "underscores are not allowed; allowed: matching "
+            "[a-zA-Z0-9]([\\-a-zA-Z0-9]*[a-zA-Z0-9])?; 0-63 characters",
+        ),
+        (
+            [{"instance_type": "ml.g6.2xlarge", "model_name_override": "m" * 64}],
+            "fallback_pools[0].model_name_override='mmm",
+            "too long: at most 63 characters, it has 64",
+        ),
+        (
+            [{"instance_type": "ml.g6.2xlarge", "model_name_override": ""}],
+            "fallback_pools[0].model_name_override=''",
+            "must not be empty",
+        ),
+        (
+            [
+                {
+                    "instance_type": "ml.g6.2xlarge",
+                    "model_name_override": "compiled-g6",
+                    "container": {"image": IMAGE},
+                }
+            ],
+            "fallback_pools[0].model_name_override='compiled-g6'",
+            "either a container (a model created for the pool) or the name of an existing "
+            "model, not both",
+        ),
+        ([{"instance_type": "ml.g5.2xlarge"}], "fallback_pools='ml.g5.2xlarge'", "must be unique"),
+        (
+            [{"instance_type": "ml.g9.2xlarge"}],
+            "fallback_pools[0]='ml.g9.2xlarge'",
+            "not an instance type",
+        ),
+        (
+            [{"instance_type": t} for t in FIVE],
+            "fallback_pools=",
+            "at most 4 (with instance_type, botocore's InstancePoolList holds 5 pools)",
+        ),
+        (
+            [{"instance_type": "ml.g6.2xlarge", "container": {"model_size_gib": 0}}],
+            "fallback_pools[0].container.model_size_gib=0",
+            "must be greater than 0",
+        ),
+    ],
+)
+def test_bad_single_model_pools_are_refused_by_key(pools, key, why):
+    mapping = {"inference": {"single_model_endpoints": [{**SINGLE_BASE, "fallback_pools": pools}]}}
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(
+        line.startswith(f"inference.single_model_endpoints[0].{key}") and why in line
+        for line in error.value.problems
+    ), error.value.problems
+
+
+def test_a_single_model_endpoint_without_pools_names_its_instance_type(every_option):
+    (variant,) = _one(
+        every_option["template"], "AWS::SageMaker::EndpointConfig", "SingleModelEndpointisolated"
+    )["ProductionVariants"]
+    assert variant["InstanceType"] == "ml.g5.2xlarge"
+    assert "InstancePools" not in variant

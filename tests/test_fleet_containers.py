@@ -16,7 +16,7 @@ from fm_platform.fleet.adapters import planning_catalog
 from fm_platform.fleet.catalog import catalog_from_data
 from fm_platform.fleet.options import family_types
 from fm_platform.fleet.plan import read_plan
-from fm_platform.fleet.planner import plan_fleet
+from fm_platform.fleet.planner import Planner, plan_fleet
 from fm_platform.fleet.serving import annotate
 from fm_platform.fleet.sizing import resolve
 from fm_platform.stacks.fleet import fleet_stacks
@@ -179,6 +179,27 @@ def test_adapters_are_components_on_their_base_sized_for_the_combined_traffic(fl
     assert plan.placements["chat-8b"].adapters == ["support-a", "support-b"]
     assert plan.placements["chat-8b"].weights_from.endswith("network isolation off")
     assert plan.placements["chat-8b"].peak_rpm == 120 + 60 + 60
+
+
+def test_the_stack_budget_covers_the_adapter_components_the_stacks_create(fleet):
+    catalog, plan, assembly, _ = fleet
+    planner = Planner(planning_catalog(catalog), region="us-east-1")
+    planner.run()
+    base_stack = plan.endpoints[plan.placements["chat-8b"].endpoint].stack
+    for stack in assembly.stacks:
+        if stack.stack_name not in plan.stacks:
+            continue
+        resources, outputs = planner.usage[stack.stack_name]
+        assert len(stack.template["Resources"]) <= resources, stack.stack_name
+        assert len(stack.template.get("Outputs", {})) <= outputs, stack.stack_name
+        if stack.stack_name == base_stack:
+            adapters = [
+                r
+                for r in stack.template["Resources"].values()
+                if r["Type"] == "AWS::SageMaker::InferenceComponent"
+                and "BaseInferenceComponentName" in r["Properties"]["Specification"]
+            ]
+            assert len(adapters) == 2
 
 
 def test_tgi_shards_batches_and_quantizes_as_planned_reading_weights_from_s3(fleet):

@@ -185,6 +185,26 @@ def test_models_sharing_a_group_share_one_endpoint():
     assert plan.placements["c"].endpoint != plan.placements["a"].endpoint
 
 
+def test_a_group_of_models_whose_best_types_differ_is_sized_on_its_endpoints_type():
+    # Alone, the 8B model's cheapest copy is on another type than the 32B model's; the
+    # group's one endpoint has one type, and every member is sized (memory, rpm) on it.
+    data = [
+        {"name": "small", "architecture": "llama-3.1-8b", "peak_rpm": 600, "group": "g1"},
+        {"name": "large", "architecture": "qwen3-32b", "peak_rpm": 60, "group": "g1"},
+    ]
+    planner = Planner(catalog(data))
+    plan = planner.run()
+    endpoint = plan.endpoints[plan.placements["small"].endpoint]
+    assert plan.placements["large"].endpoint == endpoint.name
+    for name in ("small", "large"):
+        options = planner.assessed[name].assessment.options[IC]
+        on_type = next(o for o in options if o.instance_type == endpoint.instance_type)
+        assert plan.placements[name].rpm_per_copy == pytest.approx(on_type.perf.rpm, rel=1e-3)
+        assert "chosen for group g1's models together" in plan.placements[name].reason
+    again = Planner(catalog(data), previous=plan_from_json(plan.to_json())).run()
+    assert again.placements["small"].rpm_per_copy == plan.placements["small"].rpm_per_copy
+
+
 def test_neuron_types_only_for_models_compiled_for_neuron():
     plan = plan_fleet(
         catalog(

@@ -32,7 +32,7 @@ def _plain_alike(needs, region: str) -> dict[str, list[options.Option]]:
     found: dict[str, list[options.Option]] = {}
     kinds = options._kind_needs(needs)
     for spec, price in options._specs(region):
-        if options.hardware_problem(needs, spec) is not None:
+        if options.hardware_problem(needs, spec, region) is not None:
             continue
         for kind, kind_needs in kinds:
             fresh = options._options_on(kind_needs, kind, spec, price, [], options._Shared())

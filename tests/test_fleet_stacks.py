@@ -210,3 +210,43 @@ def test_stack_budget_estimates_cover_what_the_stacks_create(planned, assembly):
         resources, outputs = planner.usage[stack.stack_name]
         assert len(stack.template.get("Resources", {})) <= resources, stack.stack_name
         assert len(stack.template.get("Outputs", {})) <= outputs, stack.stack_name
+
+
+def test_shared_endpoint_starts_with_instances_for_every_first_copy():
+    # Three models that may scale to zero on one endpoint: the plan's minimum is no
+    # instance, yet each component starts at one copy, so the endpoint starts with the
+    # instances those copies need (no initialCopiesExceedInstances warning).
+    sleepy = [
+        {
+            "name": f"sleepy-{n}",
+            "architecture": "llama-3.1-8b",
+            "peak_rpm": 600,
+            "active_hours": 2,
+            "cold_start_tolerant": True,
+        }
+        for n in range(3)
+    ]
+    catalog = catalog_from_data({"name": "sleepy", "models": sleepy}, family_types("us-east-1"))
+    plan = Planner(catalog).run()
+    (endpoint,) = plan.endpoints.values()
+    assert endpoint.min_instances == 0
+    app = cdk.App()
+    fleet_stacks(app, plan, catalog)
+    assembly = app.synth()
+    warnings = [
+        m
+        for stack in assembly.stacks
+        for m in stack.messages
+        if "initialCopiesExceedInstances" in str(m.entry.data)
+    ]
+    assert warnings == []
+    config = next(
+        r
+        for stack in assembly.stacks
+        for r in stack.template["Resources"].values()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig"
+    )
+    assert (
+        config["Properties"]["ProductionVariants"][0]["ManagedInstanceScaling"]["MinInstanceCount"]
+        == 0
+    )

@@ -1,6 +1,7 @@
 """What a training deployment adds to be watched: the cluster's events routed to the data
 stack's topic, the file system's free capacity, errors in the lifecycle scripts' log, and
-the cluster's dashboard."""
+the cluster's dashboard; the AWS SDK custom resource function's reserved concurrency
+option."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
+from fm_platform.config import load_config
 from fm_platform.config.training import DEFAULT_INSTANCE_GROUPS, TrainingConfig
 from fm_platform.constructs.observability.cluster_events import (
     EVENT_SOURCE,
@@ -22,11 +24,13 @@ from fm_platform.constructs.observability.training_alarms import (
     FREE_CAPACITY_METRIC,
     LIFECYCLE_ERROR_PATTERN,
     LIFECYCLE_ERRORS_METRIC,
+    SDK_FUNCTION_ID,
     free_capacity_threshold_bytes,
 )
 from fm_platform.constructs.training.instance_groups import ScheduledUpdate
+from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks import TrainingStack
-from tests.support import new_app
+from tests.support import nag_findings, new_app
 
 
 def of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -154,3 +158,49 @@ def test_without_unhealthy_nodes_the_pattern_keeps_state_changes_and_recoveries(
     assert state == {"detail-type": [STATE_CHANGE], "detail": {"ClusterArn": ["arn:c"]}}
     assert health["detail-type"] == [NODE_HEALTH]
     assert health["detail"]["HealthSummary"] == {"HealthStatus": [{"anything-but": ["Unhealthy"]}]}
+
+
+def _sdk_function(template: dict[str, Any]) -> dict[str, Any]:
+    (function,) = [
+        r
+        for key, r in of_type(template, "AWS::Lambda::Function").items()
+        if key.startswith(SDK_FUNCTION_ID)
+    ]
+    return function
+
+
+def test_the_sdk_function_reserves_no_concurrency_and_has_no_dead_letter_queue(cluster):
+    # Both stated as acknowledged findings beside the function (the packs run clean).
+    properties = _sdk_function(cluster)["Properties"]
+    assert "ReservedConcurrentExecutions" not in properties
+    assert "DeadLetterConfig" not in properties
+
+
+@pytest.mark.slow  # synthesizes the training stacks again, with the compliance packs
+def test_sdk_function_reserved_concurrency_reaches_the_function():
+    config = load_config(
+        {
+            "training": {
+                "availability_zone_id": "use1-az4",
+                "sdk_function_reserved_concurrency": 2,
+            },
+            "deploy_inference": False,
+        }
+    )
+    app = new_app()
+    stack = TrainingStack(app, "FmpTraining", config=config.training)
+    function = _sdk_function(Template.from_stack(stack).to_json())
+    assert function["Properties"]["ReservedConcurrentExecutions"] == 2
+    # The concurrency findings are met, not acknowledged; nothing is left open.
+    assert nag_findings(app) == []
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_sdk_function_reserved_concurrency_below_one_is_refused(value):
+    with pytest.raises(ValidationError) as error:
+        load_config({"training": {"sdk_function_reserved_concurrency": value}})
+    assert error.value.problems == (
+        f"training.sdk_function_reserved_concurrency={value}: must be at least 1 (0 stops "
+        "every invocation, and the stack operation that calls the function fails); leave it "
+        "unset to reserve none",
+    )

@@ -12,6 +12,7 @@ from fm_platform.config.inference import InferenceConfig
 from fm_platform.config.source import config_source
 from fm_platform.config.training import TrainingConfig
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.secure_bucket import BucketOptions
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.types import read
 
@@ -29,6 +30,9 @@ class AppConfig:
         cluster's events are sent there. By default a topic per stack with no subscriber;
         ``null`` creates no topic and no alarm.
     dashboards: a CloudWatch dashboard per stack; by default True.
+    buckets: what every S3 bucket of the stacks adds to its defaults
+        (:class:`BucketOptions`: ``noncurrent_version_expiration_days``,
+        ``event_bridge_enabled``, ``object_lock_enabled``); by default nothing.
     """
 
     training: TrainingConfig = field(default_factory=TrainingConfig)
@@ -39,6 +43,7 @@ class AppConfig:
     inference_stack_name: str = "FmpInference"
     notifications: NotificationTopicOptions | None = field(default_factory=NotificationTopicOptions)
     dashboards: bool = True
+    buckets: BucketOptions = field(default_factory=BucketOptions)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> AppConfig:
@@ -61,6 +66,7 @@ class AppConfig:
         problems = Problems.within(into, "configuration")
         if self.notifications is not None:
             self.notifications.check(problems.scoped("notifications."))
+        self.buckets.check(problems.scoped("buckets."))
         if self.deploy_training and self.training is not None:
             self.training.check(problems.scoped("training."))
         if self.deploy_inference and self.inference is not None:

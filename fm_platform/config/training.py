@@ -64,8 +64,8 @@ class TrainingConfig(
     ``node_recovery``, ``tags``, ``slurm_mode``, ``slurm_config_strategy``,
     ``node_provisioning``), :class:`LifecycleScriptsOptions` (``assets_path``,
     ``prefix``, ``shared_users``) and :class:`TrainingAlarmOptions`
-    (``fsx_free_capacity_percent``, ``lifecycle_error_alarm``, ``cluster_events``),
-    except:
+    (``fsx_free_capacity_percent``, ``lifecycle_error_alarm``, ``cluster_events``,
+    ``sdk_function_reserved_concurrency``), except:
 
     instance_groups: by default a controller group "controller" (one ml.m5.12xlarge) and a
         worker group "workers" (four ml.trn1.32xlarge, partition "dev").

@@ -5,12 +5,16 @@ and a context length in a dtype; left to their defaults, the containers would se
 something else (vLLM takes the model's whole context, TGI and TEI their own batch
 limits). :func:`serving_environment` writes the family's own variable for each:
 
-- ``lmi`` (DJL Serving, djl-serving ``serving/docs/lmi`` "LMI environment variable
-  configurations"): ``HF_MODEL_ID`` (hub id, or the weights' directory
-  ``/opt/ml/model``), ``OPTION_REVISION``, ``OPTION_ROLLING_BATCH`` (``vllm`` on GPU,
-  ``auto`` with transformers-neuronx on Neuron), ``OPTION_TENSOR_PARALLEL_DEGREE``,
-  ``OPTION_MAX_ROLLING_BATCH_SIZE``, ``OPTION_MAX_MODEL_LEN`` (``OPTION_N_POSITIONS`` on
-  Neuron), ``OPTION_DTYPE``, ``OPTION_QUANTIZE``, and ``OPTION_ENABLE_LORA`` with
+- ``lmi`` (DJL Serving; djl-serving ``serving/docs/lmi/deployment_guide/configurations.md``:
+  ``option.<property>`` is read from ``OPTION_<PROPERTY>``): ``HF_MODEL_ID`` (hub id, or
+  the weights' directory ``/opt/ml/model``), ``OPTION_REVISION`` (``option.revision``, the
+  hub commit), ``OPTION_ROLLING_BATCH`` (``vllm`` on GPU, ``auto`` with transformers-neuronx
+  on Neuron), ``OPTION_TENSOR_PARALLEL_DEGREE``, ``OPTION_MAX_ROLLING_BATCH_SIZE``,
+  ``OPTION_MAX_MODEL_LEN`` (vLLM; on Neuron ``OPTION_N_POSITIONS``, "total sequence
+  length, input + output" of ``tnx_user_guide.md``, LMI >= 0.26, as the neuronx image
+  0.29 documents it; the guide left djl-serving with its Neuron support in November 2025),
+  ``OPTION_DTYPE`` (``fp32``, ``fp16``, ``bf16``), ``OPTION_QUANTIZE`` (weights quantized
+  at load only: :data:`_QUANTIZE`), and ``OPTION_ENABLE_LORA`` with
   ``OPTION_MAX_LORAS`` (unique adapters in one batch; LMI's default 4: the plan reserves
   room for every adapter of the base) and ``OPTION_MAX_LORA_RANK`` (their largest rank)
   on a base serving LoRA adapters (djl-serving ``serving/docs/adapters.md``,
@@ -18,10 +22,17 @@ limits). :func:`serving_environment` writes the family's own variable for each:
 - ``tgi`` (text-generation-launcher's arguments, read from the environment; the SageMaker
   image shards over ``SM_NUM_GPUS``): ``HF_MODEL_ID``, ``HF_MODEL_REVISION``,
   ``SM_NUM_GPUS``, ``NUM_SHARD``, ``MAX_CONCURRENT_REQUESTS``, ``MAX_INPUT_TOKENS``,
-  ``MAX_TOTAL_TOKENS``, ``DTYPE`` or ``QUANTIZE`` (TGI refuses both at once);
-- ``tei`` (text-embeddings-router's arguments): ``HF_MODEL_ID``, ``HF_MODEL_REVISION``,
-  ``MAX_CONCURRENT_REQUESTS``, ``MAX_BATCH_TOKENS`` (concurrent sequences x their length),
-  ``MAX_CLIENT_BATCH_SIZE``, ``DTYPE``;
+  ``MAX_TOTAL_TOKENS``, ``DTYPE`` (``float16`` or ``bfloat16``: TGI has no float32, so a
+  catalog refuses ``dtype: fp32`` on it) or ``QUANTIZE`` (TGI refuses both at once;
+  huggingface/text-generation-inference ``launcher/src/main.rs``; the SageMaker entrypoint
+  ``sagemaker-entrypoint.sh`` maps ``HF_MODEL_ID``, ``HF_MODEL_REVISION`` and
+  ``SM_NUM_GPUS`` to ``MODEL_ID``, ``REVISION`` and ``NUM_SHARD``);
+- ``tei`` (text-embeddings-router's arguments, huggingface/text-embeddings-inference
+  ``router/src/main.rs``; the SageMaker entrypoint maps ``HF_MODEL_ID`` and
+  ``HF_MODEL_REVISION`` to ``MODEL_ID`` and ``REVISION``): ``HF_MODEL_ID``,
+  ``HF_MODEL_REVISION``, ``MAX_CONCURRENT_REQUESTS``, ``MAX_BATCH_TOKENS`` (concurrent
+  sequences x their length), ``MAX_CLIENT_BATCH_SIZE``, ``DTYPE`` (``float16`` or
+  ``float32``);
 - ``huggingface`` (the SageMaker Hugging Face inference toolkit): ``HF_MODEL_ID``,
   ``HF_MODEL_REVISION``, ``HF_TASK`` (the transformers pipeline of the task),
   ``SAGEMAKER_MODEL_SERVER_WORKERS`` = 1 (the plan holds one copy of the weights);
@@ -48,13 +59,19 @@ _DTYPES = {
     "fp16": ("fp16", "float16"),
     "bf16": ("bf16", "bfloat16"),
 }
-#: Quantized weights (catalog dtype -> LMI OPTION_QUANTIZE / TGI QUANTIZE): fp8 casts at
-#: load; int8 quantizes 16-bit weights at load (bitsandbytes); int4 reads AWQ weights.
-_QUANTIZE = {
-    "fp8": ("fp8", "fp8"),
-    "int8": ("bitsandbytes", "bitsandbytes"),
-    "int4": ("awq", "awq"),
-}
+#: Weights quantized at load (catalog dtype -> LMI OPTION_QUANTIZE / TGI QUANTIZE): fp8
+#: casts; int8 quantizes 16-bit weights with bitsandbytes. Both are the runtime
+#: quantizations LMI's vLLM guide lists ("Runtime Quantization": fp8, bitsandbytes) and
+#: values of TGI's ``--quantize``. On Neuron, transformers-neuronx quantizes int8 only, as
+#: ``static_int8`` (djl-serving ``tnx_user_guide.md``, "Quantization").
+_QUANTIZE = {"fp8": ("fp8", "fp8"), "int8": ("bitsandbytes", "bitsandbytes")}
+NEURON_QUANTIZE = {"int8": "static_int8"}
+#: int4 weights are pre-quantized (AWQ): neither engine is told a method. LMI's vLLM guide
+#: ("Ahead of time (AOT) quantization"): "you should not set the option.quantize
+#: configuration" (naming awq keeps vLLM from its Marlin kernels); TGI's ``--quantize``: "It
+#: is not necessary to specify this option for pre-quantized models". Their activations run
+#: in fp16, the one dtype vLLM's AWQ kernels take (``AWQConfig.get_supported_act_dtypes``).
+PREQUANTIZED = "int4"
 #: The transformers pipeline of each task, for the Hugging Face toolkit's ``HF_TASK``.
 PIPELINES = {
     "classification": "text-classification",
@@ -106,6 +123,8 @@ def _revision(s: ServingSettings, name: str) -> dict[str, str]:
 
 
 def _activation(s: ServingSettings) -> tuple[str, str]:
+    if s.dtype == PREQUANTIZED:
+        return _DTYPES["fp16"]
     if s.dtype in _QUANTIZE or s.dtype == "bf16":
         return _DTYPES[s.half]
     return _DTYPES[s.dtype]
@@ -127,7 +146,9 @@ def _lmi(s: ServingSettings) -> dict[str, str]:
         env["OPTION_MAX_LORAS"] = str(s.adapters)
         if s.max_lora_rank:
             env["OPTION_MAX_LORA_RANK"] = str(s.max_lora_rank)
-    if s.dtype in _QUANTIZE:
+    if neuron and s.dtype in NEURON_QUANTIZE:
+        env["OPTION_QUANTIZE"] = NEURON_QUANTIZE[s.dtype]
+    elif not neuron and s.dtype in _QUANTIZE:
         env["OPTION_QUANTIZE"] = _QUANTIZE[s.dtype][0]
     return env
 

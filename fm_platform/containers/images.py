@@ -8,8 +8,9 @@ publishes it in each region. It is built from the SageMaker Python SDK's image t
 Hugging Face images (TGI, TEI, the transformers toolkit) are published from other accounts
 than 763104351884 in many regions, so each region keeps its own account.
 
-A family without an image for a hardware kind makes every type of that kind no candidate
-for its models (:func:`container_problem`, which the planner asks), with the reason.
+A family without an image for a hardware kind, or without one in the plan's region, makes
+every type of that kind no candidate for its models (:func:`container_problem`, which the
+planner asks), with the reason, rather than failing when the stacks are synthesized.
 """
 
 from __future__ import annotations
@@ -108,18 +109,25 @@ def hardware_of(family: str) -> tuple[str, ...]:
     return tuple(_data()["families"].get(family, {}).get("images", {}))
 
 
-def container_problem(family: str, accelerator: str) -> str | None:
-    """Why a model running ``family`` cannot use a type with ``accelerator``, or None.
+def container_problem(family: str, accelerator: str, region: str | None = None) -> str | None:
+    """Why a model running ``family`` cannot use a type with ``accelerator`` (in
+    ``region``, when given: SageMaker pulls the image from the endpoint's region), or None.
     The planner's candidate filter: an explicit image (:data:`CUSTOM`) runs anywhere."""
     if family == CUSTOM:
         return None
     kind = hardware_kind(accelerator)
-    if image(family, kind) is not None:
-        return None
-    return (
-        f"container {family} has no {kind} image (it has {', '.join(hardware_of(family))}); "
-        "name another container or an image"
-    )
+    found = image(family, kind)
+    if found is None:
+        return (
+            f"container {family} has no {kind} image (it has "
+            f"{', '.join(hardware_of(family))}); name another container or an image"
+        )
+    if region is not None and region not in found.accounts:
+        return (
+            f"container {family} has no {kind} image in {region} (published in "
+            f"{len(found.accounts)} other regions); name another container or an image"
+        )
+    return None
 
 
 def default_family(task: str, framework: str = "lmi") -> str:

@@ -19,7 +19,9 @@ class Architecture:
     parameters for a dense model, fewer for a mixture of experts). ``sliding_window_layers``
     of ``layers`` keep at most ``sliding_window`` tokens of KV cache per sequence.
     Diffusion pipelines: ``denoiser_params_b`` run ``steps`` x ``guidance_passes`` times
-    per image over ``image_tokens`` (or ``denoiser_tflop_per_pass`` for a UNet). Speech:
+    per image over ``image_tokens`` at 1024x1024 (or ``denoiser_tflop_per_pass`` for a UNet)
+    and ``text_tokens`` of the prompt, in latents of ``patch_size`` x ``patch_size``; beside
+    it ``text_encoder_params_b`` run once per prompt and ``vae_params_b`` decode. Speech:
     ``audio_frames`` encoder positions per 30 s window, ``decoder_layers``."""
 
     name: str
@@ -45,6 +47,10 @@ class Architecture:
     image_tokens: int | None = None
     steps: int | None = None
     guidance_passes: int = 1
+    text_encoder_params_b: float | None = None
+    vae_params_b: float | None = None
+    text_tokens: int | None = None
+    patch_size: int = 1
     component_sizes: str | None = None
 
     @property

@@ -20,9 +20,12 @@ from typing import Any
 
 import yaml
 
-from fm_platform.fleet.architectures import known_architectures
+from fm_platform.fleet.architectures import architecture, known_architectures
+from fm_platform.fleet.diffusion import check_image_keys
 from fm_platform.fleet.kinds import BATCH, KINDS
+from fm_platform.fleet.speech import check_speech_keys
 from fm_platform.fleet.weights import check_adapters, check_image_region, check_sources
+from fm_platform.rules.pools import check_fallback_request
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
 from fm_platform.rules.types import dataclass_values, list_of
@@ -76,8 +79,13 @@ class ModelEntry:
     Serving (:mod:`fm_platform.fleet.weights`): ``weights_uri`` + ``weights_kms_key_arn``
     or ``hub`` + ``revision`` + ``hub_token_secret``; ``container`` or ``image``;
     ``environment``; ``base_model`` + ``adapter`` (a LoRA adapter on its base) +
-    ``adapter_rank`` (its LoRA rank; by default 16). ``weights``
-    keeps its meaning: the model's fitness priorities.
+    ``adapter_rank`` (its LoRA rank; by default 16). Image generation
+    (:mod:`fm_platform.fleet.diffusion`): ``steps``, ``width``, ``height``; speech to text
+    (:mod:`fm_platform.fleet.speech`): ``audio_seconds``. ``weights``
+    keeps its meaning: the model's fitness priorities. Capacity fallback:
+    ``fallback_instance_types`` (``auto`` or a list of instance types: the planner gives
+    the model's endpoint up to four fallback pools on which every model of the endpoint
+    fits, :mod:`fm_platform.fleet.pools`; by default none).
     """
 
     name: str
@@ -123,6 +131,11 @@ class ModelEntry:
     base_model: str | None = None
     adapter: str | None = None
     adapter_rank: int | None = None
+    fallback_instance_types: str | list[str] | None = None
+    steps: int | None = None
+    width: int | None = None
+    height: int | None = None
+    audio_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -246,6 +259,10 @@ def _check_model(
     problems.check_choice(f"{path}.isolation", m.isolation, ISOLATION)
     if m.task is not None:
         problems.check_choice(f"{path}.task", m.task, TASKS)
+    task = _task_of(m)
+    if "task" not in bad and "architecture" not in bad:
+        check_image_keys(problems, path, m, task)
+        check_speech_keys(problems, path, m, task)
     if m.isolation == "dedicated" and not m.isolation_reason and "isolation_reason" not in bad:
         problems.add(f"{path}.isolation_reason", None, "say why the model needs its own endpoint")
     if m.instance_family is not None and m.instance_family not in families:
@@ -266,9 +283,22 @@ def _check_model(
     if m.adapter_rank is not None and m.base_model is None and "base_model" not in bad:
         problems.add(f"{path}.adapter_rank", m.adapter_rank, "needs base_model and adapter")
     _check_weights(problems, f"{path}.weights", m.weights)
+    check_fallback_request(problems, f"{path}.fallback_instance_types", m.fallback_instance_types)
     if m.image is not None and region is not None:
         check_image_region(problems, path, m.image, region)
     return check_sources(problems, path, m)
+
+
+def _task_of(m: ModelEntry) -> str | None:
+    """The model's task: its own, else its architecture's, else text generation."""
+    if m.task is not None:
+        return m.task
+    if m.architecture is None:
+        return "text-generation"
+    try:
+        return architecture(m.architecture).task
+    except KeyError:  # an unknown architecture, reported already
+        return None
 
 
 def _check_payload(problems: Problems, field: str, payload_mb: float, batch: bool) -> None:
@@ -300,6 +330,8 @@ def _json_types() -> dict[str, tuple[type, ...]]:
             accepted = (bool,)
         elif hint.startswith("dict"):
             accepted = (dict,)
+        if "list[" in hint:
+            accepted += (list,)
         kinds[f.name] = accepted + ((type(None),) if "None" in hint else ())
     return kinds
 

@@ -1,10 +1,11 @@
 """What a re-plan changed since the plan file: models added, removed, moved (and why),
-resized (copy range, accelerators per copy, throughput), endpoints' instance counts, and
-the expected monthly cost."""
+resized (copy range, accelerators per copy, throughput), endpoints' instance counts and
+fallback pools, and the expected monthly cost."""
 
 from __future__ import annotations
 
 from fm_platform.fleet.cost import HOURS_PER_MONTH
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Plan
 
 
@@ -49,6 +50,14 @@ def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]
             lines.append(
                 f"endpoint {name}: instances {old_e.min_instances}-{old_e.max_instances} -> "
                 f"{e.min_instances}-{e.max_instances}"
+            )
+        if old_e is not None and old_e.fallback_types != e.fallback_types:
+            # Components or a scaled variant: the pools are part of the replacement key.
+            replaced = KINDS[e.kind].packs_devices or e.max_instances > 1
+            replaces = " (replaces the endpoint: docs/day2-changes.md)" if replaced else ""
+            lines.append(
+                f"endpoint {name}: fallback pools {', '.join(old_e.fallback_types) or 'none'} "
+                f"-> {', '.join(e.fallback_types) or 'none'}{replaces}"
             )
     gone = [n for n in previous.endpoints if n not in plan.endpoints]
     if gone:

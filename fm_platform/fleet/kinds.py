@@ -48,6 +48,10 @@ ASYNC_PAYLOAD_MB, ASYNC_REQUEST_S = 1024.0, 3600.0
 #: (every kind; local NVMe storage is hardware-encrypted and gets none), measured on the
 #: constructs: :func:`fm_platform.constructs.inference.storage_encryption.storage_key_applies`.
 VOLUME_KEY_RESOURCES = 1
+#: A LoRA adapter on an Inference Components base is one resource (its
+#: ``AWS::SageMaker::InferenceComponent``; its weights' key is imported, not created), and a
+#: base with adapters adds one output listing them (``fm_platform/stacks/fleet.py``).
+ADAPTER_RESOURCES, ADAPTER_BASE_OUTPUTS = 1, 1
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,8 @@ class Kind:
     (instance-level scaling). accelerated / cpu: instance types it may use (CPU only for
     models that do not generate tokens). scale_to_zero: a model's copies may scale to zero.
     data_cache: its models may cache their artifacts and image on each instance
-    (``DataCacheConfig``, :mod:`fm_platform.rules.caching`).
+    (``DataCacheConfig``, :mod:`fm_platform.rules.caching`). instance_pools: its endpoint
+    construct takes fallback instance types (``InstancePools``, :mod:`fm_platform.fleet.pools`).
     max_params_b: the largest model it suits (None: any). cold_start: models must tolerate
     cold starts. fit: fitness per axis (module docstring). scaling_metric: what the
     scaling target of the plan counts. limit_models: an endpoint holds at most the planner's
@@ -89,6 +94,7 @@ class Kind:
     cpu: bool = True
     scale_to_zero: bool = False
     data_cache: bool = False
+    instance_pools: bool = False
     max_params_b: float | None = None
     cold_start: bool = False
     limit_models: bool = True
@@ -149,6 +155,7 @@ KINDS: dict[str, Kind] = {
             scaling_metric="invocations per instance per minute",
             endpoint_resources=8,
             endpoint_outputs=1,
+            instance_pools=True,
         ),
         Kind(
             name=IC,
@@ -159,6 +166,7 @@ KINDS: dict[str, Kind] = {
             cpu=False,
             scale_to_zero=True,
             data_cache=True,
+            instance_pools=True,
             fit={"model_size": 1.0, "latency": 0.8, "isolation": 0.5, "scalability": 1.0},
             scaling_metric="invocations per copy per minute",
             endpoint_resources=5,

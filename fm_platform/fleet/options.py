@@ -4,9 +4,11 @@ the copy's shape and throughput, and why the other types cannot run it.
 Hardware rules: bf16 weights need an NVIDIA GPU of compute capability 8.0 or newer
 (Ampere: T4 and V100 have no bf16 and vLLM refuses them) unless the catalog allows fp16
 (``allow_fp16``); fp8 needs 8.9 (Ada, Hopper) or newer; Inferentia and Trainium run only
-models compiled for Neuron (``neuron_compiled``); text generation never runs on CPU types;
+models compiled for Neuron (``neuron_compiled``), and of the quantized ones int8 only;
+text generation never runs on CPU types;
 ``instance_family`` keeps only that family. Candidate types are those with hardware figures
-and a price in the plan's region.
+and a price in the plan's region, on which the model's container family has an image in
+that region.
 
 Kinds: a kind that refuses the model (:meth:`fm_platform.fleet.kinds.Kind.refuses`: its
 latency class, its request body) gets no options; a kind's own instance-type rule (the
@@ -60,6 +62,9 @@ MME_MEMORY_SHARE = 0.5
 #: CPU types run encoder models in fp32.
 CPU_BYTES_PER_PARAM = 4.0
 NEURON = ("inferentia", "trainium")
+#: Weight dtypes LMI cannot serve on Neuron: transformers-neuronx quantizes int8 only
+#: (``static_int8``; djl-serving ``tnx_user_guide.md``, "Quantization").
+NEURON_UNQUANTIZED = ("fp8", "int4")
 
 
 @dataclass(frozen=True)
@@ -228,10 +233,12 @@ class _Alike:
         return found
 
 
-def hardware_problem(needs: Needs, spec: InstanceSpec) -> str | None:
-    """Why ``needs`` cannot run on ``spec`` at all, or None: the device, then whether the
-    model's container has an image for the type's hardware."""
-    return _device_problem(needs, spec) or container_problem(needs.container, spec.accelerator)
+def hardware_problem(needs: Needs, spec: InstanceSpec, region: str) -> str | None:
+    """Why ``needs`` cannot run on ``spec`` in ``region`` at all, or None: the device, then
+    whether the model's container has an image for the type's hardware in the region."""
+    return _device_problem(needs, spec) or container_problem(
+        needs.container, spec.accelerator, region
+    )
 
 
 def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
@@ -239,9 +246,14 @@ def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     if needs.instance_family is not None and family(name) != needs.instance_family:
         return f"not the preferred family {needs.instance_family}"
     if spec.accelerator in NEURON:
-        if needs.neuron_compiled:
-            return None
-        return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
+        if not needs.neuron_compiled:
+            return "Neuron types run only models compiled for Neuron (neuron_compiled: true)"
+        if needs.dtype in NEURON_UNQUANTIZED:
+            return (
+                f"LMI on Neuron (transformers-neuronx) quantizes int8 weights only, not "
+                f"{needs.dtype}"
+            )
+        return None
     if not spec.is_accelerated:
         if needs.generative:
             return "text generation is not served on CPU types"
@@ -307,9 +319,11 @@ def _estimate(needs: Needs, dev: Device, tp: int, usable: float) -> Performance 
         if not fits(1):
             return None
         tflops = dev.tflops_for(needs.dtype)
-        flops = tp * tflops * 1e12 * COMPUTE_EFFICIENCY
-        what = f"{tp} x {dev.model} ({tflops:g} {needs.dtype} TFLOPS x {COMPUTE_EFFICIENCY})"
-        return encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps)
+        efficiency = needs.compute_efficiency or COMPUTE_EFFICIENCY
+        flops = tp * tflops * 1e12 * efficiency
+        what = f"{tp} x {dev.model} ({tflops:g} {needs.dtype} TFLOPS x {efficiency:.2f})"
+        perf = encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps)
+        return perf if perf.meets(needs.latency_objective_ms) else None
     return best_estimate(needs, dev, tp, fits)
 
 
@@ -392,7 +406,10 @@ def _options_on(
     degrees = (count,) if kind.whole_instance else tp_degrees(count)
     per_device = _device_gib(spec) * needs.memory_fraction
     for tp in degrees:
-        if not needs.tp_allowed(tp):
+        # Neuron's libraries pad attention heads up to the degree: the Neuron SDK runs
+        # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
+        # benchmarks/inf2/throughput_data_decoder.csv)
+        if not needs.tp_allowed(tp) and spec.accelerator not in NEURON:
             reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
             continue
         usable = per_device * tp
@@ -476,7 +493,7 @@ def _assess_alike(needs: Needs, region: str) -> _Alike:
     }
     shared = _Shared()
     for spec, price in _specs(region):
-        problem = hardware_problem(needs, spec)
+        problem = hardware_problem(needs, spec, region)
         if problem is not None:
             result.rejected[spec.instance_type] = problem
             continue

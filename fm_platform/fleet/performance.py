@@ -5,7 +5,8 @@ In order of preference:
 1. ``rpm_per_copy`` in the catalog (``catalog``): the team's own measurement.
 2. The model's benchmark results file (``benchmark``, see :mod:`fm_platform.fleet.profiles`)
    on that instance type.
-3. A shipped profile of its architecture on that type and tensor-parallel degree
+3. A shipped profile of its architecture (or of the architecture it is measured as, see
+   :func:`fm_platform.fleet.profiles.measured_as`) on that type and tensor-parallel degree
    (``measured``).
 4. An estimate from the hardware (``estimated``):
 
@@ -18,13 +19,17 @@ In order of preference:
      FLOPS x 0.4), and with continuous batching every running request's prefill stalls the
      others: request latency = concurrency x prefill + (output tokens + 1) x step;
      requests per minute = 60 x concurrency / request latency (Little's law). Against the
-     54 shipped measured points this gives a median of 0.98x the measured rate (0.45x to
-     2.2x; the TGI 2023 runs with tensor parallelism 8 are the over-estimates), a check the
-     tests repeat.
+     121 shipped text-generation rows this gives a median of 0.91x the measured rate (0.24x
+     to 2.7x; both ends are Inferentia2: Mixtral-8x7B over 12 devices, where the estimate
+     reads every expert's weights each step, and TGI neuronx on one device, which runs
+     below 75% of its bandwidth), a check the tests repeat.
    - embedding and classification are compute-bound: one request takes 2 x active
      parameters x prompt tokens FLOPs at 40% of the devices' 16-bit tensor FLOPS (GPU) or
      30% of the vCPUs' peak FP32 FLOPS (CPU, ``hardware.json``); requests per minute =
-     60 / that time.
+     60 / that time. Image generation and speech to text are estimated the same way from
+     what one image or recording computes (:mod:`fm_platform.fleet.diffusion`, at the
+     efficiency calibrated on the measured image rows; :mod:`fm_platform.fleet.speech`,
+     whose decoded tokens also read the decoder's weights and cross-attention cache).
 
 5. Nothing to estimate from (a device without figures): 60 requests per minute
    (``default``), flagged in the plan.
@@ -110,7 +115,8 @@ def encode_estimate(
 ) -> Performance:
     """The compute-bound estimate of a copy that serves one request at a time (encoders,
     speech, diffusion) with ``flops`` usable FLOPS: the request's FLOPs, its decoded
-    tokens' weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead."""
+    tokens' weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead; the
+    detail ends with what the request's work came from (``work_detail``)."""
     seconds = needs.request_flops / flops + REQUEST_OVERHEAD_MS / 1000
     if needs.decode_bytes_per_token and needs.output_tokens:
         bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * MEMORY_EFFICIENCY
@@ -123,7 +129,8 @@ def encode_estimate(
         tpot_ms=None,
         latency_ms=seconds * 1000,
         source="estimated",
-        detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request",
+        detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request"
+        + (f"; {needs.work_detail}" if needs.work_detail else ""),
     )
 
 

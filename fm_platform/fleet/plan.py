@@ -10,7 +10,13 @@ JSON (version 2)::
     {"version": 2, "catalog": NAME, "region": REGION,
      "endpoints": [{"name", "kind", "instance_type", "stack", "group", "models",
                     "min_instances", "max_instances", "scaling_target",
-                    "min_hourly", "expected_hourly", "max_hourly"}],
+                    "min_hourly", "expected_hourly", "max_hourly",
+                    "pools": [{"instance_type", "priority", "min_instances",
+                               "max_instances", "hourly", "expected_hourly", "reason",
+                               "models": {NAME: {"accelerators", "memory_mib",
+                                                 "cpu_cores", "rpm_per_copy",
+                                                 "concurrency", "min_copies",
+                                                 "max_copies"}}}]}],
      "placements": [{"name", "endpoint", "accelerators", "memory_mib", "cpu_cores",
                      "min_copies", "max_copies", "peak_rpm", "active_hours",
                      "rpm_per_copy", "throughput",
@@ -21,7 +27,10 @@ JSON (version 2)::
 
 ``kind`` names an entry of :data:`fm_platform.fleet.kinds.KINDS`; kind-specific values
 live in the shared fields (``scaling_target`` counts what the kind's scaling policy
-tracks), so a new kind adds no new field. Version 1 plans (assignments only) are read too.
+tracks), so a new kind adds no new field. ``pools`` (only when the catalog asks for
+fallback instance types and the planner found some, :mod:`fm_platform.fleet.pools`) lists
+the endpoint's fallback types after its ``instance_type``; the endpoint's costs stay
+priced at its ``instance_type``. Version 1 plans (assignments only) are read too.
 """
 
 from __future__ import annotations
@@ -91,11 +100,45 @@ class Placement:
 
 
 @dataclass
+class PoolShape:
+    """One model's copies on a fallback type: per copy ``accelerators``, host
+    ``memory_mib`` and ``cpu_cores``, ``rpm_per_copy`` there at ``concurrency`` sequences,
+    copies between ``min_copies`` and ``max_copies`` (peak traffic at that throughput)."""
+
+    accelerators: int = 0
+    memory_mib: int = 0
+    cpu_cores: float = 0.0
+    rpm_per_copy: float = 0.0
+    concurrency: int = 1
+    min_copies: int = 1
+    max_copies: int = 1
+
+
+@dataclass
+class PoolPlan:
+    """A fallback instance type of an endpoint (``priority`` 2-5; the endpoint's own type
+    is 1): the instances its models need there at minimum and maximum scale, the type's
+    ``hourly`` price, the endpoint's ``expected_hourly`` were it to run there (what orders
+    the pools; not in the plan's cost), why the planner chose it, and each model's copies
+    there (``models``)."""
+
+    instance_type: str
+    priority: int
+    min_instances: int = 1
+    max_instances: int = 1
+    hourly: float = 0.0
+    expected_hourly: float = 0.0
+    reason: str = ""
+    models: dict[str, PoolShape] = field(default_factory=dict)
+
+
+@dataclass
 class EndpointPlan:
     """One endpoint: its kind, type, stack, models (in placement order), the group its
     models came from, instance counts at minimum/maximum scale, the scaling target of an
-    instance-scaled endpoint (None for Inference Components, which scale per copy) and its
-    cost in USD per hour at minimum, expected and maximum scale."""
+    instance-scaled endpoint (None for Inference Components, which scale per copy), its
+    cost in USD per hour at minimum, expected and maximum scale (on ``instance_type``) and
+    its fallback ``pools`` in priority order (none by default)."""
 
     name: str
     kind: str
@@ -109,6 +152,22 @@ class EndpointPlan:
     min_hourly: float = 0.0
     expected_hourly: float = 0.0
     max_hourly: float = 0.0
+    pools: list[PoolPlan] = field(default_factory=list)
+
+    @property
+    def fallback_types(self) -> list[str]:
+        """The pools' instance types in priority order."""
+        return [pool.instance_type for pool in self.pools]
+
+
+def _pool(record: dict[str, Any]) -> PoolPlan:
+    """A :class:`PoolPlan` from its JSON record."""
+    values = _known(PoolPlan, record)
+    shapes = values.pop("models", {})
+    return PoolPlan(
+        **values,
+        models={name: PoolShape(**_known(PoolShape, shape)) for name, shape in shapes.items()},
+    )
 
 
 @dataclass
@@ -133,13 +192,22 @@ class Plan:
             "version": PLAN_VERSION,
             "catalog": self.catalog,
             "region": self.region,
-            "endpoints": [asdict(e) for e in self.endpoints.values()],
+            "endpoints": [_endpoint_record(e) for e in self.endpoints.values()],
             "placements": [asdict(p) for p in self.placements.values()],
         }
         return json.dumps(data, indent=1) + "\n"
 
     def write(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json())
+
+
+def _endpoint_record(e: EndpointPlan) -> dict[str, Any]:
+    """``e`` as JSON data; ``pools`` only when it has some (plans without pools read as
+    before)."""
+    record = asdict(e)
+    if not record["pools"]:
+        del record["pools"]
+    return record
 
 
 def _known(cls: type, record: dict[str, Any]) -> dict[str, Any]:
@@ -166,7 +234,12 @@ def plan_from_json(text: str, source: str = "plan") -> Plan:
         data = json.loads(text)
         if data.get("version") not in (1, PLAN_VERSION):
             raise ValueError(f"version must be 1 or {PLAN_VERSION}")
-        endpoints = [EndpointPlan(**_known(EndpointPlan, e)) for e in data["endpoints"]]
+        endpoints = [
+            EndpointPlan(
+                **(_known(EndpointPlan, e) | {"pools": [_pool(r) for r in e.get("pools", [])]})
+            )
+            for e in data["endpoints"]
+        ]
         if data["version"] == 1:
             for e in endpoints:
                 e.group = _version_1_group(e)

@@ -11,7 +11,8 @@ fitness scores and priorities drive (:mod:`fm_platform.fleet.fitness`). Then:
   most 4x apart;
 
 and every endpoint gets its instance counts and scaling target
-(:mod:`fm_platform.fleet.endpoints`), its stack and its cost (:mod:`fm_platform.fleet.cost`).
+(:mod:`fm_platform.fleet.endpoints`), its stack, its cost (:mod:`fm_platform.fleet.cost`)
+and, when its models ask, its fallback pools (:mod:`fm_platform.fleet.pools`).
 
 Stability: given the previous plan, every model still in the catalog stays on its endpoint
 and every endpoint in its stack, but the model's copies, shape, scale to zero and its
@@ -38,10 +39,17 @@ from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
 from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
-from fm_platform.fleet.kinds import KINDS, VOLUME_KEY_RESOURCES, min_copies
+from fm_platform.fleet.kinds import (
+    ADAPTER_BASE_OUTPUTS,
+    ADAPTER_RESOURCES,
+    KINDS,
+    VOLUME_KEY_RESOURCES,
+    min_copies,
+)
 from fm_platform.fleet.options import Assessment, Option, Shape, assess
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
+from fm_platform.fleet.pools import plan_pools
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
@@ -62,7 +70,8 @@ class Limits:
     stack_outputs: by default 180 of 200. Resources per endpoint and model (and per
     stack, for what a kind's endpoints share) are the kinds' estimates
     (:data:`fm_platform.fleet.kinds.KINDS`, each with its alarm, plus a volume key per
-    endpoint on an EBS-backed type); a stack's own base is 9 resources (artifacts bucket
+    endpoint on an EBS-backed type, and per LoRA adapter its component and per base with
+    adapters one output); a stack's own base is 9 resources (artifacts bucket
     with its key and access logs, notification topic with its key and policy, dashboard)
     and 4 outputs.
     """
@@ -113,7 +122,8 @@ _KEY_FIELDS = operator.attrgetter(
     *(
         f.name
         for f in dataclasses.fields(ModelEntry)
-        if f.name not in ("name", "tenant", "group", "weights", "environment")
+        if f.name
+        not in ("name", "tenant", "group", "weights", "environment", "fallback_instance_types")
     )
 )
 
@@ -140,11 +150,6 @@ def without_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _model_resources(p: Placement, kind: str) -> int:
-    k = KINDS[kind]
-    return k.model_resources_zero if p.min_copies == 0 else k.model_resources
 
 
 class Planner:
@@ -177,6 +182,17 @@ class Planner:
         self.counters: dict[str, int] = defaultdict(int)
         self.ranges: dict[str, tuple[int, int, int]] = {}
         self.templates: dict[tuple[int, int, str], Placement] = {}
+
+    def model_resources(self, p: Placement, kind: str) -> int:
+        """Resources ``p`` adds to its stack: its kind's per model (more when it may scale
+        to zero) and one component per LoRA adapter served on it."""
+        k = KINDS[kind]
+        own = k.model_resources_zero if p.min_copies == 0 else k.model_resources
+        return own + ADAPTER_RESOURCES * len(self.catalog.adapter_ranks.get(p.name, ()))
+
+    def model_outputs(self, name: str) -> int:
+        """Outputs a model adds to its stack: one listing its adapters, if it has any."""
+        return ADAPTER_BASE_OUTPUTS if self.catalog.adapter_ranks.get(name) else 0
 
     # -- per model --------------------------------------------------------------------------
 
@@ -384,11 +400,11 @@ class Planner:
         models', the volume key of an EBS-backed type, and its kind's shared resources
         when ``stack`` holds none of that kind yet."""
         kind = KINDS[e.kind]
-        models = sum(_model_resources(self.plan.placements[m], e.kind) for m in e.models)
+        models = sum(self.model_resources(self.plan.placements[m], e.kind) for m in e.models)
         resources = kind.endpoint_resources + models
         if not instance_spec(e.instance_type).local_nvme:
             resources += VOLUME_KEY_RESOURCES
-        outputs = kind.endpoint_outputs
+        outputs = kind.endpoint_outputs + sum(self.model_outputs(m) for m in e.models)
         if e.kind not in self.stack_kinds[stack]:
             resources += kind.stack_resources
             outputs += kind.stack_outputs
@@ -409,14 +425,28 @@ class Planner:
     def room(self, e: EndpointPlan, p: Placement) -> bool:
         if self.full(e):
             return False
-        if e.stack and self.usage[e.stack][0] + _model_resources(p, e.kind) > (
-            self.limits.stack_resources
+        if not e.stack and self.catalog.adapter_ranks and not self.fits_alone(e, p):
+            return False
+        if e.stack and (
+            self.usage[e.stack][0] + self.model_resources(p, e.kind) > self.limits.stack_resources
+            or self.usage[e.stack][1] + self.model_outputs(p.name) > self.limits.stack_outputs
         ):
             return False
         if KINDS[e.kind].pools_memory:
             low, high = self.memory_range(e)
             return max(high, p.memory_mib) <= MME_BAND * min(low, p.memory_mib)
         return True
+
+    def fits_alone(self, e: EndpointPlan, p: Placement) -> bool:
+        """``e`` with ``p`` fits a stack of its own. Only adapters can overfill one: without
+        them an endpoint's at most ``max_models_per_endpoint`` models stay far below the
+        budget (40 x 7 resources + the endpoint's and the stack's own)."""
+        resources, outputs = self.endpoint_resources(e, "")
+        return (
+            STACK_BASE + resources + self.model_resources(p, e.kind) <= self.limits.stack_resources
+            and STACK_BASE_OUTPUTS + outputs + self.model_outputs(p.name)
+            <= self.limits.stack_outputs
+        )
 
     def memory_range(self, e: EndpointPlan) -> tuple[int, int]:
         """The smallest and largest model memory (MiB) on a multi-model endpoint."""
@@ -465,6 +495,46 @@ class Planner:
                 for key, ns in classes.items():
                     chosen.update((n, options[key][best[1]]) for n in ns)
         return chosen
+
+    def group_types(self, names: list[str]) -> dict[str, tuple[Option, str]]:
+        """One instance type per catalog ``group`` of new models, since a group shares one
+        Inference Components endpoint: the type an endpoint of the group already has, else
+        the type every member can use whose packed cost (:meth:`packed_cost`) is least;
+        each member's cheapest option on it, with why. A group with no common type keeps
+        each model's own option (and so opens an endpoint per type)."""
+        members: dict[str, list[str]] = defaultdict(list)
+        for name in names:
+            group, decision = self.models[name].group, self.assessed[name].decision
+            if group and decision is not None and KINDS[decision.option.kind].packs_devices:
+                members[group].append(name)
+        chosen: dict[str, tuple[Option, str]] = {}
+        for group, group_names in members.items():
+            kind = self.assessed[group_names[0]].decision.option.kind  # type: ignore[union-attr]
+            by_type = {n: self._cheapest_by_type(n, kind) for n in group_names}
+            common = set.intersection(*(set(options) for options in by_type.values()))
+            kept = [
+                e.instance_type
+                for e in self.plan.endpoints.values()
+                if e.group == f"group:{group}" and e.instance_type in common
+            ]
+            types = kept[:1] or sorted(common)
+            if not types:
+                continue
+            cost, best = min(
+                (self.packed_cost(t, {n: by_type[n][t] for n in group_names}), t) for t in types
+            )
+            why = f"type {best} chosen for group {group}'s models together" + (
+                " (the group's endpoint has it)" if kept else f" (${cost:,.2f}/h packed)"
+            )
+            chosen.update((n, (by_type[n][best], why)) for n in group_names)
+        return chosen
+
+    def _cheapest_by_type(self, name: str, kind: str) -> dict[str, Option]:
+        """The model's cheapest option of ``kind`` on each instance type."""
+        found: dict[str, Option] = {}
+        for option in self.assessed[name].assessment.options.get(kind, []):
+            found.setdefault(option.instance_type, option)
+        return found
 
     def packed_cost(self, t: str, group: dict[str, Option]) -> float:
         """Expected USD per hour of ``group`` packed alone on instances of ``t`` (devices
@@ -662,6 +732,7 @@ class Planner:
             for name, option in self.multi_model_types(names).items()
         }
         chosen.update(self.consolidate(names))
+        chosen.update(self.group_types(names))
         chosen.update((n, (o, "moved by --repack")) for n, o in self.forced.items() if n in names)
 
         def option_of(name: str) -> Option:
@@ -688,7 +759,12 @@ class Planner:
                 ):
                     first_open[group] += 1
                 endpoint = next(
-                    (e for e in endpoints[first_open[group] :] if self.room(e, p)), None
+                    (
+                        e
+                        for e in endpoints[first_open[group] :]
+                        if e.instance_type == option.instance_type and self.room(e, p)
+                    ),
+                    None,
                 )
             if endpoint is None and name not in self.forced and model.group is None:
                 joined = self.join_kept(name, option)
@@ -713,7 +789,8 @@ class Planner:
                     low, high = min(known[0], p.memory_mib), max(known[1], p.memory_mib)
                     self.ranges[endpoint.name] = (low, high, len(endpoint.models))
             if endpoint.stack:
-                self.usage[endpoint.stack][0] += _model_resources(p, endpoint.kind)
+                self.usage[endpoint.stack][0] += self.model_resources(p, endpoint.kind)
+                self.usage[endpoint.stack][1] += self.model_outputs(name)
 
     # -- endpoints and stacks ---------------------------------------------------------------
 
@@ -765,6 +842,8 @@ class Planner:
         self.assign_stacks()
         self.time_cold_starts()
         price_plan(self.plan)
+        options = {name: known.assessment.options for name, known in self.assessed.items()}
+        plan_pools(self.plan, self.models, options, self.previous)
         return self.plan
 
     def time_cold_starts(self) -> None:

@@ -68,12 +68,19 @@ class Record:
 
 
 @cache
-def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
+def _performance_data() -> dict:
     text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
-    data = json.loads(text)
+    return json.loads(text)
+
+
+@cache
+def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
+    data = _performance_data()
     grouped: dict[tuple[str, str, int], list[Record]] = defaultdict(list)
     for r in data["records"]:
         source = data["sources"][r["source"]]
+        if not source["served"]:
+            continue  # measured in the model library: checks the estimate, sizes nothing
         grouped[(r["model"], r["instance_type"], r["tensor_parallel"])].append(
             Record(
                 instance_type=r["instance_type"],
@@ -91,9 +98,19 @@ def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
     return {key: tuple(sorted(v, key=lambda r: r.concurrency)) for key, v in grouped.items()}
 
 
+def measured_as(architecture: str) -> str:
+    """The architecture whose rows ``architecture`` is sized from: itself, or the one
+    ``measured_as`` in ``data/performance.json`` names (a fine-tune or distill with the
+    same layers, heads, hidden size, vocabulary and, within 1%, parameters)."""
+    return _performance_data()["measured_as"].get(architecture, architecture)
+
+
 def shipped_records(architecture: str, instance_type: str, tensor_parallel: int) -> tuple:
-    """The shipped records of an architecture on a type at a tensor-parallel degree."""
-    return _shipped().get((architecture, instance_type, tensor_parallel), ())
+    """The shipped records of an architecture (or the one it is measured as) on a type at a
+    tensor-parallel degree, from sources that measured a model server (``served``): a
+    library's static batches (the Neuron SDK's, batch 1 of the Qwen2.5 speed benchmark)
+    say nothing of a served copy's concurrency and only check the estimate."""
+    return _shipped().get((measured_as(architecture), instance_type, tensor_parallel), ())
 
 
 def _number(row: dict[str, str], column: str) -> float | None:

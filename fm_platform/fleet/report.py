@@ -37,7 +37,13 @@ SHORT = {
     "kv_cache": "kv_cache",
     "task": "task",
     "hidden_size": "hidden",
+    "steps": "steps",
+    "resolution": "resolution",
+    "audio_seconds": "audio",
+    "decoder_share": "decoder_share",
 }
+#: Defaulted inputs of what one image or recording computes (``--explain``'s request line).
+WORK_DEFAULTS = ("steps", "resolution", "audio_seconds", "decoder_share")
 ENDPOINT_HEADERS = (
     "stack",
     "endpoint",
@@ -136,6 +142,14 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
             f"{len(defaulted)} models sized with defaults "
             "(column defaults; docs/planner.md lists them)"
         )
+    pooled = [e for e in plan.endpoints.values() if e.pools]
+    if pooled:
+        lines.append(
+            f"fallback pools on {len(pooled)} endpoints ("
+            + ", ".join(f"{e.name}: {', '.join(e.fallback_types)}" for e in pooled)
+            + "); the cost above is at each endpoint's own type, a fallback costs what it "
+            "costs while used (--explain MODEL)"
+        )
     return lines
 
 
@@ -151,6 +165,19 @@ def explain(planner: Planner, name: str) -> str:
     def value(field: str, text: str) -> str:
         return f"{field}={text}" + (" (default)" if field in marked else "")
 
+    request = [
+        value("prompt_tokens", str(needs.prompt_tokens)),
+        value("output_tokens", str(needs.output_tokens)),
+    ]
+    if needs.work_detail:  # an image or a recording: its request line says what it is
+        request = [value("output_tokens", str(needs.output_tokens))] if needs.output_tokens else []
+    if needs.generative:
+        request = [
+            value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
+            value("context_tokens", str(needs.context_tokens)),
+            value("concurrency", str(needs.concurrency)),
+            *request,
+        ]
     lines = [
         f"{name}: {p.endpoint} ({planner.plan.endpoints[p.endpoint].kind}, "
         f"{planner.plan.endpoints[p.endpoint].instance_type})",
@@ -159,17 +186,19 @@ def explain(planner: Planner, name: str) -> str:
             [
                 f"task={needs.task}",
                 f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
-                value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
-                value("context_tokens", str(needs.context_tokens)),
-                value("concurrency", str(needs.concurrency)),
-                value("prompt_tokens", str(needs.prompt_tokens)),
-                value("output_tokens", str(needs.output_tokens)),
+                *request,
                 f"p50 objective {needs.latency_objective_ms:,.0f} ms",
                 value("peak_rpm", f"{needs.peak_rpm:g}"),
                 f"active {needs.active_hours:g} h/day",
             ]
         ),
     ]
+    if needs.work_detail:
+        assumed = [d for d in needs.defaults if d in WORK_DEFAULTS]
+        lines.append(
+            f"request: {needs.work_detail}"
+            + (f" (defaults: {', '.join(assumed)})" if assumed else "")
+        )
     if decision is not None:
         lines.append(
             "scores (x weight): "
@@ -222,6 +251,7 @@ def explain(planner: Planner, name: str) -> str:
         f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
         f"scaling target {target:,.1f} {metric}"
     )
+    lines.extend(_pool_lines(planner, name))
     parts = p.memory_parts
     adapters = ""
     if parts.get("adapters_gib"):
@@ -236,6 +266,35 @@ def explain(planner: Planner, name: str) -> str:
         f"{needs.memory_fraction:g}), host memory {p.memory_mib:,} MiB asked of SageMaker"
     )
     return "\n".join(lines)
+
+
+def _pool_lines(planner: Planner, name: str) -> list[str]:
+    """The fallback pools of ``name``'s endpoint: why each is there, what the model and the
+    endpoint take there, and what asked for them."""
+    endpoint = planner.plan.endpoints[planner.plan.placements[name].endpoint]
+    asking = [m for m in endpoint.models if planner.models[m].fallback_instance_types is not None]
+    if not endpoint.pools:
+        if not asking:
+            return []
+        why = (
+            f"{endpoint.kind} endpoints take none"
+            if not KINDS[endpoint.kind].instance_pools
+            else "no other type qualifies"
+        )
+        return [f"fallback pools: none ({why}; asked by {', '.join(asking)})"]
+    lines = [
+        f"fallback pools (asked by {', '.join(asking)}; the cost above is at "
+        f"{endpoint.instance_type}, a fallback costs what it costs while used):"
+    ]
+    for pool in endpoint.pools:
+        shape = pool.models[name]
+        lines.append(
+            f"  {pool.priority}. {pool.instance_type}: {pool.reason}; this model "
+            f"{shape.min_copies}-{shape.max_copies} copies of {shape.accelerators} "
+            f"accelerators at {shape.rpm_per_copy:,.1f} rpm/copy; endpoint "
+            f"{pool.min_instances}-{pool.max_instances} instances at ${pool.hourly:,.2f}/h"
+        )
+    return lines
 
 
 def _why_own(planner: Planner, name: str) -> str:

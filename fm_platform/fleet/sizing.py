@@ -15,9 +15,9 @@ replicated when ``tp`` exceeds them):
     headroom = activations of one scheduler step (2,048 batched tokens x hidden size x
                32 bytes, plus fp32 logits over the vocabulary per running sequence) +
                0.5 GiB of CUDA graphs per device (generative); the activations of one
-               request (encoders, speech); 3 GiB + 0.15 GiB per denoiser billion
-               parameters (diffusion: ONNX Runtime's H100 measurements of FLUX.1-dev,
-               36.7 GB peak, and SD3.5 Large, 31.5 GB)
+               request (encoders); the request's activations and caches at its audio
+               length (speech: :mod:`fm_platform.fleet.speech`) or resolution (diffusion:
+               :mod:`fm_platform.fleet.diffusion`)
     adapters = a base's room for its LoRA adapters, which vLLM reserves on each copy: one
                slot per adapter it may hold at once (``OPTION_MAX_LORAS``: every adapter
                of the base) at the largest rank (``OPTION_MAX_LORA_RANK``), each
@@ -42,15 +42,17 @@ of first-token allowance + ``output_tokens`` x per-token target: 500 ms + 30 ms,
 kind serves the model only on types whose request latency fits the kind's request limit
 (real-time 60 s, asynchronous 1 hour: :mod:`fm_platform.fleet.kinds`). Requests default
 to 1024 prompt and 256 output tokens for text generation, 256 and 0 for embedding,
-reranking and classification, one 30 s window (1,500 encoder frames) and 128 output
-tokens for speech, one 1024x1024 image for image generation (p50 objective 5 / 20 / 60 s by class).
+reranking and classification, 30 s of audio (``audio_seconds``; 3.3 output tokens a second)
+for speech, one 1024x1024 image at the pipeline's steps for image generation (p50
+objective 5 / 20 / 60 s by class).
 ``peak_rpm`` defaults to 60.
 
 What one request computes (:attr:`Needs.request_flops`, the compute-bound estimate of
 :mod:`fm_platform.fleet.performance`): 2 x active parameters x prompt tokens (encoders);
-2 x parameters x encoder frames, plus the decoder's weights read per output token
-(speech); steps x guidance passes x 2 x denoiser parameters x (image + text tokens), or a
-UNet's TFLOP per pass (image generation).
+the encoder's 30 s windows plus the decoder's reads per output token (speech,
+:mod:`fm_platform.fleet.speech`); the denoiser's steps x guidance passes at the
+resolution, the text encoders and the VAE decode (image generation,
+:mod:`fm_platform.fleet.diffusion`, at an efficiency calibrated on measured rows).
 """
 
 from __future__ import annotations
@@ -68,7 +70,15 @@ from fm_platform.fleet.catalog import (
     Catalog,
     ModelEntry,
 )
+from fm_platform.fleet.diffusion import IMAGE, default_steps, image_work, resolution
 from fm_platform.fleet.kinds import BATCH
+from fm_platform.fleet.request_work import RequestWork
+from fm_platform.fleet.speech import (
+    DEFAULT_AUDIO_S,
+    SPEECH,
+    default_output_tokens,
+    speech_work,
+)
 from fm_platform.fleet.weights import container_of
 
 GIB = 1024**3
@@ -82,8 +92,6 @@ KV_BLOCK_TOKENS = 16
 BATCHED_TOKENS, ACTIVATION_BYTES_PER_HIDDEN = 2048, 32
 #: CUDA graphs a generative engine captures, per device (GiB).
 CUDA_GRAPH_GIB = 0.5
-#: Diffusion pipelines: activation headroom (GiB) fixed and per denoiser billion.
-DIFFUSION_HEADROOM_GIB, DIFFUSION_HEADROOM_PER_B = 3.0, 0.15
 #: Host memory one copy asks for at least (MiB); weights pass through host memory.
 MIN_HOST_MIB = 2048
 DEFAULT_PEAK_RPM = 60.0
@@ -101,9 +109,9 @@ CLASS_LATENCY = {
 }
 GENERATIVE_REQUEST = (1024, 256)
 ENCODER_REQUEST = (256, 0)
-#: Speech: one 30 s window of encoder frames, 128 output tokens; image: its text prompt.
-SPEECH_REQUEST, IMAGE_REQUEST = (1500, 128), (77, 0)
-SPEECH, IMAGE = "speech-to-text", "image-generation"
+#: Speech: one 30 s window of encoder frames (output tokens follow the audio:
+#: :func:`fm_platform.fleet.speech.default_output_tokens`); image: its text prompt.
+SPEECH_REQUEST, IMAGE_REQUEST = (1500, 0), (77, 0)
 #: The default p50 objective of one image by latency class (ms).
 IMAGE_OBJECTIVE_MS = {"strict": 5000.0, "standard": 20000.0, "relaxed": 60000.0, BATCH: 60000.0}
 
@@ -167,6 +175,10 @@ class Needs:
     request_flops: float
     decode_bytes_per_token: float
     fixed_headroom_gib: float
+    #: the share of the devices' peak one request runs at (None: the estimator's default)
+    #: and what its work and that share came from
+    compute_efficiency: float | None = None
+    work_detail: str = ""
     #: the container family (:func:`fm_platform.fleet.weights.container_of`)
     container: str = "lmi"
     #: LoRA adapters a copy holds at once, their largest rank, and the room they take (GiB)
@@ -201,6 +213,8 @@ class Needs:
 
     def headroom_gib(self, tensor_parallel: int, concurrency: int) -> float:
         """Activations and graphs the engine keeps beside weights and KV pool."""
+        if self.task in (IMAGE, SPEECH):
+            return self.fixed_headroom_gib
         if not self.generative:
             tokens = self.prompt_tokens * max(1, concurrency)
             activations = tokens * self.hidden_size * ACTIVATION_BYTES_PER_HIDDEN / GIB
@@ -304,31 +318,35 @@ def _dense_hidden(params_b: float, layers: int | None) -> int:
 
 
 def _request_work(
+    model: ModelEntry,
     task: str,
     arch: Architecture | None,
-    params_b: float,
-    active_b: float,
+    sizes: tuple[float, float, int, int | None],
     prompt: int,
-    out: int,
-    bytes_per_param: float,
-) -> tuple[float, float, float]:
-    """FLOPs of one request, bytes read per decoded token, and fixed headroom (GiB) of a
-    model that does not decode in batches (module docstring)."""
+    output: int,
+    defaults: list[str],
+) -> RequestWork:
+    """What one request of a model that does not decode in batches computes (module
+    docstring); the inputs that came from defaults are added to ``defaults``."""
+    params_b, active_b, hidden, layers = sizes
     if task == IMAGE and arch is not None and arch.denoiser_params_b:
-        passes = (arch.steps or 28) * arch.guidance_passes
-        if arch.denoiser_tflop_per_pass:
-            per_pass = arch.denoiser_tflop_per_pass * 1e12
-        else:
-            per_pass = 2 * arch.denoiser_params_b * 1e9 * ((arch.image_tokens or 4096) + prompt)
-        headroom = DIFFUSION_HEADROOM_GIB + DIFFUSION_HEADROOM_PER_B * arch.denoiser_params_b
-        return passes * per_pass, 0.0, headroom
+        steps = model.steps or default_steps(arch)
+        if model.steps is None:
+            defaults.append("steps")
+        width, height, defaulted = resolution(model)
+        if defaulted:
+            defaults.append("resolution")
+        return image_work(arch, steps, width, height)
     if task == SPEECH:
-        decoder_share = 0.5
-        if arch is not None and arch.decoder_layers:
-            decoder_share = arch.decoder_layers / (arch.layers + arch.decoder_layers)
-        encoder = 2 * params_b * (1 - decoder_share) * 1e9 * prompt
-        return encoder, params_b * decoder_share * 1e9 * bytes_per_param, 0.5
-    return 2 * active_b * 1e9 * prompt, 0.0, 0.5
+        if model.audio_seconds is None:
+            defaults.append("audio_seconds")
+        if arch is None:
+            defaults.append("decoder_share")
+        value_bytes = 4.0 if model.dtype == "fp32" else 2.0
+        audio = model.audio_seconds or DEFAULT_AUDIO_S
+        weight_bytes = DTYPE_BYTES[model.dtype]
+        return speech_work(arch, params_b, hidden, layers, audio, output, weight_bytes, value_bytes)
+    return RequestWork(2 * active_b * 1e9 * prompt, 0.0, 0.5, None, "")
 
 
 def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
@@ -361,12 +379,15 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
     }.get(task, GENERATIVE_REQUEST if generative else ENCODER_REQUEST)
     max_context = arch.max_context if arch else None
     if model.prompt_tokens is None:
-        defaults.append("prompt_tokens")
+        if task not in (SPEECH, IMAGE):  # their work follows audio_seconds or steps
+            defaults.append("prompt_tokens")
         prompt = min(prompt, max_context or prompt) if task != SPEECH else prompt
     if model.output_tokens is None and generative:
         defaults.append("output_tokens")
     prompt = model.prompt_tokens or prompt
     output = model.output_tokens if model.output_tokens is not None else output
+    if task == SPEECH and model.output_tokens is None:
+        output = default_output_tokens(model.audio_seconds or DEFAULT_AUDIO_S)
     context = model.context_tokens
     if context is None:
         context = max(CLASS_CONTEXT[model.latency_class], prompt + output)
@@ -389,8 +410,8 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
             path if path.is_absolute() else catalog.base_dir / path,
             model.benchmark_experiment,
         )
-    flops, decode_bytes, fixed = _request_work(
-        task, arch, params_b, active_b, prompt, output, bytes_per_param
+    work = _request_work(
+        model, task, arch, (params_b, active_b, hidden, layers), prompt, output, defaults
     )
     sliding = arch.sliding_window_layers / arch.layers if arch and arch.sliding_window else 0.0
     heads = model.attention_heads or (arch.attention_heads if arch else None)
@@ -438,9 +459,11 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         framework=model.framework,
         defaults=tuple(defaults),
         container=container_of(model, task),
-        request_flops=flops,
-        decode_bytes_per_token=decode_bytes,
-        fixed_headroom_gib=fixed,
+        request_flops=work.flops,
+        decode_bytes_per_token=work.decode_bytes_per_token,
+        fixed_headroom_gib=work.headroom_gib,
+        compute_efficiency=work.efficiency,
+        work_detail=work.detail,
         lora_slots=len(ranks),
         lora_rank=max(ranks, default=0),
         adapters_gib=adapters,

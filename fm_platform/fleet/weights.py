@@ -47,12 +47,6 @@ class _Recorder(Protocol):
     def check_choice(self, field: str, value: object, choices: Sequence[object]) -> None: ...
 
 
-#: Tasks whose throughput the planner does not estimate from the model's size: a copy's
-#: requests a minute depend on steps and resolution (image generation) or audio length
-#: (speech to text), so the catalog gives ``rpm_per_copy`` or a ``benchmark_file``.
-MEASURED_TASKS = ("image-generation", "speech-to-text")
-
-
 def is_s3_uri(value: str) -> bool:
     return bool(_S3_URI.match(value))
 
@@ -115,13 +109,10 @@ def check_sources(problems: _Recorder, path: str, m: Any) -> list[str]:
                 m.container,
                 f"serves {', '.join(served)}, not task {m.task}: name a container for it",
             )
-    if m.task in MEASURED_TASKS and m.rpm_per_copy is None and m.benchmark_file is None:
-        unit = "images" if m.task == "image-generation" else "transcriptions"
+    if m.container == "tgi" and m.dtype == "fp32":
+        # text-generation-launcher's --dtype takes float16 or bfloat16 only
         problems.add(
-            f"{path}.rpm_per_copy",
-            None,
-            f"give rpm_per_copy ({unit} a minute one copy serves at your steps, resolution "
-            f"or audio length) or benchmark_file: task {m.task} has no size-based estimate",
+            f"{path}.dtype", m.dtype, "container tgi runs float16 or bfloat16: use fp16 or bf16"
         )
     if m.environment is not None and not _is_environment(m.environment):
         problems.add(f"{path}.environment", m.environment, "must map names to strings")

@@ -2,7 +2,9 @@
 (``ProductionVariant.InstancePools``, at most 5 with the first type: botocore
 ``InstancePoolList``) and the per-instance-type resources of the components placed on it
 (``Specifications``: one per pool type, 2-5 of them; SageMaker Developer Guide, "Deploy to
-multiple instance types with instance pools")."""
+multiple instance types with instance pools"), and the model a single-model endpoint's
+pool runs instead of its variant's (``InstancePool.ModelNameOverride``, botocore shape
+``ModelName``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from collections.abc import Sequence
 from fm_platform.rules.capacity import check_fit
 from fm_platform.rules.hosting import check_hosting_instance_type
 from fm_platform.rules.problems import Problems
-from fm_platform.rules.sagemaker_model import shape_rule
+from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 
 
 def most_pools() -> int:
@@ -25,23 +27,25 @@ def check_fallback_types(
     instance_type: str | None,
     fallbacks: Sequence[str],
     reserved: bool,
+    field: str = "fallback_instance_types",
 ) -> None:
-    """Fallback types: hosting types, none repeated (nor the first type), at most
-    ``most_pools() - 1``; not with a capacity reservation (which holds one type)."""
+    """Fallback types (the key ``field``): hosting types, none repeated (nor the first
+    type), at most ``most_pools() - 1``; not with a capacity reservation (which holds one
+    type)."""
     for index, fallback in enumerate(fallbacks):
-        check_hosting_instance_type(problems, f"fallback_instance_types[{index}]", fallback)
-    problems.check_unique("fallback_instance_types", [instance_type, *fallbacks])
+        check_hosting_instance_type(problems, f"{field}[{index}]", fallback)
+    problems.check_unique(field, [instance_type, *fallbacks])
     room = most_pools() - 1
     if len(fallbacks) > room:
         problems.add(
-            "fallback_instance_types",
+            field,
             list(fallbacks),
             f"at most {room} (with instance_type, botocore's InstancePoolList holds "
             f"{most_pools()} pools)",
         )
     if fallbacks and reserved:
         problems.add(
-            "fallback_instance_types",
+            field,
             list(fallbacks),
             "none with a capacity_reservation: a reservation holds one instance type",
         )
@@ -75,3 +79,40 @@ def check_per_type_resources(
             cpu_cores=cpu_cores,
             min_memory_mib=memory,
         )
+
+
+def check_pool_model(
+    problems: Problems, field: str, *, model_name_override: str | None, has_container: bool
+) -> None:
+    """A pool's ``model_name_override`` (botocore ``InstancePool.ModelNameOverride``: shape
+    ``ModelName``, letters, digits and hyphens, at most 63), not beside a ``container``
+    (which creates the pool's model)."""
+    problems.check_shape(
+        f"{field}.model_name_override",
+        model_name_override,
+        member_shape_name("InstancePool", "ModelNameOverride"),
+    )
+    if model_name_override is not None and has_container:
+        problems.add(
+            f"{field}.model_name_override",
+            model_name_override,
+            "either a container (a model created for the pool) or the name of an existing "
+            "model, not both",
+        )
+
+
+#: The catalog's ``fallback_instance_types`` value that lets the planner choose the types.
+AUTO_FALLBACK = "auto"
+
+
+def check_fallback_request(problems: Problems, field: str, value: object) -> None:
+    """A catalog's ``fallback_instance_types``: ``auto`` or a list of distinct hosting
+    instance types (the planner picks at most ``most_pools() - 1`` of them)."""
+    if value is None or value == AUTO_FALLBACK:
+        return
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value) or not value:
+        problems.add(field, value, f"{AUTO_FALLBACK!r} or a non-empty list of instance types")
+        return
+    for index, instance_type in enumerate(value):
+        check_hosting_instance_type(problems, f"{field}[{index}]", instance_type)
+    problems.check_unique(field, value)

@@ -51,10 +51,18 @@ def component_endpoint_key(
     return replacement_key(settings)
 
 
-def scaled_variants_key(variants: Iterable[tuple[str, str]]) -> str | None:
+def scaled_variants_key(
+    variants: Iterable[tuple[str, str]], *, pool_types: Iterable[str] = ()
+) -> str | None:
     """The replacement key of an endpoint whose variants ``(name, instance type)`` are
-    auto-scaling targets; None without any (an update then runs in place)."""
+    auto-scaling targets, with the fallback pool types of its scaled production variant
+    (instance types of that variant too); None without any (an update then runs in
+    place)."""
     scaled = sorted(variants)
     if not scaled:
         return None
-    return replacement_key({"scaled_variants": [list(v) for v in scaled]})
+    settings: dict[str, object] = {"scaled_variants": [list(v) for v in scaled]}
+    pools = sorted(pool_types)
+    if pools:
+        settings["pools"] = pools
+    return replacement_key(settings)

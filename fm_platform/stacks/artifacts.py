@@ -67,7 +67,10 @@ class ModelArtifactsStack(Stack):
         """Create the bucket."""
         super().__init__(scope, construct_id, **stack_kwargs)
         self.storage = SecureBucket(
-            self, "ModelArtifacts", SecureBucketProps(purpose="SageMaker model artifacts")
+            self,
+            "ModelArtifacts",
+            # A model's new weights replace its artifacts under the same prefix.
+            SecureBucketProps(purpose="SageMaker model artifacts", replaced_in_place=True),
         )
         self.artifacts = ModelArtifacts(bucket=self.storage.bucket, key=self.storage.encryption_key)
         CfnOutput(

@@ -14,6 +14,14 @@ Alarms: a model's p50 latency objective is the catalog's ``latency_p50_ms`` (per
 Inference Components endpoints, per endpoint for dedicated models); multi-model endpoints
 are watched for errors and instances (their latency includes loading models on demand).
 
+Fallback pools: an endpoint the plan gives pools (:mod:`fm_platform.fleet.pools`) lists
+their types after its own (``InstancePools``) and may grow to the most instances any of
+its types needs; an Inference Components model whose copy takes other resources on a
+pool's type gets them there (``Specifications``); where a model's container differs on a
+pool's type (image, tensor-parallel degree, concurrency), that type gets a model of its
+own reading the same weights (a component's per-type ``ModelName``, a single-model
+pool's ``ModelNameOverride``).
+
 Containers: each model runs its container family's Deep Learning Container for the
 plan's region and the endpoint's hardware (or the catalog's ``image``), with the
 environment that makes it serve what the plan sized (:mod:`fm_platform.fleet.serving`),
@@ -26,6 +34,7 @@ adapters of the catalog become adapter components on their base's component
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from aws_cdk import CfnOutput
@@ -47,6 +56,7 @@ from fm_platform.constructs.inference.adapter_component import (
 )
 from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
+from fm_platform.constructs.inference.instance_pools import FallbackPool, InstanceTypeResources
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
@@ -54,9 +64,12 @@ from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
-from fm_platform.fleet.plan import EndpointPlan, Plan
+from fm_platform.fleet.options import Shape
+from fm_platform.fleet.packing import instances_needed
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan
 from fm_platform.fleet.serving import ModelServing, model_serving
 from fm_platform.fleet.sizing import resolve
+from fm_platform.hardware.instances import instance_spec
 from fm_platform.rules.problems import Problems
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
@@ -86,13 +99,24 @@ def _weights_gib(entry: ModelEntry, catalog: Catalog) -> float:
     return round(resolve(entry, catalog).weights_gib, 2)
 
 
-def _serving(plan: Plan, catalog: Catalog, endpoint: EndpointPlan, name: str) -> ModelServing:
+def _serving(
+    plan: Plan, catalog: Catalog, endpoint: EndpointPlan, name: str, pool: PoolPlan | None = None
+) -> ModelServing:
+    """How ``name`` is served on the endpoint's type, or on ``pool``'s type with its copy
+    shape and concurrency there (the model a pool's type runs when its container
+    differs)."""
     entry = next(m for m in catalog.models if m.name == name)
+    placement = plan.placements[name]
+    if pool is not None:
+        shape = pool.models[name]
+        placement = replace(
+            placement, accelerators=shape.accelerators, concurrency=shape.concurrency
+        )
     return model_serving(
         entry,
         resolve(entry, catalog),
-        plan.placements[name],
-        endpoint.instance_type,
+        placement,
+        pool.instance_type if pool is not None else endpoint.instance_type,
         plan.region,
         adapters=len(adapters_by_base(catalog).get(name, ())),
     )
@@ -110,6 +134,38 @@ def _container(serving: ModelServing, entry: ModelEntry, catalog: Catalog) -> Mo
     )
 
 
+def _per_type(
+    plan: Plan, catalog: Catalog, endpoint: EndpointPlan, p: Placement, own: ModelContainer
+) -> tuple[InstanceTypeResources, ...]:
+    """What each copy of ``p`` reserves and runs on the endpoint's fallback types, where it
+    differs from its own type (the plan's pools): the type's shape, and a container of its
+    own where the container differs there (image, tensor-parallel degree, concurrency)."""
+    entry = next(m for m in catalog.models if m.name == p.name)
+    entries = []
+    for pool in endpoint.pools:
+        shape = pool.models[p.name]
+        serving = _serving(plan, catalog, endpoint, p.name, pool)
+        container = _container(serving, entry, catalog)
+        resources = (shape.accelerators, shape.memory_mib, shape.cpu_cores)
+        if resources == (p.accelerators, p.memory_mib, p.cpu_cores) and container == own:
+            continue
+        entries.append(
+            InstanceTypeResources(
+                instance_type=pool.instance_type,
+                accelerators=shape.accelerators,
+                min_memory_mib=shape.memory_mib,
+                cpu_cores=shape.cpu_cores,
+                container=None if container == own else container,
+            )
+        )
+    return tuple(entries)
+
+
+def _most_instances(endpoint: EndpointPlan) -> int:
+    """The most instances the endpoint needs at maximum scale on any of its types."""
+    return max([endpoint.max_instances, *(pool.max_instances for pool in endpoint.pools)])
+
+
 def _ic_endpoint(
     plan: Plan, catalog: Catalog, endpoint: EndpointPlan
 ) -> InferenceComponentEndpointConfig:
@@ -119,13 +175,15 @@ def _ic_endpoint(
         p, entry = plan.placements[name], entries[name]
         fixed = p.min_copies == 1 and p.max_copies == 1
         serving = _serving(plan, catalog, endpoint, name)
+        container = _container(serving, entry, catalog)
         models.append(
             InferenceComponentModelConfig(
                 model_name=name,
                 accelerators=p.accelerators,
                 min_memory_mib=p.memory_mib,
                 cpu_cores=p.cpu_cores,
-                container=_container(serving, entry, catalog),
+                per_instance_type=_per_type(plan, catalog, endpoint, p, container),
+                container=container,
                 network_isolation=None if serving.network_isolation else False,
                 initial_copies=1,
                 scaling=None
@@ -138,38 +196,65 @@ def _ic_endpoint(
                 alarms=ModelAlarmOptions(latency_objective_ms=_objective_ms(entry)),
             )
         )
-    initial = max(1, endpoint.min_instances)
+    # Every component starts at one copy (initial_copies above): the endpoint starts with
+    # the instances those copies need, so none waits for managed scaling to add one.
+    placements = [plan.placements[name] for name in endpoint.models]
+    first_copies = instances_needed(
+        ((Shape(p.accelerators, p.memory_mib, p.cpu_cores), 1) for p in placements),
+        instance_spec(endpoint.instance_type),
+    )
+    initial = max(1, endpoint.min_instances, first_copies)
     return InferenceComponentEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
         models=tuple(models),
         initial_instance_count=initial,
         min_instance_count=endpoint.min_instances,
-        max_instance_count=max(initial, endpoint.max_instances),
+        max_instance_count=max(initial, _most_instances(endpoint)),
+        fallback_instance_types=tuple(endpoint.fallback_types),
     )
 
 
 def _single(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> SingleModelEndpointConfig:
     name = endpoint.models[0]
     entry = next(m for m in catalog.models if m.name == name)
+    most = _most_instances(endpoint)
     scaling = (
         InstanceScaling(
             min_instances=1,
-            max_instances=endpoint.max_instances,
+            max_instances=most,
             target_invocations_per_instance=_instance_target(endpoint),
         )
-        if endpoint.max_instances > 1
+        if most > 1
         else None
     )
     serving = _serving(plan, catalog, endpoint, name)
+    container = _container(serving, entry, catalog)
     return SingleModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
-        container=_container(serving, entry, catalog),
+        container=container,
         scaling=scaling,
         network_isolation=serving.network_isolation,
         alarms=EndpointAlarmOptions(latency_objective_ms=_objective_ms(entry)),
+        fallback_pools=tuple(
+            _fallback_pool(plan, catalog, endpoint, pool, container) for pool in endpoint.pools
+        ),
     )
+
+
+def _fallback_pool(
+    plan: Plan, catalog: Catalog, endpoint: EndpointPlan, pool: PoolPlan, own: ModelContainer
+) -> FallbackPool:
+    """A single-model endpoint's fallback pool: with a model of its own when its container
+    differs on that type (image, tensor-parallel degree, concurrency), reading the same
+    weights."""
+    name = endpoint.models[0]
+    entry = next(m for m in catalog.models if m.name == name)
+    container = _container(_serving(plan, catalog, endpoint, name, pool), entry, catalog)
+    if container == own:
+        return FallbackPool(instance_type=pool.instance_type)
+    return FallbackPool(instance_type=pool.instance_type, container=container)
 
 
 def _multi(catalog: Catalog, endpoint: EndpointPlan) -> MultiModelEndpointConfig:

@@ -6,8 +6,11 @@ Artifacts: the models read them from a bucket in a stack of its own
 existing bucket the configuration names. Each model reads
 ``s3://<bucket>/models/<model-name>/`` (uncompressed files, e.g. a Hugging Face snapshot);
 a multi-model endpoint reads the ``.tar.gz`` models under
-``s3://<bucket>/models/<endpoint-name>/``. Upload before deploying the endpoints, or set
-``model_data_url`` / ``models_s3_prefix`` to your own locations.
+``s3://<bucket>/models/<endpoint-name>/``; a single-model endpoint's fallback pool or a
+component's instance type with a model of its own reads the same artifacts unless its
+container names others.
+Upload before deploying the endpoints, or set ``model_data_url`` / ``models_s3_prefix`` to
+your own locations.
 
 Asynchronous endpoints share one bucket (``AsyncInference``), each under its own prefix,
 by default ``async/<name>/``: callers upload request bodies to ``inputs/``, results land in
@@ -245,6 +248,12 @@ class InferenceStack(Stack):
         for model in item.models:
             options = options_values(InferenceComponentModelOptions, model)
             options["container"] = self._container(model.container, model.model_name)
+            options["per_instance_type"] = [
+                replace(entry, container=self._container(entry.container, model.model_name))
+                if entry.container is not None
+                else entry
+                for entry in model.per_instance_type or ()
+            ]
             created = InferenceComponentModel(
                 group,
                 f"Model-{model.model_name}",
@@ -263,6 +272,12 @@ class InferenceStack(Stack):
     def _single_model_endpoint(self, item: SingleModelEndpointConfig) -> None:
         options = options_values(SingleModelEndpointOptions, item)
         options["container"] = self._container(item.container, item.name)
+        options["fallback_pools"] = [
+            replace(pool, container=self._container(pool.container, item.name))
+            if pool.container is not None
+            else pool
+            for pool in item.fallback_pools or ()
+        ]
         endpoint = SingleModelEndpoint(
             self,
             f"SingleModelEndpoint-{item.name}",

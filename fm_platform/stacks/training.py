@@ -154,6 +154,7 @@ class TrainingStack(Stack):
                     subnet=self.network.subnet,
                     log_group=storage.upload_log_group,
                     log_key=storage.upload_log_key,
+                    reserved_concurrency=config.sdk_function_reserved_concurrency,
                 ),
                 file_system_id=self.file_system.file_system_id,
                 topic=topic.topic if topic is not None else None,

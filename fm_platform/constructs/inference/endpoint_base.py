@@ -38,6 +38,7 @@ from fm_platform.constructs.inference.startup_timeouts import (
     volume_size_gb,
 )
 from fm_platform.core.images import warn_if_image_from_another_region
+from fm_platform.hardware.instances import instance_spec
 from fm_platform.rules.components import check_startup_timeouts
 from fm_platform.rules.hosting import check_vpc_options
 from fm_platform.rules.problems import Problems
@@ -487,11 +488,15 @@ class VariantEndpoint(RealtimeEndpoint):
         options: VariantEndpointOptions | None = None,
         initial_weight: float = 1.0,
         archives: bool | None = None,
+        pools: Sequence[sagemaker.CfnEndpointConfig.InstancePoolProperty] | None = None,
     ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
         """A production variant serving ``model`` on ``instance_type``, with the startup
         timeouts and volume that ``container``'s weights need (``options``: the variant's
         explicit settings; ``archives``: whether the models are ``.tar.gz`` archives, by
-        default read from the container's artifacts URL)."""
+        default read from the container's artifacts URL; ``pools``: its
+        ``InstancePools``, ``instance_type`` first, which then stand for its
+        ``InstanceType``; the volume follows ``instance_type``, none is set when a pool's
+        type has local NVMe storage)."""
         weights = container.model_size_gib
         if weights is None:
             weights = instance_weights_gib(instance_type)
@@ -510,10 +515,13 @@ class VariantEndpoint(RealtimeEndpoint):
             ),
             given=options.volume_size_gb if options else None,
         )
+        if pools and any(instance_spec(p.instance_type).local_nvme for p in pools):
+            volume = options.volume_size_gb if options else None
         return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
             variant_name=variant_name,
             model_name=model.attr_model_name,
-            instance_type=instance_type,
+            instance_type=None if pools else instance_type,
+            instance_pools=list(pools) if pools else None,
             initial_instance_count=initial_instance_count,
             initial_variant_weight=initial_weight,
             model_data_download_timeout_in_seconds=download_s,

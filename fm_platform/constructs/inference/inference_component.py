@@ -264,6 +264,9 @@ class InferenceComponentModelOptions:
                     cpu_cores=self.cpu_cores,
                     min_memory_mib=self.min_memory_mib,
                 )
+        for index, entry in enumerate(self.per_instance_type or ()):
+            if entry.container is not None:
+                entry.container.check(problems, f"per_instance_type[{index}].container")
         check_per_type_resources(
             problems,
             fallback_types=fallback_types,
@@ -339,12 +342,15 @@ class InferenceComponentModel(Construct):
     """A model served by an inference component with dedicated compute per copy.
 
     Resources (stable construct IDs): ``Model`` (no physical name: a change creates a new
-    model and updates the component in place), ``Component<key>`` (the endpoint's
+    model and updates the component in place), ``Model-<instance type>`` (the model of a
+    ``per_instance_type`` entry with its own ``container``), ``Component<key>`` (the endpoint's
     ``replacement_key``: a replaced endpoint gets new components) and, with ``scaling``,
     ``Scaling`` (see :class:`ComponentAutoScaling`). The endpoint's execution role is
     granted pull on the image and read on the artifacts.
 
-    Attributes: ``model_name``, ``model``, ``component``, ``component_name``, ``endpoint``
+    Attributes: ``model_name``, ``model``, ``type_models`` (by instance type, the models of
+    ``per_instance_type`` entries with their own container), ``component``,
+    ``component_name``, ``endpoint``
     (the endpoint the model is placed on), ``scaling`` (None without autoscaling),
     ``min_copies`` and ``max_copies`` (the copy range; both the fixed copies without
     scaling; None when unknown at synth), ``caching`` (``EnableCaching``: the option, else
@@ -378,17 +384,36 @@ class InferenceComponentModel(Construct):
         )
         role = self.endpoint.execution_role
 
-        add_container_access(self, role, [props.container], props.artifact_key)
+        typed = {
+            entry.instance_type: entry.container
+            for entry in props.per_instance_type or ()
+            if entry.container is not None
+        }
+        add_container_access(self, role, [props.container, *typed.values()], props.artifact_key)
+        isolation = (
+            self.endpoint.network_isolation
+            if props.network_isolation is None
+            else props.network_isolation
+        )
         self.model = create_model(
             self,
             "Model",
             role=role,
             container=props.container.to_container_property(self),
-            network_isolation=self.endpoint.network_isolation
-            if props.network_isolation is None
-            else props.network_isolation,
+            network_isolation=isolation,
             vpc_config=self.endpoint.vpc_config,
         )
+        self.type_models: dict[str, sagemaker.CfnModel] = {
+            instance_type: create_model(
+                self,
+                f"Model-{instance_type}",
+                role=role,
+                container=container.to_container_property(self),
+                network_isolation=isolation,
+                vpc_config=self.endpoint.vpc_config,
+            )
+            for instance_type, container in typed.items()
+        }
         weights = props.container.model_size_gib
         if weights is None and not is_unresolved(props.min_memory_mib):
             weights = props.min_memory_mib / 1024  # the copy's memory holds its weights
@@ -458,7 +483,10 @@ class InferenceComponentModel(Construct):
                     )
                 )
             per_type = specifications(
-                model_name=self.model.attr_model_name,
+                model_names={
+                    t: self.type_models.get(t, self.model).attr_model_name
+                    for t in self.endpoint.instance_types
+                },
                 instance_types=self.endpoint.instance_types,
                 resources=resources,
                 startup=startup,

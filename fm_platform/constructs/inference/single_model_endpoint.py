@@ -24,6 +24,7 @@ from fm_platform.constructs.inference.endpoint_base import (
     VariantEndpointProps,
 )
 from fm_platform.constructs.inference.imported_endpoint import ImportableByName
+from fm_platform.constructs.inference.instance_pools import FallbackPool, variant_pools
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
@@ -31,6 +32,7 @@ from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 from fm_platform.core.compliance import acknowledge_wildcard_resource
 from fm_platform.core.encryption import customer_managed_key
 from fm_platform.core.options import Props, checked
+from fm_platform.rules.pools import check_fallback_types
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.replacement import scaled_variants_key
 from fm_platform.rules.variants import check_data_capture, check_variant
@@ -138,6 +140,10 @@ class SingleModelEndpointOptions(VariantEndpointOptions):
         are discarded); by default none. Not combinable with ``variants``.
     data_capture: request/response capture (a :class:`DataCaptureProps` to choose the
         bucket and key); by default off.
+    fallback_pools: instance types the production variant falls back to, in this order,
+        when ``instance_type`` has no capacity (``InstancePools``, at most 4 besides
+        ``instance_type``), each running the variant's model or its own
+        (:class:`FallbackPool`); by default none (the variant names ``InstanceType``).
 
     Also the fields of :class:`VariantEndpointOptions` (``network_isolation``,
     ``endpoint_name``).
@@ -153,6 +159,12 @@ class SingleModelEndpointOptions(VariantEndpointOptions):
     variants: Sequence[VariantSpec] = ()
     shadow_variant: VariantSpec | None = None
     data_capture: DataCaptureOptions | None = None
+    fallback_pools: Sequence[FallbackPool] = ()
+
+    @property
+    def fallback_types(self) -> tuple[str, ...]:
+        """The production variant's fallback instance types, in priority order."""
+        return tuple(pool.instance_type for pool in self.fallback_pools or ())
 
     @property
     def primary_variant(self) -> VariantSpec:
@@ -188,6 +200,15 @@ class SingleModelEndpointOptions(VariantEndpointOptions):
             )
         if self.data_capture is not None:
             self.data_capture.check(problems)
+        check_fallback_types(
+            problems,
+            instance_type=self.instance_type,
+            fallbacks=self.fallback_types,
+            reserved=False,
+            field="fallback_pools",
+        )
+        for index, pool in enumerate(self.fallback_pools or ()):
+            pool.check(problems, f"fallback_pools[{index}]")
         self.check_endpoint(problems)
 
 
@@ -215,10 +236,13 @@ class SingleModelEndpoint(VariantEndpoint, ImportableByName):
     ``models`` (by variant name), ``execution_role``, ``network`` and ``security_group``
     (None outside a VPC), ``data_capture_bucket`` (None without capture), ``storage_key``,
     ``scalable_targets`` (by variant name).
+    ``pool_models`` (by fallback instance type, the models created for pools with their
+    own ``container``).
     Construct IDs: ``Model`` (production variant), ``Model-<variant>`` (other variants),
-    ``EndpointConfig``, ``Endpoint`` (``Endpoint<key>`` when a variant scales:
-    ``replacement_key`` of the scaled variants' names and instance types, which SageMaker
-    cannot update in place), ``Scaling-<variant>``, ``ExecutionRole``,
+    ``PoolModel-<instance type>`` (a fallback pool's own model), ``EndpointConfig``,
+    ``Endpoint`` (``Endpoint<key>`` when a variant scales: ``replacement_key`` of the
+    scaled variants' names and instance types, and of the production variant's pool
+    types, which SageMaker cannot update in place), ``Scaling-<variant>``, ``ExecutionRole``,
     ``SecurityGroup``, ``DataCapture``.
     """
 
@@ -235,7 +259,17 @@ class SingleModelEndpoint(VariantEndpoint, ImportableByName):
             for variant in props.all_variants
         ]
 
-        self._prepare_models(props, [v.container for v in variants])
+        pools = [
+            replace(pool, container=pool.container.with_image_for(self))
+            if pool.container is not None
+            else pool
+            for pool in props.fallback_pools or ()
+        ]
+        self._prepare_models(
+            props,
+            [v.container for v in variants]
+            + [pool.container for pool in pools if pool.container is not None],
+        )
         tags = [CfnTag(key="fm_platform:model-name", value=props.model_name)]
         self.models: dict[str, sagemaker.CfnModel] = {}
         for index, variant in enumerate(variants):
@@ -243,6 +277,21 @@ class SingleModelEndpoint(VariantEndpoint, ImportableByName):
             container = variant.container.to_container_property(self)
             self.models[variant.variant_name] = self._add_model(model_id, container, tags)
         self.model = self.models[props.variant_name]
+        self.pool_models: dict[str, sagemaker.CfnModel] = {
+            pool.instance_type: self._add_model(
+                f"PoolModel-{pool.instance_type}",
+                pool.container.to_container_property(self),
+                tags,
+            )
+            for pool in pools
+            if pool.container is not None
+        }
+        self._pool_overrides = [
+            self.pool_models[pool.instance_type].attr_model_name
+            if pool.instance_type in self.pool_models
+            else pool.model_name_override
+            for pool in pools
+        ]
 
         self.data_capture_bucket: s3.IBucket | None = None
         self.data_capture_key: kms.IKey | None = None
@@ -263,14 +312,18 @@ class SingleModelEndpoint(VariantEndpoint, ImportableByName):
             data_capture_config=data_capture,
         )
         self.storage_key = encrypt_endpoint_config(
-            self, self.endpoint_config, [v.instance_type for v in variants], props.encryption_key
+            self,
+            self.endpoint_config,
+            [v.instance_type for v in variants] + list(props.fallback_types),
+            props.encryption_key,
         )
         self._create_endpoint(
             self.endpoint_config,
             props.endpoint_name,
             # A scaled variant's instance type cannot change in place: a new endpoint.
             scaled_variants_key(
-                (v.variant_name, v.instance_type) for v in production if v.scaling is not None
+                ((v.variant_name, v.instance_type) for v in production if v.scaling is not None),
+                pool_types=props.fallback_types if props.scaling is not None else (),
             ),
         )
 
@@ -288,6 +341,8 @@ class SingleModelEndpoint(VariantEndpoint, ImportableByName):
     def _variant_property(
         self, variant: VariantSpec, options: SingleModelEndpointOptions | None = None
     ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+        """A variant's property; the production one (with ``options``) gets the pools."""
+        fallbacks = options.fallback_types if options is not None else ()
         return self._production_variant(
             variant_name=variant.variant_name,
             model=self.models[variant.variant_name],
@@ -296,6 +351,7 @@ class SingleModelEndpoint(VariantEndpoint, ImportableByName):
             container=variant.container,
             options=options,
             initial_weight=variant.initial_weight,
+            pools=variant_pools(variant.instance_type, fallbacks, self._pool_overrides),
         )
 
     def _data_capture(

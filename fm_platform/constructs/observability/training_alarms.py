@@ -26,12 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from aws_cdk import ArnFormat, CfnResource, Duration, Fn, Stack
+from aws_cdk import ArnFormat, Duration, Fn, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import custom_resources as cr
@@ -39,6 +40,7 @@ from constructs import Construct
 
 from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.core.dependencies import drop_redundant_depends_on
+from fm_platform.rules.functions import check_reserved_concurrency
 from fm_platform.rules.observability import check_percent
 from fm_platform.rules.problems import Problems
 
@@ -70,15 +72,26 @@ class TrainingAlarmOptions:
         that failed to join, on creation or when HyperPod replaces one); by default True.
     cluster_events: send the cluster's node health and state change events to the topic;
         by default True.
+    sdk_function_reserved_concurrency: concurrent executions reserved for the stack's AWS
+        SDK custom resource function (which finds the lifecycle log group), for landing
+        zones whose scanners require it; at least 1. By default none reserved: the function
+        runs a few times per deployment, and a reservation takes from the account's
+        unreserved pool, of which Lambda keeps at least 100.
     """
 
     fsx_free_capacity_percent: float | None = 10.0
     lifecycle_error_alarm: bool = True
     cluster_events: bool = True
+    sdk_function_reserved_concurrency: int | None = None
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
         check_percent(problems, "fsx_free_capacity_percent", self.fsx_free_capacity_percent)
+        check_reserved_concurrency(
+            problems,
+            "sdk_function_reserved_concurrency",
+            self.sdk_function_reserved_concurrency,
+        )
 
 
 def free_capacity_threshold_bytes(capacity_gib: int, percent: float) -> float:
@@ -143,20 +156,28 @@ class FunctionPlacement:
     network interface, in a security group of its own; it reaches the SageMaker and
     CloudWatch Logs APIs through the subnet's NAT), ``log_group`` (its logs,
     encrypted) and ``log_key`` (the key it gives the cluster's lifecycle log group: one
-    CloudWatch Logs may use, kept with the data, e.g. the key of ``log_group``)."""
+    CloudWatch Logs may use, kept with the data, e.g. the key of ``log_group``), and
+    ``reserved_concurrency`` (its reserved concurrent executions; by default none)."""
 
     vpc: ec2.IVpc
     subnet: ec2.ISubnet
     log_group: logs.ILogGroup
     log_key: kms.IKey
+    reserved_concurrency: int | None = None
 
 
 _LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
-_ONCE_PER_DEPLOYMENT = (
+_NO_RESERVATION = (
     "The AWS SDK custom resource function runs a few times per deployment, called by "
-    "CloudFormation only, which reports a failed call as a failed stack operation: "
-    "reserved concurrency would take from the account's unreserved pool for nothing, and a "
-    "dead-letter queue would hold a request nothing replays."
+    "CloudFormation only: reserved concurrency would take from the account's unreserved "
+    "pool for nothing (training.sdk_function_reserved_concurrency reserves some)."
+)
+#: Why the function has no dead-letter queue (Lambda sends only asynchronous invocations
+#: that failed to one; AWS Lambda Developer Guide, "Adding a dead-letter queue").
+_NO_DEAD_LETTER_QUEUE = (
+    "CloudFormation invokes the AWS SDK custom resource function and waits for its "
+    "response, and reports a failed call as a failed stack operation: a dead-letter queue "
+    "would hold a request nothing replays."
 )
 
 
@@ -259,7 +280,7 @@ class LifecycleErrorAlarm(Construct):
             setting.node.add_dependency(ensure)
         for custom in (name, ensure, *settings):
             custom.node.add_dependency(self.policy)
-        self._acknowledge_function()
+        self._acknowledge_function(placement.reserved_concurrency)
         namespace = f"fm_platform/{stack.stack_name}"
         errors = logs.CfnMetricFilter(
             self,
@@ -351,9 +372,10 @@ class LifecycleErrorAlarm(Construct):
         )
         return role.without_policy_updates()
 
-    def _acknowledge_function(self) -> None:
-        """Acknowledge what the stack's AWS SDK custom resource function cannot change, and
-        let it reach the APIs over HTTPS only."""
+    def _acknowledge_function(self, reserved_concurrency: int | None) -> None:
+        """Give the stack's AWS SDK custom resource function its reserved concurrency (if
+        any), let it reach the APIs over HTTPS only, and acknowledge what it does not
+        change."""
         function = Stack.of(self).node.try_find_child(SDK_FUNCTION_ID)
         if function is None:
             return
@@ -369,13 +391,21 @@ class LifecycleErrorAlarm(Construct):
                     description="HTTPS to the AWS APIs and CloudFormation's response URL",
                 )
             ]
+        cfn_function = cast(lambda_.CfnFunction, function.node.default_child)
         # Its DependsOn on the role repeats the function's GetAtt on that role.
-        drop_redundant_depends_on(cast(CfnResource, function.node.default_child))
+        drop_redundant_depends_on(cfn_function)
+        if reserved_concurrency is None:
+            acknowledge(
+                function,
+                _NO_RESERVATION,
+                "HIPAA.Security-LambdaConcurrency",
+                "NIST.800.53.R5-LambdaConcurrency",
+            )
+        else:
+            cfn_function.reserved_concurrent_executions = reserved_concurrency
         acknowledge(
             function,
-            _ONCE_PER_DEPLOYMENT,
-            "HIPAA.Security-LambdaConcurrency",
+            _NO_DEAD_LETTER_QUEUE,
             "HIPAA.Security-LambdaDLQ",
-            "NIST.800.53.R5-LambdaConcurrency",
             "NIST.800.53.R5-LambdaDLQ",
         )

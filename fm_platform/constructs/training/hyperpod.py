@@ -509,8 +509,12 @@ class HyperPodCluster(Construct):
         if rollback_alarms:
             # "To use the automatic rollback functionality, you must add the permission
             # cloudwatch:DescribeAlarms to your IAM execution role" (SageMaker developer
-            # guide, HyperPod AMI updates); DescribeAlarms takes alarm ARNs (Service
-            # Authorization Reference, Amazon CloudWatch).
+            # guide, HyperPod AMI updates). The Service Authorization Reference (Amazon
+            # CloudWatch, "Actions defined by Amazon CloudWatch") lists DescribeAlarms with
+            # the required resource type alarm*, so the grant names the rollback alarms'
+            # ARNs; the CloudWatch API Reference (DescribeAlarms) adds that composite alarms
+            # are returned only to a permission scoped to "*", so rollback alarms are
+            # metric alarms (docs/training.md).
             stack = Stack.of(self)
             statements.append(
                 iam.PolicyStatement(

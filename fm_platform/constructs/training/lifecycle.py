@@ -453,7 +453,10 @@ def lifecycle_bucket(scope: Construct) -> s3.IBucket:
     """A SecureBucket ``Bucket`` in ``scope`` for lifecycle scripts, named by
     :func:`lifecycle_bucket_name`."""
     props = SecureBucketProps(
-        purpose="HyperPod lifecycle scripts", bucket_name=lifecycle_bucket_name(scope)
+        purpose="HyperPod lifecycle scripts",
+        bucket_name=lifecycle_bucket_name(scope),
+        # Each deploy uploads the scripts over the last ones and prunes what is gone.
+        replaced_in_place=True,
     )
     return SecureBucket(scope, "Bucket", props).bucket
 
