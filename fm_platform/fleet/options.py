@@ -135,6 +135,7 @@ class PricedOptions(Mapping[str, list[Option]]):
         self._active_hours = active_hours
         self._built: dict[str, list[Option]] = {}
         self._cheapest: dict[str, Option] = {}
+        self._lowest_found: dict[tuple[str, int], tuple[float, Option]] = {}
 
     def __getitem__(self, kind: str) -> list[Option]:
         built = self._built.get(kind)
@@ -169,6 +170,12 @@ class PricedOptions(Mapping[str, list[Option]]):
         and the first option (in assessed order) of those that cost it on the cheapest
         type: in ascending order of a floor under each option's cost
         (:meth:`_Alike.by_floor`), up to the first whose floor exceeds the best found."""
+        found = self._lowest_found.get((kind, low))
+        if found is None:
+            found = self._lowest_found[(kind, low)] = self._search(kind, low)
+        return found
+
+    def _search(self, kind: str, low: int) -> tuple[float, Option]:
         peak, hours = self._peak_rpm, self._active_hours
         a = hours / 24
         # the copies at peak are at least one: the cost is at least the floor times this
