@@ -8,7 +8,7 @@ import pytest
 from fm_platform.fleet.bound import allowed_kinds, lower_bound
 from fm_platform.fleet.cost import plan_cost
 from fm_platform.fleet.kinds import ASYNC, IC, KINDS, SINGLE
-from fm_platform.fleet.options import _options_on
+from fm_platform.fleet.options import _options_on, _Shared
 from fm_platform.fleet.planner import Planner, plan_fleet
 from fm_platform.fleet.report import explain
 from fm_platform.fleet.sizing import resolve
@@ -136,12 +136,12 @@ def test_asynchronous_options_skip_the_types_asynchronous_inference_does_not_run
     }
     needs = resolve(catalog([small]).models[0], catalog([]))
     reasons: list[str] = []
-    assert list(_options_on(needs, KINDS[ASYNC], inf1, 0.3, reasons)) == []
+    assert list(_options_on(needs, KINDS[ASYNC], inf1, 0.3, reasons, _Shared())) == []
     assert reasons == [
         "asynchronous inference does not run on inf1 instances (SageMaker's supported "
         "features of each inference option); use inf2 or a GPU type, e.g. ml.g5.2xlarge"
     ]
-    assert [o.kind for o in _options_on(needs, KINDS[SINGLE], inf1, 0.3, [])] == [SINGLE]
+    assert [o.kind for o in _options_on(needs, KINDS[SINGLE], inf1, 0.3, [], _Shared())] == [SINGLE]
     assert KINDS[ASYNC].type_problem("ml.inf2.xlarge") is None
 
 

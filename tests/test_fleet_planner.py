@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
 
 import pytest
@@ -279,3 +280,14 @@ def test_generative_models_never_land_on_cpu_or_multi_model_endpoints():
         endpoint = plan.endpoints[p.endpoint]
         assert endpoint.kind != MULTI
         assert instance_spec(endpoint.instance_type).is_accelerated
+
+
+def test_planning_leaves_the_garbage_collector_as_it_found_it():
+    plan_fleet(example(10))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        plan_fleet(example(10))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -24,8 +24,11 @@ whole copies, packing copies onto instances, and one kind and type per model. Pe
 
 Minimising the hourly price of all instances gives a cost no plan can undercut: a plan's
 expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at least these
-averages. Models with identical options are one variable per option, weighted by their
-number.
+averages. The program solved has the same optimum with fewer variables: models with
+identical options are one variable per option, weighted by their number; a device-packing
+type's instances, bound by nothing but its devices, are priced per device into each
+option; and per model only the cheapest of the options without shared rows is kept
+(:func:`_class_columns`).
 """
 
 from __future__ import annotations
@@ -34,9 +37,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from fm_platform.fleet.kinds import KINDS, min_copies
-from fm_platform.fleet.options import Option
-from fm_platform.fleet.planner import Assessed, Planner
-from fm_platform.hardware.instances import instance_spec
+from fm_platform.fleet.planner import Assessed, Planner, without_cycle_collection
 
 INSTALL_HINT = "pip install 'fm-platform[bound]'"
 #: What the relaxation gives up, as the report prints it.
@@ -53,7 +54,6 @@ class _Program:
 
     costs: list[float] = field(default_factory=list)
     rows: list[tuple[float, float, dict[int, float]]] = field(default_factory=list)
-    usage: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     memory: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     traffic: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     prices: dict[str, float] = field(default_factory=dict)
@@ -74,54 +74,58 @@ def allowed_kinds(known: Assessed) -> tuple[str, ...]:
     )
 
 
-def _option_column(program: _Program, o: Option, minimum: int, a: float) -> int:
-    """One column for option ``o`` of a model (``minimum`` copies, active share ``a``),
-    with its kind's contribution (module docstring)."""
-    kind = KINDS[o.kind]
-    program.prices[o.instance_type] = o.price
-    if kind.packs_devices:
-        column = program.column(0.0)
-        average = minimum + a * (o.max_copies - minimum)
-        program.usage[o.instance_type][column] = o.shape.accelerators * average
-    elif kind.pools_memory:
-        column = program.column(0.0)
-        program.memory[o.instance_type][column] = o.copy_gib / o.usable_gib
-        program.traffic[o.instance_type][column] = a * o.load
-    elif kind.serverless:
-        column = program.column(o.price * a * o.load)
-    else:
-        low = minimum if kind.queued else max(1, minimum)
-        column = program.column(o.price * (low + a * (o.max_copies - low)))
-    return column
+def _class_columns(program: _Program, known: Assessed, to_zero: bool, a: float) -> dict[int, float]:
+    """The columns of one class of alike models (module docstring), each option's
+    contribution at the class's traffic. A device-packing type's instances hold nothing
+    else, so the optimum buys them for exactly the devices its columns use: each such
+    option costs the type's price per device times its average devices, its expected
+    cost (:meth:`~fm_platform.fleet.options.Option.expected_hourly`), as an option of one
+    model per endpoint costs its own. Of all those, the class keeps only the cheapest
+    column (it has a cost and no row beside the class's own: a solution using another
+    moves that share to it without raising the cost); every multi-model option keeps its
+    column (its type's rows couple it to the other models there)."""
+    columns: dict[int, float] = {}
+    alone: list[float] = []
+    options = known.assessment.options
+    for kind_name in allowed_kinds(known):
+        minimum = min_copies(kind_name, to_zero)
+        if not KINDS[kind_name].pools_memory:
+            alone.append(options.lowest_hourly(kind_name, minimum))
+            continue
+        for o, _, load in options.at_traffic(kind_name):
+            t = o.instance_type
+            program.prices[t] = o.price
+            column = program.column(0.0)
+            columns[column] = 1.0
+            program.memory[t][column] = o.copy_gib / o.usable_gib
+            program.traffic[t][column] = a * load
+    if alone:
+        columns[program.column(min(alone))] = 1.0
+    return columns
 
 
 def _model_rows(program: _Program, planner: Planner) -> None:
-    """One convexity row per class of alike models, over all their allowed options."""
+    """One convexity row per class of alike models, over all their allowed options.
+    Models with the same priced options (:class:`~fm_platform.fleet.options.PricedOptions`,
+    shared by models alike at the same traffic and hours), the same allowed kinds and scale
+    to zero are one class, its row the number of them: any solution of one row per model
+    sums to one of the class, and the class's splits evenly back, at the same cost."""
     classes: dict[tuple, int] = defaultdict(int)
     members: dict[tuple, Assessed] = {}
     for name in planner.plan.placements:
         known = planner.assessed[name]
         assert known.decision is not None
-        key = (id(known.assessment), known.decision.to_zero, known.needs.active_hours)
+        key = (id(known.assessment.options), allowed_kinds(known), known.decision.to_zero)
         classes[key] += 1
         members[key] = known
     for key, count in classes.items():
         known = members[key]
-        to_zero, a = key[1], key[2] / 24
-        columns: dict[int, float] = {}
-        for kind in allowed_kinds(known):
-            minimum = min_copies(kind, to_zero)
-            for o in known.assessment.options[kind]:
-                columns[_option_column(program, o, minimum, a)] = 1.0
-        program.rows.append((count, count, columns))
+        a = known.needs.active_hours / 24
+        program.rows.append((count, count, _class_columns(program, known, key[2], a)))
 
 
 def _instance_rows(program: _Program, infinity: float) -> None:
-    """Per type: instances at least the devices, memory and traffic its columns use."""
-    for t, entries in program.usage.items():
-        y = program.column(program.prices[t])
-        devices = float(instance_spec(t).accelerator_count)
-        program.rows.append((0.0, infinity, {y: devices, **{c: -v for c, v in entries.items()}}))
+    """Per multi-model type: instances at least the memory and traffic its columns use."""
     pooled: dict[str, int] = {}
     for table in (program.memory, program.traffic):
         for t, entries in table.items():
@@ -171,6 +175,7 @@ def lower_bound(planner: Planner) -> float:
         raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
 
     program = _Program()
-    _model_rows(program, planner)
-    _instance_rows(program, highspy.kHighsInf)
-    return _solve(program, highspy, np)
+    with without_cycle_collection():
+        _model_rows(program, planner)
+        _instance_rows(program, highspy.kHighsInf)
+        return _solve(program, highspy, np)

@@ -301,7 +301,7 @@ def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decis
     """The hosting decision for ``model`` (module docstring); None when no kind can host
     it (``assessment`` says why per type)."""
     weights = weights_for(model, catalog)
-    cheapest = {kind: options[0] for kind, options in assessment.options.items()}
+    cheapest = {kind: assessment.options.cheapest(kind) for kind in assessment.options}
     if not cheapest:
         return None
     overall = min(cheapest.values(), key=lambda o: o.expected_hourly(1, model.active_hours))

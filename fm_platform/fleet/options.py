@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -66,6 +67,7 @@ from fm_platform.fleet.sizing import MemoryParts, Needs, tp_degrees
 from fm_platform.hardware.devices import (
     BF16_MIN_CAPABILITY,
     FP8_MIN_CAPABILITY,
+    Device,
     device,
     family,
     vcpu_gflops,
@@ -119,29 +121,177 @@ class Option:
         idle and the larger of that and its traffic share while active; a whole-instance
         kind keeps an instance unless it queues requests (asynchronous); a serverless one
         costs its busy invocations while active and nothing otherwise."""
+        return self.hourly_at(self.max_copies, self.load, min_copies, active_hours)
+
+    def hourly_at(
+        self, max_copies: int, load: float, min_copies: int, active_hours: float
+    ) -> float:
+        """:meth:`expected_hourly` of this option at another traffic: ``max_copies`` at
+        peak and ``load`` (peak copies, fractional)."""
         a = active_hours / 24
         if KINDS[self.kind].serverless:
-            return self.copy_hourly * a * self.load
+            return self.copy_hourly * a * load
         if KINDS[self.kind].pools_memory:
             memory = self.copy_gib / self.usable_gib
-            return self.price * ((1 - a) * memory + a * max(memory, self.load))
+            return self.price * ((1 - a) * memory + a * max(memory, load))
         kind = KINDS[self.kind]
         if kind.whole_instance and not kind.queued:
             min_copies = max(1, min_copies)
-        return self.copy_hourly * (a * self.max_copies + (1 - a) * min_copies)
+        return self.copy_hourly * (a * max_copies + (1 - a) * min_copies)
 
 
-@dataclass
+def _sort_minimum(kind: str) -> int:
+    """The copies at minimum options are ranked with: one, none for a queued or serverless
+    kind."""
+    return 0 if KINDS[kind].queued or KINDS[kind].serverless else 1
+
+
+class PricedOptions(Mapping[str, list[Option]]):
+    """Per kind, the options of models ``alike`` (assessed without traffic) at one
+    model's ``peak_rpm`` and ``active_hours``, cheapest expected cost first (ties by
+    instance type). A kind's list is built when first read; :meth:`cheapest` finds its
+    first option without building it (most models need no more). A serverless kind keeps
+    the memory sizes whose concurrency at this traffic an endpoint allows; with none it is
+    left out, and :attr:`unavailable` says why."""
+
+    def __init__(self, alike: _Alike, peak_rpm: float, active_hours: float) -> None:
+        self._alike = alike
+        self._peak_rpm = peak_rpm
+        self._active_hours = active_hours
+        self._built: dict[str, list[Option]] = {}
+        self._cheapest: dict[str, Option] = {}
+        self._lowest_found: dict[tuple[str, int], tuple[float, Option]] = {}
+        self.unavailable = dict(alike.unavailable)
+        self._raw: dict[str, list[Option]] = {}
+        for kind, raw in alike.options.items():
+            if KINDS[kind].serverless:
+                kept = [o for o in raw if self._concurrency_problem(o) is None]
+                if not kept:
+                    self.unavailable[kind] = self._concurrency_problem(raw[-1]) or ""
+                    continue
+                raw = kept
+            self._raw[kind] = raw
+
+    def _concurrency_problem(self, o: Option) -> str | None:
+        return concurrency_problem(max(1, math.ceil(self._peak_rpm / o.perf.rpm)))
+
+    def __getitem__(self, kind: str) -> list[Option]:
+        built = self._built.get(kind)
+        if built is None:
+            low, hours = _sort_minimum(kind), self._active_hours
+            built = [_with_traffic(o, self._peak_rpm) for o in self._raw[kind]]
+            built.sort(key=lambda o: (o.expected_hourly(low, hours), o.instance_type))
+            self._built[kind] = built
+        return built
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def cheapest(self, kind: str) -> Option:
+        """``self[kind][0]`` (equal to it), priced without building the other options."""
+        found = self._cheapest.get(kind)
+        if found is None:
+            _, first = self._lowest(kind, _sort_minimum(kind))
+            found = self._cheapest[kind] = _with_traffic(first, self._peak_rpm)
+        return found
+
+    def lowest_hourly(self, kind: str, min_copies: int) -> float:
+        """The least expected cost (:meth:`Option.expected_hourly`) of an option of
+        ``kind`` with ``min_copies``."""
+        return self._lowest(kind, min_copies)[0]
+
+    def _lowest(self, kind: str, low: int) -> tuple[float, Option]:
+        """The least expected cost of ``kind``'s options at ``low`` copies at minimum,
+        and the first option (in assessed order) of those that cost it on the cheapest
+        type: in ascending order of a floor under each option's cost
+        (:meth:`_Alike.by_floor`), up to the first whose floor exceeds the best found."""
+        found = self._lowest_found.get((kind, low))
+        if found is None:
+            found = self._lowest_found[(kind, low)] = self._search(kind, low)
+        return found
+
+    def _search(self, kind: str, low: int) -> tuple[float, Option]:
+        peak, hours = self._peak_rpm, self._active_hours
+        a = hours / 24
+        # the copies at peak are at least one: the cost is at least the floor times this
+        scale = 1.0 if KINDS[kind].pools_memory else a + (1 - a) * low
+        best: tuple[float, str, int] | None = None
+        first = None
+        serverless = KINDS[kind].serverless
+        for floor, index, o in self._alike.by_floor(kind):
+            if best is not None and floor * scale > best[0] * (1 + 1e-9):
+                break
+            if serverless and self._concurrency_problem(o) is not None:
+                continue
+            load = peak / o.perf.rpm
+            cost = o.hourly_at(max(1, math.ceil(load)), load, low, hours)
+            key = (cost, o.instance_type, index)  # ties: the first, as a stable sort
+            if best is None or key < best:
+                best, first = key, o
+        assert best is not None and first is not None
+        return best[0], first
+
+    def at_traffic(self, kind: str) -> Iterator[tuple[Option, int, float]]:
+        """Each option of ``kind`` as assessed without traffic, with its copies at peak and
+        its load at this traffic (unsorted; what :meth:`__getitem__` would build)."""
+        peak = self._peak_rpm
+        for o in self._raw[kind]:
+            load = peak / o.perf.rpm
+            yield o, max(1, math.ceil(load)), load
+
+
+@dataclass(frozen=True)
 class Assessment:
     """All options of one model by kind (cheapest first), the types rejected, with
     reasons (``type -> reason``), the kinds whose request limit tightened the model's
     objective (``kind -> seconds``) and the kinds without instance types that cannot host
     it (serverless), with why (``kind -> reason``)."""
 
+    options: PricedOptions
+    rejected: dict[str, str]
+    limited: dict[str, float]
+    unavailable: dict[str, str]
+
+
+@dataclass
+class _Alike:
+    """What models alike but for their name, traffic and hours share: their options per
+    kind without traffic, the types rejected and the kinds that tightened the objective
+    (as :class:`Assessment`), and their options priced per (peak rpm, active hours)."""
+
     options: dict[str, list[Option]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)
     limited: dict[str, float] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
+    priced: dict[tuple[float, float], PricedOptions] = field(default_factory=dict)
+    floors: dict[str, list[tuple[float, int, Option]]] = field(default_factory=dict)
+
+    def by_floor(self, kind: str) -> list[tuple[float, int, Option]]:
+        """The options of ``kind`` (with their index) by ascending floor: the price of one
+        copy, or of a multi-model copy's memory share; at any traffic an option costs at
+        least its floor (times a factor of the kind and hours alone,
+        :meth:`PricedOptions.cheapest`), as :meth:`Option.expected_hourly` prices it. A
+        serverless option has no floor (it costs its load, which may be below one copy):
+        0 for each, so the search reads them all."""
+        found = self.floors.get(kind)
+        if found is None:
+            pools, serverless = KINDS[kind].pools_memory, KINDS[kind].serverless
+            found = self.floors[kind] = sorted(
+                (
+                    0.0
+                    if serverless
+                    else o.price * o.copy_gib / o.usable_gib
+                    if pools
+                    else o.copy_hourly,
+                    i,
+                    o,
+                )
+                for i, o in enumerate(self.options[kind])
+            )
+        return found
 
 
 def hardware_problem(needs: Needs, spec: InstanceSpec, region: str) -> str | None:
@@ -187,8 +337,11 @@ def _device_gib(spec: InstanceSpec) -> float:
     return spec.accelerator_memory_mib_total / max(1, spec.accelerator_count) / 1024
 
 
-def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance | None:
-    """The copy's throughput (module :mod:`fm_platform.fleet.performance`)."""
+def _performance(
+    needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
+) -> Performance | None:
+    """The copy's throughput (module :mod:`fm_platform.fleet.performance`); ``fits``
+    (concurrency -> bool) says whether a copy fits the ``usable`` GiB."""
     if needs.rpm_override is not None:
         return override(needs) if fits(needs.concurrency) or fits(1) else None
     if needs.benchmark is not None:
@@ -212,6 +365,17 @@ def _performance(needs: Needs, spec: InstanceSpec, tp: int, fits) -> Performance
     dev = device(spec)
     if dev is None:
         return default(needs) if fits(needs.concurrency) else None
+    return _estimate(needs, dev, tp, usable)
+
+
+@cache
+def _estimate(needs: Needs, dev: Device, tp: int, usable: float) -> Performance | None:
+    """The hardware estimate of a copy on ``tp`` devices ``dev`` with ``usable`` GiB:
+    computed once for the types with the same devices and for the kinds alike."""
+
+    def fits(concurrency: int) -> bool:
+        return needs.copy_gib(tp, concurrency) <= usable
+
     if not needs.generative:
         if not fits(1):
             return None
@@ -229,7 +393,42 @@ def _type_problem(kind: str, instance_type: str) -> str | None:
     return KINDS[kind].type_problem(instance_type)
 
 
-def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list):
+class _Shared:
+    """What the options of models alike share across instance types and kinds, computed
+    once per :func:`_assess_alike`: one copy's memory per (needs, devices, concurrency),
+    its parts, and its throughput per (needs, type, devices, usable GiB)."""
+
+    def __init__(self) -> None:
+        self._gib: dict[tuple[int, int, int], float] = {}
+        self._parts: dict[tuple[int, int, int], MemoryParts] = {}
+        self._perf: dict[tuple[int, str, int, float], Performance | None] = {}
+
+    def copy_gib(self, needs: Needs, tp: int, concurrency: int) -> float:
+        key = (id(needs), tp, concurrency)
+        found = self._gib.get(key)
+        if found is None:
+            found = self._gib[key] = needs.copy_gib(tp, concurrency)
+        return found
+
+    def parts(self, needs: Needs, tp: int, concurrency: int) -> MemoryParts:
+        key = (id(needs), tp, concurrency)
+        found = self._parts.get(key)
+        if found is None:
+            found = self._parts[key] = needs.parts(tp, concurrency)
+        return found
+
+    def performance(
+        self, needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
+    ) -> Performance | None:
+        key = (id(needs), spec.instance_type, tp, usable)
+        if key not in self._perf:
+            self._perf[key] = _performance(needs, spec, tp, fits, usable)
+        return self._perf[key]
+
+
+def _options_on(
+    needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list, shared: _Shared
+):
     problem = _type_problem(kind.name, spec.instance_type)
     if problem is not None:
         reasons.append(problem)
@@ -240,7 +439,7 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             return
         usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.pools_memory else 0.5)
         gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
-        perf = _performance(needs, spec, 0, lambda c: gib <= usable)
+        perf = shared.performance(needs, spec, 0, lambda c: gib <= usable, usable)
         if perf is None:
             reasons.append(f"a copy needs {gib:.1f} GiB, {usable:.1f} GiB of host memory usable")
             return
@@ -277,18 +476,18 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
         usable = per_device * tp
 
         def fits(concurrency: int, tp: int = tp, usable: float = usable) -> bool:
-            return needs.copy_gib(tp, concurrency) <= usable
+            return shared.copy_gib(needs, tp, concurrency) <= usable
 
         if not fits(1):
             reasons.append(
-                f"one copy needs {needs.copy_gib(tp, 1):.1f} GiB, {tp} devices have "
+                f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {tp} devices have "
                 f"{usable:.1f} GiB usable"
             )
             continue
         if host_mib > spec.memory_mib * tp // count:
             reasons.append(f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices")
             continue
-        perf = _performance(needs, spec, tp, fits)
+        perf = shared.performance(needs, spec, tp, fits, usable)
         if perf is None:
             objective = needs.latency_objective_ms
             reasons.append(f"{tp} devices miss the p50 objective of {objective:,.0f} ms")
@@ -303,10 +502,10 @@ def _options_on(needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reas
             max(1, math.ceil(needs.peak_rpm / perf.rpm)),
             price,
             price * share,
-            needs.copy_gib(tp, perf.concurrency),
+            shared.copy_gib(needs, tp, perf.concurrency),
             usable,
             needs.peak_rpm / perf.rpm,
-            needs.parts(tp, perf.concurrency),
+            shared.parts(needs, tp, perf.concurrency),
         )
 
 
@@ -328,7 +527,7 @@ def _serverless_problem(needs: Needs, region: str) -> str | None:
     return cold_start_problem(needs)
 
 
-def _serverless_options(needs: Needs, kind: Kind, region: str, result: Assessment) -> None:
+def _serverless_options(needs: Needs, kind: Kind, region: str, result: _Alike) -> None:
     """The memory sizes ``needs`` fits and meets its objective on, as options of ``kind``
     (without traffic), or in ``result.unavailable`` why none."""
     problem = _serverless_problem(needs, region)
@@ -406,10 +605,10 @@ def _with_traffic(o: Option, peak_rpm: float) -> Option:
 
 
 @cache
-def _assess_alike(needs: Needs, region: str) -> Assessment:
+def _assess_alike(needs: Needs, region: str) -> _Alike:
     """Every option of ``needs`` without its traffic (``peak_rpm`` 0): what models alike but
     for their name, traffic and hours share, computed once."""
-    result = Assessment()
+    result = _Alike()
     kinds = _kind_needs(needs)
     result.limited = {
         kind.name: kind.max_request_s for kind, served in kinds if served is not needs
@@ -418,6 +617,7 @@ def _assess_alike(needs: Needs, region: str) -> Assessment:
         if kind.serverless:
             _serverless_options(kind_needs, kind, region, result)
     kinds = [(kind, kind_needs) for kind, kind_needs in kinds if not kind.serverless]
+    shared = _Shared()
     for spec, price in _specs(region):
         problem = hardware_problem(needs, spec, region)
         if problem is not None:
@@ -426,7 +626,7 @@ def _assess_alike(needs: Needs, region: str) -> Assessment:
         reasons: list[str] = []
         found = False
         for kind, kind_needs in kinds:
-            for option in _options_on(kind_needs, kind, spec, price, reasons):
+            for option in _options_on(kind_needs, kind, spec, price, reasons, shared):
                 result.options.setdefault(kind.name, []).append(option)
                 found = True
         if not found:
@@ -438,27 +638,17 @@ def assess(needs: Needs, region: str) -> Assessment:
     """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
     minimum of one copy, none for a queued or serverless kind) and every type rejected
     outright, with its reason; a serverless kind whose peak needs more concurrent
-    invocations than an endpoint allows has none, and says why."""
+    invocations than an endpoint allows has none, and says why. Models alike at the same
+    traffic and hours share their priced options."""
     alike = _assess_alike(
         dataclasses.replace(needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=()),
         region,
     )
-    result = Assessment(
-        rejected=alike.rejected, limited=alike.limited, unavailable=dict(alike.unavailable)
-    )
-    for kind_name, raw in alike.options.items():
-        options = [_with_traffic(o, needs.peak_rpm) for o in raw]
-        if KINDS[kind_name].serverless:
-            options = [o for o in options if concurrency_problem(o.max_copies) is None]
-            if not options:
-                result.unavailable[kind_name] = (
-                    concurrency_problem(_with_traffic(raw[-1], needs.peak_rpm).max_copies) or ""
-                )
-                continue
-        low = 0 if KINDS[kind_name].queued or KINDS[kind_name].serverless else 1
-        options.sort(key=lambda o: (o.expected_hourly(low, needs.active_hours), o.instance_type))
-        result.options[kind_name] = options
-    return result
+    traffic = (needs.peak_rpm, needs.active_hours)
+    priced = alike.priced.get(traffic)
+    if priced is None:
+        priced = alike.priced[traffic] = PricedOptions(alike, *traffic)
+    return Assessment(priced, alike.rejected, alike.limited, priced.unavailable)
 
 
 def family_types(region: str) -> set[str]:

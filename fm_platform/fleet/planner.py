@@ -29,9 +29,12 @@ its component after the new endpoint (:attr:`Placement.component_suffix`).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import operator
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
@@ -138,6 +141,22 @@ def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
     return (*_KEY_FIELDS(model), model.tenant is not None, model.group is not None, extra, own)
 
 
+@contextmanager
+def without_cycle_collection() -> Iterator[None]:
+    """Planning (and building the bound's program) allocates hundreds of thousands of
+    small objects that form no cycles, and the cyclic garbage collector's passes over them
+    took a third of the time of a 50,000-model plan (scripts/bench_fleet.py): it is paused
+    meanwhile and left as it was after (reference counting frees objects meanwhile; a
+    cycle waits for the next pass)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class Planner:
     """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
     keeping ``previous``'s assignments; models to place get their option from ``forced``
@@ -191,7 +210,7 @@ class Planner:
             if known is None:
                 try:
                     needs = resolve(model, self.catalog)
-                    assessment = assess(dataclasses.replace(needs, name=""), self.region)
+                    assessment = assess(needs, self.region)
                 except ValueError as error:
                     problems.add(f"models[{self.index[model.name]}]", model.name, str(error))
                     continue
@@ -824,6 +843,10 @@ class Planner:
             self.charge(stack, endpoint)
 
     def run(self) -> Plan:
+        with without_cycle_collection():
+            return self._run()
+
+    def _run(self) -> Plan:
         self.assess_all()
         if self.previous is not None:
             new = self.keep_previous()

@@ -1,0 +1,137 @@
+"""The planner's shortcuts give what the plain computation gives, on a realistic catalog:
+options shared across types and kinds, each kind's cheapest option found without building
+the others, and the bound's smaller linear program."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+
+import highspy
+import numpy as np
+import pytest
+
+from fm_platform.fleet import options
+from fm_platform.fleet.bound import allowed_kinds, lower_bound
+from fm_platform.fleet.catalog import catalog_from_data
+from fm_platform.fleet.kinds import KINDS, min_copies
+from fm_platform.fleet.planner import Planner
+from fm_platform.hardware.instances import instance_spec
+from tests.fleet_support import FAMILIES, realistic_catalog_data
+
+
+@pytest.fixture(scope="module")
+def planner() -> Planner:
+    planner = Planner(catalog_from_data(realistic_catalog_data(400, seed=11), FAMILIES))
+    planner.run()
+    return planner
+
+
+def _plain_alike(needs, region: str) -> dict[str, list[options.Option]]:
+    """Every option of ``needs`` computed afresh for each type and kind (a serverless
+    kind's memory sizes on their own, as it has no instance types)."""
+    sizes = options._Alike()
+    kinds = []
+    for kind, kind_needs in options._kind_needs(needs):
+        if kind.serverless:
+            options._serverless_options(kind_needs, kind, region, sizes)
+        else:
+            kinds.append((kind, kind_needs))
+    found: dict[str, list[options.Option]] = dict(sizes.options)
+    for spec, price in options._specs(region):
+        if options.hardware_problem(needs, spec, region) is not None:
+            continue
+        for kind, kind_needs in kinds:
+            fresh = options._options_on(kind_needs, kind, spec, price, [], options._Shared())
+            found.setdefault(kind.name, []).extend(fresh)
+    return found
+
+
+def test_options_shared_across_types_and_kinds_are_those_computed_afresh(planner, monkeypatch):
+    monkeypatch.setattr(options, "_estimate", options._estimate.__wrapped__)
+    alike = {
+        dataclasses.replace(k.needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=())
+        for k in planner.assessed.values()
+    }
+    for needs in sorted(alike, key=repr)[:60]:
+        assert (
+            _plain_alike(needs, planner.region)
+            == options._assess_alike(needs, planner.region).options
+        )
+
+
+def test_each_kinds_cheapest_option_and_cost_are_the_sorted_lists_first(planner):
+    for name, known in planner.assessed.items():
+        priced, hours = known.assessment.options, known.needs.active_hours
+        for kind in priced:
+            ranked = priced[kind]  # built and sorted in full
+            assert priced.cheapest(kind) == ranked[0], (name, kind)
+            for low in (0, 1):
+                lowest = min(o.expected_hourly(low, hours) for o in ranked)
+                assert priced.lowest_hourly(kind, low) == lowest, (name, kind, low)
+
+
+def _plain_bound(planner: Planner) -> float:
+    """The relaxation with a variable per model and option, and one per type's instances."""
+    costs: list[float] = []
+    rows: list[tuple[float, float, dict[int, float]]] = []
+    usage: dict[str, dict[int, float]] = defaultdict(dict)
+    memory: dict[str, dict[int, float]] = defaultdict(dict)
+    traffic: dict[str, dict[int, float]] = defaultdict(dict)
+    prices: dict[str, float] = {}
+
+    def column(cost: float) -> int:
+        costs.append(cost)
+        return len(costs) - 1
+
+    for name in planner.plan.placements:
+        known = planner.assessed[name]
+        assert known.decision is not None
+        a = known.needs.active_hours / 24
+        mine: dict[int, float] = {}
+        for kind_name in allowed_kinds(known):
+            kind = KINDS[kind_name]
+            minimum = min_copies(kind_name, known.decision.to_zero)
+            for o in known.assessment.options[kind_name]:
+                prices[o.instance_type] = o.price
+                if kind.packs_devices:
+                    c = column(0.0)
+                    average = minimum + a * (o.max_copies - minimum)
+                    usage[o.instance_type][c] = o.shape.accelerators * average
+                elif kind.pools_memory:
+                    c = column(0.0)
+                    memory[o.instance_type][c] = o.copy_gib / o.usable_gib
+                    traffic[o.instance_type][c] = a * o.load
+                else:
+                    low = minimum if kind.queued else max(1, minimum)
+                    c = column(o.price * (low + a * (o.max_copies - low)))
+                mine[c] = 1.0
+        rows.append((1.0, 1.0, mine))
+    for t, entries in usage.items():
+        y = column(prices[t])
+        devices = float(instance_spec(t).accelerator_count)
+        rows.append((0.0, highspy.kHighsInf, {y: devices, **{c: -v for c, v in entries.items()}}))
+    pooled = {t: column(prices[t]) for t in memory}
+    for table in (memory, traffic):
+        for t, entries in table.items():
+            y = pooled[t]
+            rows.append((0.0, highspy.kHighsInf, {y: 1.0, **{c: -v for c, v in entries.items()}}))
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    n = len(costs)
+    h.addVars(n, np.zeros(n), np.full(n, highspy.kHighsInf))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array(costs))
+    for lower, upper, entries in rows:
+        h.addRow(
+            lower,
+            upper,
+            len(entries),
+            np.array(list(entries), dtype=np.int32),
+            np.array(list(entries.values())),
+        )
+    h.run()
+    return float(h.getInfo().objective_function_value)
+
+
+def test_the_bounds_smaller_program_has_the_plain_relaxations_optimum(planner):
+    assert lower_bound(planner) == pytest.approx(_plain_bound(planner), rel=1e-9)
