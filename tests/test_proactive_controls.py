@@ -6,6 +6,7 @@ specifications."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -81,6 +82,32 @@ def test_the_every_option_fixture_fails_only_the_documented_controls(tmp_path: P
     counts = per_control(findings(Assembly.load(tmp_path)))
     # Its one SecureBucket: the model artifacts bucket and its access-log bucket.
     assert counts == {"CT.S3.PR.2": 1, "CT.S3.PR.4": 2, "CT.S3.PR.9": 2, "CT.S3.PR.10": 1}
+
+
+@pytest.mark.slow  # synthesizes the default app once more
+def test_every_bucket_option_leaves_only_the_buckets_replaced_in_place(tmp_path: Path):
+    config = json.loads((ROOT / "tests" / "fixtures" / "app-config.json").read_text())
+    config["buckets"] = {
+        "noncurrent_version_expiration_days": 90,
+        "event_bridge_enabled": True,
+        "object_lock_enabled": True,
+        "access_logs_bucket": "central-access-logs-111122223333",
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    app = new_app(
+        context={**CLI_CONTEXT, CONFIG_FILE_CONTEXT_KEY: str(path)}, outdir=str(tmp_path / "out")
+    )
+    build_app(app)
+    app.synth()
+    assert _by_control(Assembly.load(tmp_path / "out")) == {
+        # Their objects are replaced in place (docs/guardrails.md).
+        "CT.S3.PR.9": {
+            "FmpInferenceArtifacts/ModelArtifacts/Bucket",
+            "FmpTrainingData/LifecycleScripts/Bucket/Bucket",
+        },
+        "CT.LAMBDA.PR.3": DOCUMENTED["CT.LAMBDA.PR.3"],
+    }
 
 
 def test_the_report_counts_every_control(default_assembly: CloudAssembly):

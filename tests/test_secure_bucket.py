@@ -120,3 +120,26 @@ def test_noncurrent_version_days_below_one_are_refused_by_key(days):
         "at least 1 (counted from when a newer version replaces the object); leave it unset "
         "to keep old versions",
     )
+
+
+def test_a_central_bucket_takes_the_access_logs_and_no_companion_is_created():
+    options = BucketOptions(
+        access_logs_bucket="central-logs-111122223333", event_bridge_enabled=True
+    )
+    buckets = _with_options(options)
+    assert set(buckets) == {"Bucket"}
+    assert buckets["Bucket"]["LoggingConfiguration"] == {
+        "DestinationBucketName": "central-logs-111122223333",
+        "LogFilePrefix": "access-logs/Buckets/Data/",
+    }
+    assert "NotificationConfiguration" in buckets["Bucket"]
+
+
+def test_a_central_access_logs_bucket_must_be_a_bucket_name():
+    with pytest.raises(ValidationError) as error:
+        load_config({"buckets": {"access_logs_bucket": "s3://central-logs"}})
+    assert error.value.problems == (
+        "buckets.access_logs_bucket='s3://central-logs': must be an S3 bucket name: 3-63 "
+        "lowercase letters, digits, dots and hyphens, beginning and ending with a letter or "
+        "digit (not an s3:// URI)",
+    )

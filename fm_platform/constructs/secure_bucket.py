@@ -14,6 +14,7 @@ from constructs import Construct, IConstruct
 from fm_platform.core.compliance import acknowledge, suppress_scanner_findings
 from fm_platform.core.encryption import customer_managed_key
 from fm_platform.rules.buckets import check_noncurrent_version_days
+from fm_platform.rules.inference import check_bucket_name
 from fm_platform.rules.problems import Problems
 
 _ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
@@ -45,11 +46,18 @@ class BucketOptions:
         only when a retention or legal hold is set on it) for the buckets whose objects are
         never replaced in place, that is every bucket except the lifecycle scripts' and the
         model artifacts'. By default false: Object Lock cannot be turned off again.
+    access_logs_bucket: the name of an existing bucket (a landing zone's central log
+        bucket) that receives every bucket's server access logs, under the prefix
+        ``access-logs/<construct path>/``; no companion access-log bucket is then created.
+        Its policy must let ``logging.s3.amazonaws.com`` put objects for this account (Amazon
+        S3 User Guide, "Enabling Amazon S3 server access logging"), and it must use SSE-S3.
+        By default none: each bucket gets its own companion bucket.
     """
 
     noncurrent_version_expiration_days: int | None = None
     event_bridge_enabled: bool = False
     object_lock_enabled: bool = False
+    access_logs_bucket: str | None = None
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
@@ -58,6 +66,7 @@ class BucketOptions:
             "noncurrent_version_expiration_days",
             self.noncurrent_version_expiration_days,
         )
+        check_bucket_name(problems, "access_logs_bucket", self.access_logs_bucket)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,7 +99,8 @@ class SecureBucket(Construct):
     have one lifecycle rule, removing incomplete multipart uploads after
     ``ABORT_INCOMPLETE_UPLOADS_DAYS``; :meth:`apply_options` adds the rest.
 
-    Attributes: ``bucket``, ``encryption_key``, ``access_log_bucket``. Construct IDs
+    Attributes: ``bucket``, ``encryption_key``, ``access_log_bucket`` (the companion, or
+    the central bucket of :attr:`BucketOptions.access_logs_bucket`). Construct IDs
     ``Key``, ``Bucket`` and ``AccessLogs`` are stable: renaming them replaces the resources.
     """
 
@@ -109,7 +119,7 @@ class SecureBucket(Construct):
         self.encryption_key: kms.IKey = props.encryption_key or customer_managed_key(
             self, "Key", purpose=props.purpose
         )
-        self.access_log_bucket = s3.Bucket(
+        self._companion = s3.Bucket(
             self,
             "AccessLogs",
             encryption=s3.BucketEncryption.S3_MANAGED,
@@ -120,21 +130,22 @@ class SecureBucket(Construct):
             removal_policy=props.removal_policy,
             lifecycle_rules=[abort_uploads],
         )
+        self.access_log_bucket: s3.IBucket = self._companion
         acknowledge(
-            self.access_log_bucket,
+            self._companion,
             _LOGS_ITSELF,
             "AwsSolutions-S1",
             "HIPAA.Security-S3BucketLoggingEnabled",
             "NIST.800.53.R5-S3BucketLoggingEnabled",
         )
         acknowledge(
-            self.access_log_bucket,
+            self._companion,
             _SSE_S3_ONLY,
             "HIPAA.Security-S3DefaultEncryptionKMS",
             "NIST.800.53.R5-S3DefaultEncryptionKMS",
         )
         suppress_scanner_findings(
-            cast(CfnResource, self.access_log_bucket.node.default_child),
+            cast(CfnResource, self._companion.node.default_child),
             checkov={"CKV_AWS_18": _LOGS_ITSELF, "CKV_AWS_145": _SSE_S3_ONLY},
             cfn_nag={"W35": _LOGS_ITSELF},
         )
@@ -149,12 +160,12 @@ class SecureBucket(Construct):
             versioned=True,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=self.access_log_bucket,
+            server_access_logs_bucket=self._companion,
             server_access_logs_prefix="access-logs/",
             removal_policy=props.removal_policy,
             lifecycle_rules=[abort_uploads],
         )
-        for bucket in (self.bucket, self.access_log_bucket):
+        for bucket in (self.bucket, self._companion):
             # The policies (TLS only, log delivery) stay with the buckets they protect.
             if bucket.policy is not None:
                 bucket.policy.apply_removal_policy(props.removal_policy)
@@ -172,7 +183,11 @@ class SecureBucket(Construct):
         if self._options is not None:
             raise ValueError(f"{self.node.path}: bucket options are applied already")
         self._options = options
-        for bucket in (self.bucket, self.access_log_bucket):
+        own = (self.bucket, self._companion)
+        if options.access_logs_bucket is not None:
+            self._log_to(options.access_logs_bucket)
+            own = (self.bucket,)
+        for bucket in own:
             cfn = cast(s3.CfnBucket, bucket.node.default_child)
             if options.noncurrent_version_expiration_days is not None:
                 bucket.add_lifecycle_rule(
@@ -193,6 +208,17 @@ class SecureBucket(Construct):
                 self.replaced_in_place and bucket is self.bucket
             ):
                 cfn.object_lock_enabled = True
+
+    def _log_to(self, bucket_name: str) -> None:
+        """Deliver the bucket's server access logs to ``bucket_name`` instead of the
+        companion bucket, which is removed (with its policy) before it is synthesized."""
+        self.node.try_remove_child("AccessLogs")
+        cfn = cast(s3.CfnBucket, self.bucket.node.default_child)
+        cfn.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(
+            destination_bucket_name=bucket_name,
+            log_file_prefix=f"access-logs/{self.node.path}/",
+        )
+        self.access_log_bucket = s3.Bucket.from_bucket_name(self, "CentralAccessLogs", bucket_name)
 
 
 @jsii.implements(IAspect)
