@@ -329,3 +329,15 @@ def test_nag_packs_find_nothing():
     app = new_app()
     ClusterNetwork(cdk.Stack(app, "Nag"), "Network", ClusterNetworkProps())
     assert nag_findings(app) == []
+
+
+def test_the_default_security_group_is_closed_by_default_and_can_be_left_to_the_landing_zone(
+    template,
+):
+    template.resource_count_is("Custom::VpcRestrictDefaultSG", 1)
+    stack, _ = _network_stack(ClusterNetworkProps(restrict_default_security_group=False))
+    left = Template.from_stack(stack)
+    left.resource_count_is("Custom::VpcRestrictDefaultSG", 0)
+    # No function outside the VPC is left (Control Tower CT.LAMBDA.PR.3).
+    left.resource_count_is("AWS::Lambda::Function", 0)
+    assert nag_findings(stack.node.root) == []  # type: ignore[arg-type]

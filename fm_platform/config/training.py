@@ -57,7 +57,8 @@ class TrainingConfig(
 ):
     """Everything a user configures in the training stacks: the fields (and defaults) of
     :class:`ClusterNetworkOptions` (``availability_zone_id``, ``vpc_cidr``,
-    ``private_subnet_cidr_mask``, ``public_subnet_cidr_mask``, ``flow_log_retention``),
+    ``private_subnet_cidr_mask``, ``public_subnet_cidr_mask``, ``flow_log_retention``,
+    ``restrict_default_security_group``),
     :class:`SharedFileSystemOptions` (``storage_capacity_gib``,
     ``per_unit_storage_throughput_mbps``, ``mount_path``, ``removal_policy``),
     :class:`HyperPodClusterOptions` (``instance_groups``, ``cluster_name``,

@@ -183,7 +183,7 @@ class SecureBucket(Construct):
         if self._options is not None:
             raise ValueError(f"{self.node.path}: bucket options are applied already")
         self._options = options
-        own = (self.bucket, self._companion)
+        own: tuple[s3.Bucket, ...] = (self.bucket, self._companion)
         if options.access_logs_bucket is not None:
             self._log_to(options.access_logs_bucket)
             own = (self.bucket,)

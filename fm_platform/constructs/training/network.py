@@ -50,6 +50,12 @@ class ClusterNetworkOptions:
     public_subnet_cidr_mask: prefix length of the public subnet that holds the NAT gateway;
         by default 24.
     flow_log_retention: how long VPC flow logs are kept; by default one year.
+    restrict_default_security_group: remove every rule of the VPC's default security group
+        (nothing in the stacks uses it), through aws-cdk-lib's custom resource function,
+        which runs outside the VPC (Control Tower CT.LAMBDA.PR.3); by default true. False
+        leaves the group as EC2 creates it (all traffic among its members, all egress) and
+        creates no function: only for a landing zone that closes default security groups
+        itself (AWS Config's ``vpc-default-security-group-closed`` with remediation).
     """
 
     availability_zone_id: str = "use1-az4"
@@ -57,6 +63,7 @@ class ClusterNetworkOptions:
     private_subnet_cidr_mask: int = 17
     public_subnet_cidr_mask: int = 24
     flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+    restrict_default_security_group: bool = True
 
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
@@ -196,7 +203,7 @@ class ClusterNetwork(Construct):
             nat_gateways=1,
             # Set here, not left to the @aws-cdk/aws-ec2:restrictDefaultSecurityGroup
             # feature flag, so the network is the same in any app.
-            restrict_default_security_group=True,
+            restrict_default_security_group=props.restrict_default_security_group,
             subnet_configuration=[
                 ec2.SubnetConfiguration(
                     name="Private",
