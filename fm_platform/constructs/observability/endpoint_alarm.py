@@ -16,6 +16,7 @@ share one alarm, as for models (:mod:`~fm_platform.constructs.observability.cond
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from aws_cdk import Stack
 from constructs import Construct
@@ -164,7 +165,53 @@ def endpoint_conditions(props: EndpointAlarmProps) -> list[Condition]:
     return watched
 
 
-class EndpointAlarm(ConditionsAlarm):
+class _VariantHealth(Protocol):
+    """What :class:`VariantHealthAlarm` reads of an alarm's props."""
+
+    @property
+    def endpoint(self) -> IEndpoint: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def minutes(self) -> int: ...
+    @property
+    def topic_arn(self) -> str: ...
+
+
+class VariantHealthAlarm(ConditionsAlarm):
+    """The ``<stack>-<label>-health`` alarm of an endpoint's variant: its description
+    names ``what`` (``endpoint``, ``serverless endpoint``), the endpoint and variant, what
+    each value means and the ``fmp`` command to look further."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        what: str,
+        props: _VariantHealth,
+        conditions: list[Condition],
+    ) -> None:
+        endpoint = props.endpoint.endpoint_name
+        description = (
+            f"fm_platform: {what} {props.label} ({endpoint}, variant "
+            f"{props.endpoint.variant_name}): unhealthy in each of {props.minutes} "
+            f"consecutive minutes. The value adds up what held: {legend(conditions)}. "
+            f"Look further: fmp endpoint metrics {endpoint}"
+        )
+        super().__init__(
+            scope,
+            construct_id,
+            about=f"{type(self).__name__} {props.label!r}",
+            alarm_name=f"{Stack.of(scope).stack_name}-{props.label}-health",
+            description=description,
+            label=f"{props.label} unhealthy (sum of conditions)",
+            conditions=conditions,
+            minutes=props.minutes,
+            topic_arn=props.topic_arn,
+        )
+
+
+class EndpointAlarm(VariantHealthAlarm):
     """An alarm on one endpoint's variant: an ``AWS::CloudWatch::Alarm`` named
     ``<stack>-<label>-health`` whose ALARM state goes to ``topic_arn``; missing data is not
     breaching (no traffic, or no instance while the endpoint is scaled to zero). Its
@@ -178,22 +225,4 @@ class EndpointAlarm(ConditionsAlarm):
     def __init__(self, scope: Construct, construct_id: str, props: EndpointAlarmProps) -> None:
         """Create the alarm under ``scope``; ``props`` is validated first."""
         props.validate()
-        conditions = endpoint_conditions(props)
-        endpoint = props.endpoint.endpoint_name
-        description = (
-            f"fm_platform: endpoint {props.label} ({endpoint}, variant "
-            f"{props.endpoint.variant_name}): unhealthy in each of {props.minutes} consecutive "
-            f"minutes. The value adds up what held: {legend(conditions)}. "
-            f"Look further: fmp endpoint metrics {endpoint}"
-        )
-        super().__init__(
-            scope,
-            construct_id,
-            about=f"EndpointAlarm {props.label!r}",
-            alarm_name=f"{Stack.of(scope).stack_name}-{props.label}-health",
-            description=description,
-            label=f"{props.label} unhealthy (sum of conditions)",
-            conditions=conditions,
-            minutes=props.minutes,
-            topic_arn=props.topic_arn,
-        )
+        super().__init__(scope, construct_id, "endpoint", props, endpoint_conditions(props))

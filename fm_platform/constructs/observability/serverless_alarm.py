@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Stack
 from constructs import Construct
 
 from fm_platform.constructs.inference.endpoint_base import SAGEMAKER_NAMESPACE
@@ -28,9 +27,8 @@ from fm_platform.constructs.observability.conditions import (
     Condition,
     error_rate,
     latency_over,
-    legend,
 )
-from fm_platform.constructs.observability.conditions_alarm import ConditionsAlarm
+from fm_platform.constructs.observability.endpoint_alarm import VariantHealthAlarm
 from fm_platform.constructs.observability.model_alarm import DEFAULT_MINUTES
 from fm_platform.core.options import Props, checked, options_values
 from fm_platform.rules.observability import (
@@ -144,7 +142,7 @@ def serverless_conditions(props: ServerlessEndpointAlarmProps) -> list[Condition
     return watched
 
 
-class ServerlessEndpointAlarm(ConditionsAlarm):
+class ServerlessEndpointAlarm(VariantHealthAlarm):
     """An alarm on one serverless endpoint: an ``AWS::CloudWatch::Alarm`` named
     ``<stack>-<label>-health`` whose ALARM state goes to ``topic_arn``; missing data is not
     breaching (an idle endpoint publishes nothing). Its description names the endpoint,
@@ -159,22 +157,6 @@ class ServerlessEndpointAlarm(ConditionsAlarm):
     ) -> None:
         """Create the alarm under ``scope``; ``props`` is validated first."""
         props.validate()
-        conditions = serverless_conditions(props)
-        endpoint = props.endpoint.endpoint_name
-        description = (
-            f"fm_platform: serverless endpoint {props.label} ({endpoint}, variant "
-            f"{props.endpoint.variant_name}): unhealthy in each of {props.minutes} consecutive "
-            f"minutes. The value adds up what held: {legend(conditions)}. "
-            f"Look further: fmp endpoint metrics {endpoint}"
-        )
         super().__init__(
-            scope,
-            construct_id,
-            about=f"ServerlessEndpointAlarm {props.label!r}",
-            alarm_name=f"{Stack.of(scope).stack_name}-{props.label}-health",
-            description=description,
-            label=f"{props.label} unhealthy (sum of conditions)",
-            conditions=conditions,
-            minutes=props.minutes,
-            topic_arn=props.topic_arn,
+            scope, construct_id, "serverless endpoint", props, serverless_conditions(props)
         )
