@@ -8,15 +8,8 @@ import json
 import pytest
 
 from fm_platform.hardware.instances import instance_spec
-from fm_platform.hardware.prices import (
-    hosting_types,
-    hourly_prices,
-    main,
-    price_regions,
-    price_source,
-    prices_from_offer,
-    unpriced_types,
-)
+from fm_platform.hardware.price_list import hosting_types, main, prices_from_offer
+from fm_platform.hardware.prices import hourly_prices, price_regions, price_source, unpriced_types
 
 MAIN_REGIONS = ("us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1")
 

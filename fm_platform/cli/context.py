@@ -7,12 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol, TextIO
 
-import boto3
-from botocore.config import Config
-
 from fm_platform.cli.tables import to_json
 
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, user_agent_extra="fmp")
+_CLIENT_OPTIONS = {"retries": {"mode": "standard", "max_attempts": 5}, "user_agent_extra": "fmp"}
 
 
 class ClientFactory(Protocol):
@@ -33,14 +30,19 @@ class SessionClients:
     def __init__(self, *, region: str | None = None, profile: str | None = None) -> None:
         self.region = region
         self.profile = profile
-        self._session: boto3.Session | None = None
+        self._session: Any = None
         self._clients: dict[str, Any] = {}
 
     def client(self, service: str) -> Any:
+        # boto3 is imported on the first client: commands that call no AWS API (`fmp plan`,
+        # `fmp job`) start without it (about 0.25 s).
+        import boto3
+        from botocore.config import Config
+
         if service not in self._clients:
             if self._session is None:
                 self._session = boto3.Session(profile_name=self.profile, region_name=self.region)
-            self._clients[service] = self._session.client(service, config=_CLIENT_CONFIG)
+            self._clients[service] = self._session.client(service, config=Config(**_CLIENT_OPTIONS))
         return self._clients[service]
 
 

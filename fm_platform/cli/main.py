@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from typing import Any
 
-from fm_platform.cli import alarms, cluster, endpoint, fleet_status, job, plan
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
 from fm_platform.cli.errors import describe_error
 
 PROG = "fmp"
+
+# Each command group and the module that registers it. Only the group named on the command
+# line is imported (every group for `fmp --help`), so `fmp plan` starts without the AWS
+# commands' botocore and boto3.
+GROUPS = {
+    "cluster": "fm_platform.cli.cluster",
+    "job": "fm_platform.cli.job",
+    "endpoint": "fm_platform.cli.endpoint",
+    "plan": "fm_platform.cli.plan",
+    "alarms": "fm_platform.cli.alarms",
+    "fleet": "fm_platform.cli.fleet_status",
+}
 
 
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -25,15 +36,27 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     parser.add_argument("--profile", help="AWS profile (default: from environment)", **default)
 
 
-def _version() -> str:
-    try:
-        return metadata.version("fm-platform")
-    except metadata.PackageNotFoundError:  # run from a checkout without installing
-        return "unknown (not installed)"
+class _VersionAction(argparse.Action):
+    """``--version``: prints the installed distribution's version (looked up only then:
+    importlib.metadata costs about 50 ms of every start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("fm-platform")
+        except metadata.PackageNotFoundError:  # run from a checkout without installing
+            version = "unknown (not installed)"
+        print(f"{PROG} {version}")
+        parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `fmp` argument parser."""
+def build_parser(group: str | None = None) -> argparse.ArgumentParser:
+    """The `fmp` argument parser: every command group, or only ``group`` (one of
+    ``GROUPS``)."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Operate the fm_platform training cluster and inference endpoints; "
@@ -42,18 +65,25 @@ def build_parser() -> argparse.ArgumentParser:
         "  fmp plan examples/catalog.yaml\n  fmp COMMAND ACTION --help",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     _global_options(parser, suppress=False)
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, suppress=True)
     groups = parser.add_subparsers(dest="group", required=True, metavar="COMMAND")
-    cluster.add_parser(groups, common)
-    job.add_parser(groups, common)
-    endpoint.add_parser(groups, common)
-    plan.add_parser(groups, common)
-    alarms.add_parser(groups, common)
-    fleet_status.add_parser(groups, common)
+    for name, module in GROUPS.items():
+        if group in (None, name):
+            importlib.import_module(module).add_parser(groups, common)
     return parser
+
+
+def _named_group(argv: Sequence[str] | None) -> str | None:
+    """The command group on the command line when it is one of ``GROUPS``, else ``None``
+    (the full parser then reports what is wrong)."""
+    peek = argparse.ArgumentParser(add_help=False)
+    _global_options(peek, suppress=False)
+    peek.add_argument("group", nargs="?")
+    known, _ = peek.parse_known_args(argv)
+    return known.group if known.group in GROUPS else None
 
 
 def main(argv: Sequence[str] | None = None, *, clients: ClientFactory | None = None) -> int:
@@ -61,7 +91,7 @@ def main(argv: Sequence[str] | None = None, *, clients: ClientFactory | None = N
 
     `clients` supplies AWS clients; by default a boto3 session from --profile/--region.
     """
-    args = build_parser().parse_args(argv)
+    args = build_parser(_named_group(argv)).parse_args(argv)
     if clients is None:
         clients = SessionClients(region=args.region, profile=args.profile)
     ctx = Context(clients=clients, as_json=getattr(args, "json", False))

@@ -9,6 +9,7 @@ use them.
 - :mod:`fm_platform.hardware.devices`: per accelerator, memory bandwidth, FP32 and 16-bit
   throughput and compute capability; per CPU family, FP32 per vCPU (the planner's
   roofline), from ``device_figures.json`` (a source per record).
-- :mod:`fm_platform.hardware.prices`: on-demand hourly prices of SageMaker hosting.
+- :mod:`fm_platform.hardware.prices`: on-demand hourly prices of SageMaker hosting;
+  :mod:`fm_platform.hardware.price_list` regenerates them from the AWS Price List.
 - :mod:`fm_platform.hardware.regions`: the region of an AZ ID.
 """

@@ -1,16 +1,19 @@
 """Limits, enums and name patterns from botocore's SageMaker service model.
 
-Reading them from botocore keeps the validation in step with the API: upgrading botocore
-brings new instance types and changed limits without code changes here.
+They are read from ``data/sagemaker_shapes.json``, an extract of the model of the botocore
+release pinned in requirements.txt (``scripts/regenerate_sagemaker_shapes.py``; a test
+fails when the pin and the file disagree): validation is the same whatever botocore an app
+installs, and reading it does not import botocore.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cache
-
-import botocore.session
+from pathlib import Path
+from typing import Any
 
 from fm_platform.rules.name_patterns import explain_mismatch
 
@@ -56,29 +59,43 @@ class ShapeRule:
         return None
 
 
+SHAPES_FILE = Path(__file__).with_name("data") / "sagemaker_shapes.json"
+
+
 @cache
-def _service_model():
-    return botocore.session.get_session().get_service_model("sagemaker")
+def _shapes() -> dict[str, dict[str, Any]]:
+    shapes: dict[str, dict[str, Any]] = json.loads(SHAPES_FILE.read_text())["shapes"]
+    return shapes
+
+
+def _shape(shape_name: str) -> dict[str, Any]:
+    try:
+        return _shapes()[shape_name]
+    except KeyError:
+        raise KeyError(f"SageMaker's API has no shape {shape_name!r}") from None
 
 
 @cache
 def shape_rule(shape_name: str) -> ShapeRule:
     """The constraints of the SageMaker API shape ``shape_name`` (e.g. ``ClusterName``)."""
-    shape = _service_model().shape_for(shape_name)
-    meta = shape.metadata
+    shape = _shape(shape_name)
     return ShapeRule(
         name=shape_name,
-        enum=tuple(meta.get("enum", ())),
-        min=meta.get("min"),
-        max=meta.get("max"),
-        pattern=meta.get("pattern"),
+        enum=tuple(shape.get("enum", ())),
+        min=shape.get("min"),
+        max=shape.get("max"),
+        pattern=shape.get("pattern"),
     )
 
 
 @cache
 def member_shape_name(structure: str, member: str) -> str:
     """The shape name of ``structure.member``, for members whose shape has no fixed name."""
-    return _service_model().shape_for(structure).members[member].name
+    members: dict[str, str] = _shape(structure).get("members", {})
+    try:
+        return members[member]
+    except KeyError:
+        raise KeyError(f"SageMaker's {structure} has no member {member!r}") from None
 
 
 def enum_values(shape_name: str) -> tuple[str, ...]:
