@@ -25,8 +25,8 @@ from fm_platform.hardware.devices import Device
 
 @dataclass(frozen=True)
 class DecodeConstants:
-    """The constants of the step rule (module docstring); ``fitted`` says where they came
-    from."""
+    """The constants of the step rule (module docstring); ``fitted``: the rows they were
+    fitted on (empty: not fitted)."""
 
     efficiency: float
     step_ms: float
@@ -48,7 +48,7 @@ class DecodeConstants:
         )
 
 
-GPU = DecodeConstants(0.75, 3.0, 4.0, 0.0, "GPU figures")
+GPU = DecodeConstants(0.75, 3.0, 4.0, 0.0, "")
 #: Least squares (relative error) over the 32 rows of dense models on Inferentia2
 #: (performance.json: the Neuron SDK's Llama-2 7B/13B/70B, Llama-3-70B and Mistral-7B at
 #: TP 24 over 12 devices, batch 1-8, and TGI neuronx's Llama-3-8B on one device,
@@ -57,9 +57,7 @@ GPU = DecodeConstants(0.75, 3.0, 4.0, 0.0, "GPU figures")
 #: doubling of tensor parallelism fits at 0.25 ms on the same rows, so there is none: the
 #: GPU's 4 ms per doubling put 14 ms of all-reduce on a TP-24 step that takes 6.5 ms in
 #: all (Llama-2-7B, batch 1). tests/test_fleet_decode_step.py refits them.
-NEURON = DecodeConstants(
-    0.49, 3.7, 0.0, 6.8, "fitted on 32 Inferentia2 rows of dense models (performance.json)"
-)
+NEURON = DecodeConstants(0.49, 3.7, 0.0, 6.8, "fitted on 32 measured Inferentia2 rows")
 
 
 def for_device(dev: Device) -> DecodeConstants:

@@ -93,13 +93,15 @@ def decode_estimate(
 ) -> Performance:
     """The bandwidth-bound estimate of a text-generation copy (module docstring), with the
     step constants of the device's family unless ``step`` is given."""
-    step = step or for_device(dev)
+    step = for_device(dev) if step is None else step
     moved = needs.decode_step_bytes(tp, concurrency)
     step_ms = step.step(moved, tp, dev.bandwidth_gbps, concurrency)
     prefill = 2 * needs.active_params_b * 1e9 * needs.prompt_tokens
     prefill_ms = prefill / (tp * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY) * 1000
     latency = concurrency * prefill_ms + step_ms + needs.output_tokens * step_ms
     latency += REQUEST_OVERHEAD_MS
+    fitted = f", {step.fitted}" if step.fitted else ""
+    experts = _experts_detail(needs, concurrency)
     return Performance(
         rpm=60_000 * concurrency / latency,
         concurrency=concurrency,
@@ -107,8 +109,7 @@ def decode_estimate(
         latency_ms=latency,
         source="estimated",
         detail=f"decode bandwidth-bound on {tp} x {dev.model} ({dev.bandwidth_gbps:g} GB/s x "
-        f"{step.efficiency:g}, {step.fitted}) at concurrency {concurrency}"
-        + _experts_detail(needs, concurrency),
+        f"{step.efficiency:g}{fitted}) at concurrency {concurrency}{experts}",
     )
 
 
