@@ -158,7 +158,7 @@ def leave_one_out() -> LeaveOneOut:
     shipped = checks()
     text = _text_rows()
     errors, raw = [], []
-    for i, held in enumerate(shipped):
+    for i in range(len(shipped)):
         fitted_on = i < len(text) and _fits_neuron(text[i])
         all_checks = _refitted(i, shipped) if fitted_on else shipped
         held = all_checks[i]
