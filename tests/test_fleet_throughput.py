@@ -181,10 +181,13 @@ def test_the_estimate_tracks_the_shipped_measurements():
             decode_estimate(n, dev, r["tensor_parallel"], r["concurrency"]).rpm / r["rpm"]
         )
     assert len(ratios) == 121
-    assert 0.85 <= statistics.median(ratios) <= 1.1
-    # the ends are Inferentia2: Mixtral-8x7B over 12 devices (the estimate reads every
-    # expert each step) and TGI neuronx on one device (slower than 75% of its bandwidth)
-    assert min(ratios) >= 0.2 and max(ratios) <= 2.8
+    assert 0.9 <= statistics.median(ratios) <= 1.05
+    # the ends are TGI 2023 on g5: Llama-2-7B at 20 concurrent on one A10G (0.45) and
+    # Llama-2-70B at 20 concurrent over 8 (2.17), where time per token grows eightfold
+    # from 1 concurrent; the Inferentia2 rows' ends were 0.24 (Mixtral, every expert read
+    # each step) and 2.75 (one device at 75% of its bandwidth) before the Neuron step
+    # constants and the experts rule
+    assert min(ratios) >= 0.4 and max(ratios) <= 2.2
 
 
 def test_every_shipped_record_cites_its_source():
@@ -290,7 +293,7 @@ def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
     loo = leave_one_out()
     assert loo.rows == len(found) == 129
     # the figures docs/planner-numbers.md states; a change to the estimate shows here
-    assert 10 < loo.median_pct < 30 and loo.worst_pct < 250
+    assert 10 < loo.median_pct < 15 and loo.worst_pct < 130
     assert [(task, n) for task, n, _ in loo.by_task] == [
         ("encoder", 4),
         ("image-generation", 4),

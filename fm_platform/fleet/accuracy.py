@@ -5,7 +5,10 @@ compared with the held-out row. ``make bench`` prints the median and worst error
 
 Text generation rows: the decode estimate of :mod:`fm_platform.fleet.performance` at the
 row's concurrency, prompt and output tokens (500 prompt tokens where the source states
-none). Image rows: the compute-bound estimate of one image at the row's steps
+none). The Neuron step constants (:data:`fm_platform.fleet.decode_step.NEURON`) are fitted
+on the Inferentia2 rows of dense models: when one of those is held out, they are fitted
+again without it, and that fit estimates it and the other Neuron rows it is calibrated
+on. Image rows: the compute-bound estimate of one image at the row's steps
 (:mod:`fm_platform.fleet.diffusion`) at the uncalibrated 40% of the devices' 16-bit rate,
 so that the held-out row takes no part in its own calibration. Encoder rows (measured in
 the model library, without a model server): the compute time of one request at the row's
@@ -22,9 +25,10 @@ from functools import cache
 from importlib import resources
 
 from fm_platform.fleet.catalog import Catalog, ModelEntry
+from fm_platform.fleet.decode_step import NEURON, DecodeConstants, DecodePoint, fit, for_device
 from fm_platform.fleet.performance import COMPUTE_EFFICIENCY, decode_estimate, encode_estimate
-from fm_platform.fleet.sizing import resolve
-from fm_platform.hardware.devices import device
+from fm_platform.fleet.sizing import Needs, resolve
+from fm_platform.hardware.devices import Device, device
 from fm_platform.hardware.instances import instance_spec
 
 #: Prompt tokens assumed where a source does not state them (the 2023 TGI runs).
@@ -47,8 +51,10 @@ def _data() -> dict:
     return json.loads(text)
 
 
-def checks() -> tuple[Check, ...]:
-    """Every shipped row with the uncalibrated estimate for it."""
+@cache
+def _text_rows() -> tuple[tuple[dict, Needs, Device], ...]:
+    """Each text-generation row with the model's needs at its request shape and its
+    device."""
     found = []
     for r in _data()["records"]:
         model = ModelEntry(
@@ -59,12 +65,45 @@ def checks() -> tuple[Check, ...]:
             output_tokens=int(r["output_tokens"]),
             concurrency=r["concurrency"],
         )
-        needs = resolve(model, Catalog("check", (model,)))
         dev = device(instance_spec(r["instance_type"]))
         assert dev is not None
-        perf = decode_estimate(needs, dev, r["tensor_parallel"], r["concurrency"])
-        label = f"{r['model']} {r['instance_type']} tp{r['tensor_parallel']} c{r['concurrency']}"
-        found.append(Check("text-generation", label, r["rpm"], perf.rpm))
+        found.append((r, resolve(model, Catalog("check", (model,))), dev))
+    return tuple(found)
+
+
+def _fits_neuron(row: tuple[dict, Needs, Device]) -> bool:
+    """A row :data:`fm_platform.fleet.decode_step.NEURON` is fitted on: a dense model on
+    a Neuron device, with its time per output token."""
+    r, needs, dev = row
+    return for_device(dev) is NEURON and not needs.experts and r["tpot_ms"] is not None
+
+
+def neuron_points(without: int | None = None) -> tuple[DecodePoint, ...]:
+    """The rows the Neuron step constants are fitted on, as decode points; ``without``:
+    leave out the text-generation row of that index."""
+    return tuple(
+        DecodePoint(
+            needs.decode_step_bytes(r["tensor_parallel"], r["concurrency"]),
+            r["tensor_parallel"],
+            dev.bandwidth_gbps,
+            r["concurrency"],
+            r["tpot_ms"],
+        )
+        for i, (r, needs, dev) in enumerate(_text_rows())
+        if i != without and _fits_neuron((r, needs, dev))
+    )
+
+
+def _text_check(row: tuple[dict, Needs, Device], step: DecodeConstants | None = None) -> Check:
+    r, needs, dev = row
+    perf = decode_estimate(needs, dev, r["tensor_parallel"], r["concurrency"], step)
+    label = f"{r['model']} {r['instance_type']} tp{r['tensor_parallel']} c{r['concurrency']}"
+    return Check("text-generation", label, r["rpm"], perf.rpm)
+
+
+def checks() -> tuple[Check, ...]:
+    """Every shipped row with the uncalibrated estimate for it."""
+    found = [_text_check(row) for row in _text_rows()]
     for r in _data().get("image_records", []):
         model = ModelEntry(name="m", architecture=r["model"], steps=r["steps"])
         needs = resolve(model, Catalog("check", (model,)))
@@ -102,11 +141,27 @@ class LeaveOneOut:
     by_task: tuple[tuple[str, int, float], ...]
 
 
+def _refitted(without: int, shipped: tuple[Check, ...]) -> tuple[Check, ...]:
+    """The checks with the Neuron step constants fitted without text row ``without``."""
+    step = fit(neuron_points(without))
+    text = _text_rows()
+    return tuple(
+        _text_check(text[i], step) if i < len(text) and for_device(text[i][2]) is NEURON else c
+        for i, c in enumerate(shipped)
+    )
+
+
 def leave_one_out() -> LeaveOneOut:
-    """Hold out each row, calibrate on the rest of its task, and measure the error."""
-    all_checks = checks()
+    """Hold out each row, calibrate on the rest of its task, and measure the error. A row
+    the Neuron step constants are fitted on is estimated, and the others calibrated, with
+    constants fitted without it."""
+    shipped = checks()
+    text = _text_rows()
     errors, raw = [], []
-    for i, held in enumerate(all_checks):
+    for i in range(len(shipped)):
+        fitted_on = i < len(text) and _fits_neuron(text[i])
+        all_checks = _refitted(i, shipped) if fitted_on else shipped
+        held = all_checks[i]
         others = [
             c.measured_rpm / c.estimated_rpm
             for j, c in enumerate(all_checks)
@@ -116,7 +171,7 @@ def leave_one_out() -> LeaveOneOut:
         errors.append(abs(held.estimated_rpm * factor - held.measured_rpm) / held.measured_rpm)
         raw.append(abs(held.estimated_rpm - held.measured_rpm) / held.measured_rpm)
     per_task: dict[str, list[float]] = {}
-    for error, check in zip(errors, all_checks, strict=True):
+    for error, check in zip(errors, shipped, strict=True):
         per_task.setdefault(check.task, []).append(error)
     by_task = tuple(
         (task, len(found), 100 * statistics.median(found))

@@ -11,18 +11,22 @@ In order of preference:
 4. An estimate from the hardware (``estimated``):
 
    - text generation decodes one token per step for every running sequence, and a step
-     reads all weights plus the sequences' KV cache, so it is memory-bandwidth-bound:
-     step = (weights + concurrency x (prompt + output / 2) x KV per token)
-     / (devices x bandwidth x 0.75) + 3 ms + 4 ms x log2(devices) (scheduling, kernel
-     launches and the all-reduces of tensor parallelism); a prompt's prefill is
-     compute-bound, 2 x active parameters x prompt tokens / (devices x 16-bit tensor
-     FLOPS x 0.4), and with continuous batching every running request's prefill stalls the
-     others: request latency = concurrency x prefill + (output tokens + 1) x step;
-     requests per minute = 60 x concurrency / request latency (Little's law). Against the
-     121 shipped text-generation rows this gives a median of 0.91x the measured rate (0.24x
-     to 2.7x; both ends are Inferentia2: Mixtral-8x7B over 12 devices, where the estimate
-     reads every expert's weights each step, and TGI neuronx on one device, which runs
-     below 75% of its bandwidth), a check the tests repeat.
+     reads the weights its tokens pass through (all of a dense model's; of a mixture of
+     experts, the shared weights and the experts its tokens touch:
+     :meth:`fm_platform.fleet.sizing.Needs.weights_read_bytes`) plus the sequences' KV
+     cache, so it is memory-bandwidth-bound:
+     step = bytes read / (devices x bandwidth x efficiency) + the step's fixed costs, with
+     constants per device family (:mod:`fm_platform.fleet.decode_step`: GPUs 75%, 3 ms and
+     4 ms x log2(devices) for tensor parallelism's all-reduces; Neuron devices 49%, 3.7 ms
+     and 6.8 ms x concurrency / devices, fitted on the Inferentia2 rows); a prompt's
+     prefill is compute-bound, 2 x active parameters x prompt tokens / (devices x 16-bit
+     tensor FLOPS x 0.4), and with continuous batching every running request's prefill
+     stalls the others: request latency = concurrency x prefill + (output tokens + 1) x
+     step; requests per minute = 60 x concurrency / request latency (Little's law).
+     Against the 121 shipped text-generation rows this gives a median of 0.96x the
+     measured rate (0.45x to 2.17x; both ends are TGI 2023 on g5 at 20 concurrent, whose
+     time per token grows far faster with concurrency than its KV reads), a check the
+     tests repeat.
    - embedding and classification are compute-bound: one request takes 2 x active
      parameters x prompt tokens FLOPs at 40% of the devices' 16-bit tensor FLOPS (GPU) or
      30% of the vCPUs' peak FP32 FLOPS (CPU, ``hardware.json``); requests per minute =
@@ -42,16 +46,13 @@ the measured points) whose request latency meets the objective.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from fm_platform.fleet.decode_step import GPU, DecodeConstants, for_device
 from fm_platform.fleet.profiles import Record
 from fm_platform.fleet.sizing import Needs
 from fm_platform.hardware.devices import Device
 
-MEMORY_EFFICIENCY = 0.75
-STEP_OVERHEAD_MS = 3.0
-TP_OVERHEAD_MS = 4.0
 COMPUTE_EFFICIENCY = 0.4
 CPU_EFFICIENCY = 0.3
 #: What every request costs beside the model (HTTP, SageMaker's routing, tokenization),
@@ -87,18 +88,20 @@ def _halvings(concurrency: int) -> list[int]:
     return values
 
 
-def decode_estimate(needs: Needs, dev: Device, tp: int, concurrency: int) -> Performance:
-    """The bandwidth-bound estimate of a text-generation copy (module docstring)."""
-    weights = needs.weights_gib * 2**30
-    kv_read = needs.kv_read_bytes_per_token(tp)
-    tokens = needs.prompt_tokens + needs.output_tokens / 2
-    moved = weights + concurrency * tokens * kv_read
-    step_ms = moved / (tp * dev.bandwidth_gbps * 1e9 * MEMORY_EFFICIENCY) * 1000
-    step_ms += STEP_OVERHEAD_MS + TP_OVERHEAD_MS * math.log2(tp)
+def decode_estimate(
+    needs: Needs, dev: Device, tp: int, concurrency: int, step: DecodeConstants | None = None
+) -> Performance:
+    """The bandwidth-bound estimate of a text-generation copy (module docstring), with the
+    step constants of the device's family unless ``step`` is given."""
+    step = for_device(dev) if step is None else step
+    moved = needs.decode_step_bytes(tp, concurrency)
+    step_ms = step.step(moved, tp, dev.bandwidth_gbps, concurrency)
     prefill = 2 * needs.active_params_b * 1e9 * needs.prompt_tokens
     prefill_ms = prefill / (tp * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY) * 1000
     latency = concurrency * prefill_ms + step_ms + needs.output_tokens * step_ms
     latency += REQUEST_OVERHEAD_MS
+    fitted = f", {step.fitted}" if step.fitted else ""
+    experts = _experts_detail(needs, concurrency)
     return Performance(
         rpm=60_000 * concurrency / latency,
         concurrency=concurrency,
@@ -106,7 +109,17 @@ def decode_estimate(needs: Needs, dev: Device, tp: int, concurrency: int) -> Per
         latency_ms=latency,
         source="estimated",
         detail=f"decode bandwidth-bound on {tp} x {dev.model} ({dev.bandwidth_gbps:g} GB/s x "
-        f"{MEMORY_EFFICIENCY}) at concurrency {concurrency}",
+        f"{step.efficiency:g}{fitted}) at concurrency {concurrency}{experts}",
+    )
+
+
+def _experts_detail(needs: Needs, concurrency: int) -> str:
+    if not needs.experts or not needs.experts_per_token:
+        return ""
+    share = needs.weights_read_bytes(concurrency) / (needs.weights_gib * 2**30)
+    return (
+        f", reading {share:.0%} of the weights a step (experts: {needs.experts_per_token} "
+        f"of {needs.experts} per token)"
     )
 
 
@@ -119,9 +132,9 @@ def encode_estimate(
     detail ends with what the request's work came from (``work_detail``)."""
     seconds = needs.request_flops / flops + REQUEST_OVERHEAD_MS / 1000
     if needs.decode_bytes_per_token and needs.output_tokens:
-        bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * MEMORY_EFFICIENCY
+        bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * GPU.efficiency
         seconds += needs.output_tokens * (
-            needs.decode_bytes_per_token / bandwidth + STEP_OVERHEAD_MS / 1000
+            needs.decode_bytes_per_token / bandwidth + GPU.step_ms / 1000
         )
     return Performance(
         rpm=60 / seconds,

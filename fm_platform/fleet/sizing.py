@@ -185,6 +185,9 @@ class Needs:
     lora_slots: int = 0
     lora_rank: int = 0
     adapters_gib: float = 0.0
+    #: a mixture of experts: experts per layer and how many each token is routed to
+    experts: int | None = None
+    experts_per_token: int | None = None
 
     def _kv_sequence_bytes(self, tokens: int) -> float:
         tokens = math.ceil(tokens / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
@@ -203,6 +206,31 @@ class Needs:
         if self.kv_heads and tensor_parallel > self.kv_heads:
             pool *= tensor_parallel / self.kv_heads
         return pool / GIB
+
+    def weights_read_bytes(self, tokens: int) -> float:
+        """Weight bytes one forward pass over ``tokens`` tokens reads (a decode step: one
+        token per running sequence). A dense model reads all of them. A mixture of experts
+        of E experts routing each token to k of them reads its shared weights and the
+        experts its tokens touch: a token leaves a given expert out with probability
+        1 - k/E (it picks k distinct experts of E), so ``tokens`` tokens routed
+        independently touch E x (1 - (1 - k/E)^tokens) of them per layer on average. The
+        expert weights come from the parameters and active parameters:
+        experts = (parameters - active) / (1 - k/E); shared = parameters - experts."""
+        weights = self.weights_gib * GIB
+        if not self.experts or not self.experts_per_token:
+            return weights
+        routed = self.experts_per_token / self.experts
+        expert_share = (1 - self.active_params_b / self.params_b) / (1 - routed)
+        touched = 1 - (1 - routed) ** tokens
+        return weights * (1 - expert_share + expert_share * touched)
+
+    def decode_step_bytes(self, tensor_parallel: int, concurrency: int) -> float:
+        """Bytes one decode step reads with ``concurrency`` sequences running: the weights
+        their tokens pass through and each sequence's KV cache at its mean length, prompt
+        + half the output."""
+        tokens = self.prompt_tokens + self.output_tokens / 2
+        kv = concurrency * tokens * self.kv_read_bytes_per_token(tensor_parallel)
+        return self.weights_read_bytes(concurrency) + kv
 
     def kv_read_bytes_per_token(self, tensor_parallel: int) -> float:
         """KV bytes a decode step reads per token of context (all devices)."""
@@ -467,6 +495,8 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         lora_slots=len(ranks),
         lora_rank=max(ranks, default=0),
         adapters_gib=adapters,
+        experts=arch.experts if arch else None,
+        experts_per_token=arch.experts_per_token if arch else None,
     )
 
 
