@@ -19,7 +19,7 @@ In order of preference:
      FLOPS x 0.4), and with continuous batching every running request's prefill stalls the
      others: request latency = concurrency x prefill + (output tokens + 1) x step;
      requests per minute = 60 x concurrency / request latency (Little's law). Against the
-     121 shipped text-generation rows this gives a median of 0.91x the measured rate (0.24x
+     173 shipped text-generation rows this gives a median of 0.89x the measured rate (0.24x
      to 2.7x; both ends are Inferentia2: Mixtral-8x7B over 12 devices, where the estimate
      reads every expert's weights each step, and TGI neuronx on one device, which runs
      below 75% of its bandwidth), a check the tests repeat.
@@ -47,7 +47,8 @@ from dataclasses import dataclass
 
 from fm_platform.fleet.profiles import Record
 from fm_platform.fleet.sizing import Needs
-from fm_platform.hardware.devices import Device
+from fm_platform.hardware.devices import Device, vcpu_gflops
+from fm_platform.hardware.instances import InstanceSpec
 
 MEMORY_EFFICIENCY = 0.75
 STEP_OVERHEAD_MS = 3.0
@@ -132,6 +133,13 @@ def encode_estimate(
         detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request"
         + (f"; {needs.work_detail}" if needs.work_detail else ""),
     )
+
+
+def cpu_flops(spec: InstanceSpec) -> float | None:
+    """Usable FLOPS of a CPU type: its vCPUs' peak FP32 at :data:`CPU_EFFICIENCY` (None
+    for families without figures)."""
+    gflops = vcpu_gflops(spec)
+    return None if gflops is None else spec.vcpus * gflops * 1e9 * CPU_EFFICIENCY
 
 
 def best_estimate(needs: Needs, dev: Device, tp: int, fits) -> Performance | None:
