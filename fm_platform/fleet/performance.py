@@ -19,7 +19,7 @@ In order of preference:
      FLOPS x 0.4), and with continuous batching every running request's prefill stalls the
      others: request latency = concurrency x prefill + (output tokens + 1) x step;
      requests per minute = 60 x concurrency / request latency (Little's law). Against the
-     185 shipped text-generation rows this gives a median of 0.90x the measured rate (0.24x
+     203 shipped text-generation rows this gives a median of 0.91x the measured rate (0.24x
      to 2.7x; both ends are Inferentia2: Mixtral-8x7B over 12 devices, where the estimate
      reads every expert's weights each step, and TGI neuronx on one device, which runs
      below 75% of its bandwidth), a check the tests repeat.
