@@ -10,10 +10,10 @@ on the Inferentia2 rows of dense models: when one of those is held out, they are
 again without it, and that fit estimates it and the other Neuron rows it is calibrated
 on. Image rows: the compute-bound estimate of one image at the row's steps
 (:mod:`fm_platform.fleet.diffusion`) at the uncalibrated 40% of the devices' 16-bit rate,
-so that the held-out row takes no part in its own calibration. Encoder rows (measured in
-the model library, without a model server): the compute time of one request at the row's
-tokens on the row's devices, without the per-request serving overhead, against the
-measured requests per second.
+so that the held-out row takes no part in its own calibration. Encoder rows (a model library's
+runs, or a server's batched requests): the compute time of one sequence at the row's
+tokens on the row's devices (or, for a CPU type, its vCPUs), without the per-request
+serving overhead, against the measured sequences per second.
 """
 
 from __future__ import annotations
@@ -26,10 +26,15 @@ from importlib import resources
 
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.decode_step import NEURON, DecodeConstants, DecodePoint, fit, for_device
-from fm_platform.fleet.performance import COMPUTE_EFFICIENCY, decode_estimate, encode_estimate
+from fm_platform.fleet.performance import (
+    COMPUTE_EFFICIENCY,
+    cpu_flops,
+    decode_estimate,
+    encode_estimate,
+)
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import Device, device
-from fm_platform.hardware.instances import instance_spec
+from fm_platform.hardware.instances import InstanceSpec, instance_spec
 
 #: Prompt tokens assumed where a source does not state them (the 2023 TGI runs).
 UNSTATED_PROMPT_TOKENS = 500
@@ -49,6 +54,19 @@ class Check:
 def _data() -> dict:
     text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
     return json.loads(text)
+
+
+def _encoder_flops(spec: InstanceSpec, devices: int | None, dtype: str) -> float:
+    """Usable FLOPS of an encoder row: ``devices`` of the type's accelerator at the
+    dtype's rate, or (``devices`` null) all the vCPUs of a CPU type, as the planner
+    estimates them."""
+    if devices is None:
+        flops = cpu_flops(spec)
+        assert flops is not None
+        return flops
+    dev = device(spec)
+    assert dev is not None
+    return devices * dev.tflops_for(dtype) * 1e12 * COMPUTE_EFFICIENCY
 
 
 @cache
@@ -118,9 +136,7 @@ def checks() -> tuple[Check, ...]:
             name="m", architecture=r["model"], dtype=r["dtype"], prompt_tokens=r["prompt_tokens"]
         )
         needs = resolve(model, Catalog("check", (model,)))
-        dev = device(instance_spec(r["instance_type"]))
-        assert dev is not None
-        flops = r["devices"] * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY
+        flops = _encoder_flops(instance_spec(r["instance_type"]), r["devices"], needs.dtype)
         label = f"{r['model']} {r['instance_type']} {r['prompt_tokens']} tokens"
         found.append(
             Check("encoder", label, 60 * r["requests_per_s"], 60 * flops / needs.request_flops)

@@ -47,6 +47,7 @@ from fm_platform.fleet.performance import (
     CPU_EFFICIENCY,
     Performance,
     best_estimate,
+    cpu_flops,
     default,
     encode_estimate,
     from_records,
@@ -357,11 +358,11 @@ def _performance(
         if shipped:
             return from_records(needs, shipped, "measured", fits)
     if not spec.is_accelerated:
-        gflops = vcpu_gflops(spec)
-        if gflops is None or not fits(1):
+        gflops, flops = vcpu_gflops(spec), cpu_flops(spec)
+        if flops is None or not fits(1):
             return default(needs) if fits(1) else None
         what = f"{spec.vcpus} vCPUs ({gflops:g} GFLOPS each x {CPU_EFFICIENCY})"
-        return encode_estimate(needs, spec.vcpus * gflops * 1e9 * CPU_EFFICIENCY, what)
+        return encode_estimate(needs, flops, what)
     dev = device(spec)
     if dev is None:
         return default(needs) if fits(needs.concurrency) else None

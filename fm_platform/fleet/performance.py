@@ -23,7 +23,7 @@ In order of preference:
      tensor FLOPS x 0.4), and with continuous batching every running request's prefill
      stalls the others: request latency = concurrency x prefill + (output tokens + 1) x
      step; requests per minute = 60 x concurrency / request latency (Little's law).
-     Against the 121 shipped text-generation rows this gives a median of 0.96x the
+     Against the 203 shipped text-generation rows this gives a median of 0.92x the
      measured rate (0.45x to 2.17x; both ends are TGI 2023 on g5 at 20 concurrent, whose
      time per token grows far faster with concurrency than its KV reads), a check the
      tests repeat.
@@ -51,7 +51,8 @@ from dataclasses import dataclass
 from fm_platform.fleet.decode_step import GPU, DecodeConstants, for_device
 from fm_platform.fleet.profiles import Record
 from fm_platform.fleet.sizing import Needs
-from fm_platform.hardware.devices import Device
+from fm_platform.hardware.devices import Device, vcpu_gflops
+from fm_platform.hardware.instances import InstanceSpec
 
 COMPUTE_EFFICIENCY = 0.4
 CPU_EFFICIENCY = 0.3
@@ -145,6 +146,13 @@ def encode_estimate(
         detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request"
         + (f"; {needs.work_detail}" if needs.work_detail else ""),
     )
+
+
+def cpu_flops(spec: InstanceSpec) -> float | None:
+    """Usable FLOPS of a CPU type: its vCPUs' peak FP32 at :data:`CPU_EFFICIENCY` (None
+    for families without figures)."""
+    gflops = vcpu_gflops(spec)
+    return None if gflops is None else spec.vcpus * gflops * 1e9 * CPU_EFFICIENCY
 
 
 def best_estimate(needs: Needs, dev: Device, tp: int, fits) -> Performance | None:
