@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -311,12 +312,24 @@ class _Alike:
         return found
 
 
+#: The fields of :class:`Needs` that :func:`hardware_problem` reads.
+_HARDWARE_FIELDS = operator.attrgetter(
+    "instance_family", "neuron_compiled", "dtype", "generative", "allow_fp16", "container"
+)
+_hardware_problems: dict[tuple, str | None] = {}
+
+
 def hardware_problem(needs: Needs, spec: InstanceSpec, region: str) -> str | None:
     """Why ``needs`` cannot run on ``spec`` in ``region`` at all, or None: the device, then
-    whether the model's container has an image for the type's hardware in the region."""
-    return _device_problem(needs, spec) or container_problem(
-        needs.container, spec.accelerator, region
-    )
+    whether the model's container has an image for the type's hardware in the region.
+    Computed once per type, region and the needs' :data:`_HARDWARE_FIELDS` (what it
+    reads)."""
+    key = (_HARDWARE_FIELDS(needs), spec.instance_type, region)
+    if key not in _hardware_problems:
+        _hardware_problems[key] = _device_problem(needs, spec) or container_problem(
+            needs.container, spec.accelerator, region
+        )
+    return _hardware_problems[key]
 
 
 def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
