@@ -1,6 +1,7 @@
 """The planner's shortcuts give what the plain computation gives, on a realistic catalog:
-options shared across types and kinds, each kind's cheapest option found without building
-the others, and the bound's smaller linear program."""
+options shared across types and kinds, hardware problems shared across models, each kind's
+cheapest option found without building the others, and the bound's smaller linear
+program."""
 
 from __future__ import annotations
 
@@ -58,6 +59,16 @@ def test_options_shared_across_types_and_kinds_are_those_computed_afresh(planner
             _plain_alike(needs, planner.region)
             == options._assess_alike(needs, planner.region).options
         )
+
+
+def test_hardware_problems_shared_across_needs_are_those_computed_afresh(planner):
+    specs = [spec for spec, _ in options._specs(planner.region)]
+    for known in planner.assessed.values():
+        for spec in specs:
+            fresh = options._device_problem(known.needs, spec) or options.container_problem(
+                known.needs.container, spec.accelerator, planner.region
+            )
+            assert options.hardware_problem(known.needs, spec, planner.region) == fresh
 
 
 def test_each_kinds_cheapest_option_and_cost_are_the_sorted_lists_first(planner):

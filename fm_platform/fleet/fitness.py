@@ -317,13 +317,10 @@ def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decis
         return None
     low = min(expected[k] for k in allowed)
     scores = score(model, overall.copy_gib, overall.perf.rpm, overall.max_copies, zero.to_zero)
+    weighted = [(axis, weights[axis] * getattr(scores, axis)) for axis in AXES]
+    cost_fit = {kind: low / expected[kind] if expected[kind] else 1.0 for kind in allowed}
     utilities = {
-        kind: sum(
-            weights[axis]
-            * getattr(scores, axis)
-            * _fit(kind, axis, low / expected[kind] if expected[kind] else 1.0, zero.to_zero)
-            for axis in AXES
-        )
+        kind: sum(ws * _fit(kind, axis, cost_fit[kind], zero.to_zero) for axis, ws in weighted)
         for kind in allowed
     }
     ranked = sorted(allowed, key=lambda k: (-round(utilities[k], 9), KINDS[k].preference))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -215,25 +216,40 @@ class PricedOptions(Mapping[str, list[Option]]):
         return found
 
     def _search(self, kind: str, low: int) -> tuple[float, Option]:
-        peak, hours = self._peak_rpm, self._active_hours
-        a = hours / 24
+        """:meth:`_lowest`'s search, each option priced as :meth:`Option.hourly_at` prices
+        it (the same arithmetic, with what is the same for every option of the kind taken
+        out of the loop)."""
+        peak, a = self._peak_rpm, self._active_hours / 24
+        k = KINDS[kind]
+        serverless, pools = k.serverless, k.pools_memory
         # the copies at peak are at least one: the cost is at least the floor times this
-        scale = 1.0 if KINDS[kind].pools_memory else a + (1 - a) * low
-        best: tuple[float, str, int] | None = None
-        first = None
-        serverless = KINDS[kind].serverless
-        for floor, index, o in self._alike.by_floor(kind):
-            if best is not None and floor * scale > best[0] * (1 + 1e-9):
+        scale = 1.0 if pools else a + (1 - a) * low
+        idle = (1 - a) * (max(1, low) if k.whole_instance and not k.queued else low)
+        best = math.inf
+        limit = math.inf  # a floor above which no option can cost less than the best
+        first: tuple[str, int, Option] | None = None
+        for floor, index, o, memory in self._alike.by_floor(kind):
+            if floor * scale > limit:
                 break
             if serverless and self._concurrency_problem(o) is not None:
                 continue
             load = peak / o.perf.rpm
-            cost = o.hourly_at(max(1, math.ceil(load)), load, low, hours)
-            key = (cost, o.instance_type, index)  # ties: the first, as a stable sort
-            if best is None or key < best:
-                best, first = key, o
-        assert best is not None and first is not None
-        return best[0], first
+            if serverless:
+                cost = o.copy_hourly * a * load
+            elif pools:
+                cost = o.price * ((1 - a) * memory + a * max(memory, load))
+            else:
+                cost = o.copy_hourly * (a * max(1, math.ceil(load)) + idle)
+            # ties: the cheapest type, then the first, as a stable sort
+            if (
+                first is None
+                or cost < best
+                or (cost == best and (o.instance_type, index) < first[:2])
+            ):
+                best, first = cost, (o.instance_type, index, o)
+                limit = best * (1 + 1e-9)
+        assert first is not None
+        return best, first[2]
 
     def at_traffic(self, kind: str) -> Iterator[tuple[Option, int, float]]:
         """Each option of ``kind`` as assessed without traffic, with its copies at peak and
@@ -268,10 +284,11 @@ class _Alike:
     limited: dict[str, float] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     priced: dict[tuple[float, float], PricedOptions] = field(default_factory=dict)
-    floors: dict[str, list[tuple[float, int, Option]]] = field(default_factory=dict)
+    floors: dict[str, list[tuple[float, int, Option, float]]] = field(default_factory=dict)
 
-    def by_floor(self, kind: str) -> list[tuple[float, int, Option]]:
-        """The options of ``kind`` (with their index) by ascending floor: the price of one
+    def by_floor(self, kind: str) -> list[tuple[float, int, Option, float]]:
+        """The options of ``kind`` (with their index and their copy's share of the usable
+        memory) by ascending floor: the price of one
         copy, or of a multi-model copy's memory share; at any traffic an option costs at
         least its floor (times a factor of the kind and hours alone,
         :meth:`PricedOptions.cheapest`), as :meth:`Option.expected_hourly` prices it. A
@@ -289,18 +306,31 @@ class _Alike:
                     else o.copy_hourly,
                     i,
                     o,
+                    o.copy_gib / o.usable_gib,
                 )
                 for i, o in enumerate(self.options[kind])
             )
         return found
 
 
+#: The fields of :class:`Needs` that :func:`hardware_problem` reads.
+_HARDWARE_FIELDS = operator.attrgetter(
+    "instance_family", "neuron_compiled", "dtype", "generative", "allow_fp16", "container"
+)
+_hardware_problems: dict[tuple, str | None] = {}
+
+
 def hardware_problem(needs: Needs, spec: InstanceSpec, region: str) -> str | None:
     """Why ``needs`` cannot run on ``spec`` in ``region`` at all, or None: the device, then
-    whether the model's container has an image for the type's hardware in the region."""
-    return _device_problem(needs, spec) or container_problem(
-        needs.container, spec.accelerator, region
-    )
+    whether the model's container has an image for the type's hardware in the region.
+    Computed once per type, region and the needs' :data:`_HARDWARE_FIELDS` (what it
+    reads)."""
+    key = (_HARDWARE_FIELDS(needs), spec.instance_type, region)
+    if key not in _hardware_problems:
+        _hardware_problems[key] = _device_problem(needs, spec) or container_problem(
+            needs.container, spec.accelerator, region
+        )
+    return _hardware_problems[key]
 
 
 def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
@@ -394,15 +424,27 @@ def _type_problem(kind: str, instance_type: str) -> str | None:
     return KINDS[kind].type_problem(instance_type)
 
 
+@dataclass(frozen=True)
+class _Copy:
+    """One copy of a model on an instance type: what it requests, how it performs, its
+    device (or, on CPU, host) memory, the memory usable for it and that memory by part."""
+
+    shape: Shape
+    perf: Performance
+    gib: float
+    usable: float
+    parts: MemoryParts
+
+
 class _Shared:
     """What the options of models alike share across instance types and kinds, computed
     once per :func:`_assess_alike`: one copy's memory per (needs, devices, concurrency),
-    its parts, and its throughput per (needs, type, devices, usable GiB)."""
+    its parts, and per (needs, type, devices) the copy or why there is none."""
 
     def __init__(self) -> None:
         self._gib: dict[tuple[int, int, int], float] = {}
         self._parts: dict[tuple[int, int, int], MemoryParts] = {}
-        self._perf: dict[tuple[int, str, int, float], Performance | None] = {}
+        self._copies: dict[tuple[int, str, int, float], _Copy | str] = {}
 
     def copy_gib(self, needs: Needs, tp: int, concurrency: int) -> float:
         key = (id(needs), tp, concurrency)
@@ -418,95 +460,105 @@ class _Shared:
             found = self._parts[key] = needs.parts(tp, concurrency)
         return found
 
-    def performance(
-        self, needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
-    ) -> Performance | None:
-        key = (id(needs), spec.instance_type, tp, usable)
-        if key not in self._perf:
-            self._perf[key] = _performance(needs, spec, tp, fits, usable)
-        return self._perf[key]
+    def accelerated(self, needs: Needs, spec: InstanceSpec, tp: int) -> _Copy | str:
+        """A copy on ``tp`` devices of ``spec`` (:func:`_accelerated_copy`)."""
+        key = (id(needs), spec.instance_type, tp, 0.0)
+        found = self._copies.get(key)
+        if found is None:
+            found = self._copies[key] = _accelerated_copy(needs, spec, tp, self)
+        return found
+
+    def cpu(self, needs: Needs, spec: InstanceSpec, share: float) -> _Copy | str:
+        """A copy on CPU type ``spec`` given ``share`` of its memory (:func:`_cpu_copy`)."""
+        key = (id(needs), spec.instance_type, 0, share)
+        found = self._copies.get(key)
+        if found is None:
+            found = self._copies[key] = _cpu_copy(needs, spec, share)
+        return found
+
+
+def _cpu_copy(needs: Needs, spec: InstanceSpec, share: float) -> _Copy | str:
+    """A copy holding fp32 weights in ``share`` of CPU type ``spec``'s memory, or why it
+    does not fit or misses the objective."""
+    usable = spec.memory_mib / 1024 * share
+    gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
+    perf = _performance(needs, spec, 0, lambda c: gib <= usable, usable)
+    if perf is None:
+        return f"a copy needs {gib:.1f} GiB, {usable:.1f} GiB of host memory usable"
+    if not perf.meets(needs.latency_objective_ms):
+        return f"{perf.latency_ms:,.0f} ms misses the objective"
+    shape = Shape(0, max(1, math.ceil(gib * 1024)), 1.0)
+    return _Copy(shape, perf, gib, usable, MemoryParts(gib, 0.0, 0.0, gib))
+
+
+def _accelerated_copy(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _Copy | str:
+    """A copy on ``tp`` devices of ``spec`` (module docstring), or why there is none: the
+    degree does not divide the attention heads, the copy does not fit the devices' or the
+    host's memory, or it misses the objective."""
+    # Neuron's libraries pad attention heads up to the degree: the Neuron SDK runs
+    # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
+    # benchmarks/inf2/throughput_data_decoder.csv)
+    if not needs.tp_allowed(tp) and spec.accelerator not in NEURON:
+        return f"{tp} devices do not divide {needs.attention_heads} attention heads"
+    usable = _device_gib(spec) * needs.memory_fraction * tp
+
+    def fits(concurrency: int) -> bool:
+        return shared.copy_gib(needs, tp, concurrency) <= usable
+
+    if not fits(1):
+        return (
+            f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {tp} devices have "
+            f"{usable:.1f} GiB usable"
+        )
+    count = spec.accelerator_count
+    host_mib = needs.host_mib()
+    if host_mib > spec.memory_mib * tp // count:
+        return f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices"
+    perf = _performance(needs, spec, tp, fits, usable)
+    if perf is None:
+        return f"{tp} devices miss the p50 objective of {needs.latency_objective_ms:,.0f} ms"
+    shape = Shape(tp, host_mib, max(1.0, spec.vcpus / count * tp / 2))
+    gib = shared.copy_gib(needs, tp, perf.concurrency)
+    return _Copy(shape, perf, gib, usable, shared.parts(needs, tp, perf.concurrency))
 
 
 def _options_on(
     needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list, shared: _Shared
-):
+) -> Iterator[Option]:
+    """The options of ``kind`` on ``spec`` (without traffic); why each degree or the type
+    cannot host it is appended to ``reasons``."""
     problem = _type_problem(kind.name, spec.instance_type)
     if problem is not None:
         reasons.append(problem)
         return
-    host_mib = needs.host_mib()
     if not spec.is_accelerated:
         if not kind.cpu:
             return
-        usable = spec.memory_mib / 1024 * (MME_MEMORY_SHARE if kind.pools_memory else 0.5)
-        gib = needs.params_b * 1e9 * CPU_BYTES_PER_PARAM / 2**30
-        perf = shared.performance(needs, spec, 0, lambda c: gib <= usable, usable)
-        if perf is None:
-            reasons.append(f"a copy needs {gib:.1f} GiB, {usable:.1f} GiB of host memory usable")
-            return
-        if not perf.meets(needs.latency_objective_ms):
-            reasons.append(f"{perf.latency_ms:,.0f} ms misses the objective")
-            return
-        load = needs.peak_rpm / perf.rpm
+        copies = [(0, shared.cpu(needs, spec, MME_MEMORY_SHARE if kind.pools_memory else 0.5))]
+    elif not kind.accelerated:
+        return
+    else:
+        count = spec.accelerator_count
+        degrees = (count,) if kind.whole_instance else tp_degrees(count)
+        copies = [(tp, shared.accelerated(needs, spec, tp)) for tp in degrees]
+    whole = kind.whole_instance or not spec.is_accelerated
+    for tp, copy in copies:
+        if isinstance(copy, str):
+            reasons.append(copy)
+            continue
+        load = needs.peak_rpm / copy.perf.rpm
         yield Option(
             kind.name,
             spec.instance_type,
-            Shape(0, max(1, math.ceil(gib * 1024)), 1.0),
-            perf,
+            copy.shape,
+            copy.perf,
             max(1, math.ceil(load)),
             price,
-            price,
-            gib,
-            usable,
+            price if whole else price * (tp / spec.accelerator_count),
+            copy.gib,
+            copy.usable,
             load,
-            MemoryParts(gib, 0.0, 0.0, gib),
-        )
-        return
-    if not kind.accelerated:
-        return
-    count = spec.accelerator_count
-    degrees = (count,) if kind.whole_instance else tp_degrees(count)
-    per_device = _device_gib(spec) * needs.memory_fraction
-    for tp in degrees:
-        # Neuron's libraries pad attention heads up to the degree: the Neuron SDK runs
-        # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
-        # benchmarks/inf2/throughput_data_decoder.csv)
-        if not needs.tp_allowed(tp) and spec.accelerator not in NEURON:
-            reasons.append(f"{tp} devices do not divide {needs.attention_heads} attention heads")
-            continue
-        usable = per_device * tp
-
-        def fits(concurrency: int, tp: int = tp, usable: float = usable) -> bool:
-            return shared.copy_gib(needs, tp, concurrency) <= usable
-
-        if not fits(1):
-            reasons.append(
-                f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {tp} devices have "
-                f"{usable:.1f} GiB usable"
-            )
-            continue
-        if host_mib > spec.memory_mib * tp // count:
-            reasons.append(f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices")
-            continue
-        perf = shared.performance(needs, spec, tp, fits, usable)
-        if perf is None:
-            objective = needs.latency_objective_ms
-            reasons.append(f"{tp} devices miss the p50 objective of {objective:,.0f} ms")
-            continue
-        cpu = max(1.0, spec.vcpus / count * tp / 2)
-        share = 1.0 if kind.whole_instance else tp / count
-        yield Option(
-            kind.name,
-            spec.instance_type,
-            Shape(tp, host_mib, cpu),
-            perf,
-            max(1, math.ceil(needs.peak_rpm / perf.rpm)),
-            price,
-            price * share,
-            shared.copy_gib(needs, tp, perf.concurrency),
-            usable,
-            needs.peak_rpm / perf.rpm,
-            shared.parts(needs, tp, perf.concurrency),
+            copy.parts,
         )
 
 
@@ -579,8 +631,10 @@ def _specs(region: str) -> tuple[tuple[InstanceSpec, float], ...]:
 
 def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
     """The kinds that may host ``needs``, each with the needs it serves: the objective at
-    most the kind's request limit (module docstring)."""
+    most the kind's request limit (module docstring); kinds of one limit share one needs
+    (so what :class:`_Shared` computes for one serves the others)."""
     kinds = []
+    tightened: dict[float, Needs] = {}
     for kind in KINDS.values():
         if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
             continue
@@ -590,7 +644,12 @@ def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
             continue
         limit_ms = kind.max_request_s * 1000
         if needs.latency_objective_ms > limit_ms:
-            kinds.append((kind, dataclasses.replace(needs, latency_objective_ms=limit_ms)))
+            served = tightened.get(limit_ms)
+            if served is None:
+                served = tightened[limit_ms] = dataclasses.replace(
+                    needs, latency_objective_ms=limit_ms
+                )
+            kinds.append((kind, served))
         else:
             kinds.append((kind, needs))
     return kinds
@@ -641,10 +700,11 @@ def assess(needs: Needs, region: str) -> Assessment:
     outright, with its reason; a serverless kind whose peak needs more concurrent
     invocations than an endpoint allows has none, and says why. Models alike at the same
     traffic and hours share their priced options."""
-    alike = _assess_alike(
-        dataclasses.replace(needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=()),
-        region,
-    )
+    # what models alike share: ``needs`` without name, traffic and defaults (a shallow
+    # copy: ``dataclasses.replace`` is slow at this volume)
+    plain = object.__new__(Needs)
+    plain.__dict__.update(needs.__dict__, name="", peak_rpm=0.0, active_hours=24.0, defaults=())
+    alike = _assess_alike(plain, region)
     traffic = (needs.peak_rpm, needs.active_hours)
     priced = alike.priced.get(traffic)
     if priced is None:
