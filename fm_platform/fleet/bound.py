@@ -36,6 +36,8 @@ reductions).
 from __future__ import annotations
 
 import math
+from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING
 
 from fm_platform.fleet.kinds import KINDS, min_copies
@@ -63,31 +65,48 @@ def allowed_kinds(known: Assessed) -> tuple[str, ...]:
     )
 
 
-def _alike(planner: Planner) -> list[list]:
+def _alike(planner: Planner) -> list[tuple[int, Assessed, tuple[str, ...]]]:
     """The planned models by priced options (shared by models alike at the same traffic
-    and hours), allowed kinds and scale to zero: ``[count, one of them]``."""
+    and hours), allowed kinds and scale to zero: their number, one of them and the kinds.
+    Models of the same entry share one :class:`~fm_platform.fleet.planner.Assessed`."""
+    assessed = planner.assessed
+    entries = [assessed[name] for name in planner.plan.placements]
+    numbers = Counter(map(id, entries))
+    same = {id(known): known for known in entries}
     found: dict[tuple, list] = {}
-    for name in planner.plan.placements:
-        known = planner.assessed[name]
+    for ident, known in same.items():
+        count = numbers[ident]
         assert known.decision is not None
-        key = (id(known.assessment.options), allowed_kinds(known), known.decision.to_zero)
-        entry = found.get(key)
-        if entry is None:
-            found[key] = [1, known]
+        kinds = allowed_kinds(known)
+        key = (id(known.assessment.options), kinds, known.decision.to_zero)
+        group = found.get(key)
+        if group is None:
+            found[key] = [count, known, kinds]
         else:
-            entry[0] += 1
-    return list(found.values())
+            group[0] += count
+    return [(count, known, kinds) for count, known, kinds in found.values()]
 
 
-def _idle_free(kind: str, minimum: int) -> bool:
-    """Whether an option of ``kind`` at ``minimum`` copies costs only its peak copies while
-    active, nothing while idle (:meth:`~fm_platform.fleet.options.Option.hourly_at`)."""
-    k = KINDS[kind]
-    whole = k.whole_instance and not k.queued  # keeps an instance while idle
-    return minimum == 0 and not (k.serverless or k.pools_memory or whole)
+@cache
+def _roles(kinds: tuple[str, ...], to_zero: bool) -> tuple[tuple[str, int, str], ...]:
+    """Per kind its minimum copies and its part in the program: ``pooled`` (multi-model:
+    a column per option), ``idle_free`` (nothing while idle: priced at peak copies,
+    :meth:`~fm_platform.fleet.options.Option.hourly_at`) or ``priced`` (the planner's
+    cheapest at that minimum, :meth:`~fm_platform.fleet.options.PricedOptions.lowest_hourly`)."""
+    roles = []
+    for kind in kinds:
+        k, minimum = KINDS[kind], min_copies(kind, to_zero)
+        whole = k.whole_instance and not k.queued  # keeps an instance while idle
+        if k.pools_memory:
+            roles.append((kind, minimum, "pooled"))
+        elif minimum == 0 and not (k.serverless or whole):
+            roles.append((kind, minimum, "idle_free"))
+        else:
+            roles.append((kind, minimum, "priced"))
+    return tuple(roles)
 
 
-def _add_class(columns: Columns, count: int, known: Assessed) -> None:
+def _add_class(columns: Columns, count: int, known: Assessed, kinds: tuple[str, ...]) -> None:
     """One class's columns. Of the kinds without shared rows only the cheapest option
     counts: an option of one model per endpoint costs its own expected cost
     (:meth:`~fm_platform.fleet.options.Option.expected_hourly`), and so does a
@@ -96,17 +115,15 @@ def _add_class(columns: Columns, count: int, known: Assessed) -> None:
     solution using another moves that share to the cheapest without raising the cost.
     Each multi-model option is a column of its own (its type's rows couple it to the
     other models there)."""
-    decision = known.decision
-    assert decision is not None
+    assert known.decision is not None
     options = known.assessment.options
     alone, pooled, idle_free = math.inf, [], []
-    for kind in allowed_kinds(known):
-        minimum = min_copies(kind, decision.to_zero)
-        if KINDS[kind].pools_memory:
+    for kind, minimum, role in _roles(kinds, known.decision.to_zero):
+        if role == "pooled":
             pooled.append(options.unpriced(kind))
-        elif _idle_free(kind, minimum):
+        elif role == "idle_free":
             idle_free.append(options.unpriced(kind))
-        else:  # the planner priced these already
+        else:
             alone = min(alone, options.lowest_hourly(kind, minimum))
     hours, peak = known.needs.active_hours, known.needs.peak_rpm
     columns.add(count, alone, pooled, idle_free, hours / 24, peak)
@@ -115,13 +132,13 @@ def _add_class(columns: Columns, count: int, known: Assessed) -> None:
 def lower_bound(planner: Planner) -> float:
     """The relaxation's optimum in USD per hour for a planner that has run. Raises
     ``ImportError`` (naming the extra to install) when highspy is missing."""
-    try:
-        from fm_platform.fleet import relaxation  # numpy and highspy: the extra
-    except ImportError as error:
-        raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
-
-    columns = relaxation.Columns()
+    # Loading numpy and HiGHS allocates enough to start a pass over the planner's objects.
     with without_cycle_collection():
-        for count, known in _alike(planner):
-            _add_class(columns, count, known)
+        try:
+            from fm_platform.fleet import relaxation  # numpy and highspy: the extra
+        except ImportError as error:
+            raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
+        columns = relaxation.Columns()
+        for count, known, kinds in _alike(planner):
+            _add_class(columns, count, known, kinds)
         return relaxation.reduced_optimum(columns.program())

@@ -15,12 +15,9 @@ Exact reductions (each keeps the optimum; ``tests/test_fleet_reference.py`` comp
   type ``u`` kept has a column for every class on ``t`` using at most ``r`` times its
   memory and traffic there, with ``r x price(u) <= price(t)``: moving every share on ``t``
   to ``u`` raises ``u``'s instances by at most ``r`` times ``t``'s, which cost no more;
-- a dominated column (:func:`without_dominated_columns`): with the other columns fixed, a
-  multi-model column saves at least ``price x min(memory, traffic)`` per unit when removed
-  and costs at most ``price x max(memory, traffic)`` when added (its type's instances are
-  the larger of the two sums); a column whose least saving reaches its class's least
-  cost elsewhere goes, as its share moves there at no higher cost;
-- a class with no multi-model column left is a constant, ``count x alone``.
+- alike classes (:func:`merged`): classes left with the same columns are one, their
+  counts summed;
+- a class with no multi-model column is a constant, ``count x alone``.
 """
 
 from __future__ import annotations
@@ -91,19 +88,17 @@ class Columns:
             entry[0] += count
 
     def _of(self, options: list[Option]) -> tuple[np.ndarray, ...]:
-        """The options' types, memory shares, requests per minute and copy prices."""
+        """Multi-model options' types, memory shares and requests per minute."""
         found = self._arrays.get(id(options))
         if found is None:
             for o in options:
                 if o.instance_type not in self._types:
                     self._types[o.instance_type] = len(self._prices)
                     self._prices.append(o.price)
-            found = self._arrays[id(options)] = (
-                np.array([self._types[o.instance_type] for o in options], dtype=np.int64),
-                np.array([o.copy_gib / o.usable_gib for o in options]),
-                np.array([o.perf.rpm for o in options]),
-                np.array([o.copy_hourly for o in options]),
-            )
+            rows = [(self._types[o.instance_type], o.copy_gib / o.usable_gib) for o in options]
+            table = np.array(rows, dtype=np.float64).reshape(-1, 2).T
+            rpm = np.array([o.perf.rpm for o in options], dtype=np.float64)
+            found = self._arrays[id(options)] = (table[0].astype(np.int64), table[1], rpm)
         return found
 
     def _peak_copies(self) -> dict[tuple[int, float], float]:
@@ -115,7 +110,7 @@ class Columns:
                 peaks.setdefault(id(options), (options, set()))[1].add(peak)
         found: dict[tuple[int, float], float] = {}
         for key, (options, wanted) in peaks.items():
-            _, _, rpm, hourly = self._of(options)
+            rpm, hourly = np.array([(o.perf.rpm, o.copy_hourly) for o in options]).T
             at = np.array(sorted(wanted))
             copies = np.maximum(1.0, np.ceil(at[:, None] / rpm[None, :]))
             least = (hourly[None, :] * copies).min(axis=1)
@@ -133,7 +128,7 @@ class Columns:
                 cheapest = min(cheapest, a * peak_copies[id(options), peak])
             alone[i] = cheapest
             for options in pooled:
-                kinds, share, rpm, _ = self._of(options)
+                kinds, share, rpm = self._of(options)
                 cls.append(np.full(len(kinds), i))
                 typ.append(kinds)
                 memory.append(share)
@@ -163,51 +158,65 @@ def without_dominated_types(p: Program) -> Program:
     first against the types still kept. A type with two columns of one class is neither
     dropped nor used to drop another."""
     coupled, row = np.unique(p.cls, return_inverse=True)  # the classes with such columns
-    k, t = len(coupled), len(p.prices)
-    cell = row * t + p.typ
-    single = ~(np.bincount(cell, minlength=k * t) > 1).reshape(k, t).any(axis=0)
+    pooled, col = np.unique(p.typ, return_inverse=True)  # the types with such columns
+    k, t = len(coupled), len(pooled)
+    cell = row * t + col
+    per_cell = np.bincount(cell, minlength=k * t).reshape(k, t)
+    single: np.ndarray = per_cell.max(axis=0, initial=0) <= 1
     has = np.zeros((k, t), dtype=bool)
     has.flat[cell] = True
     memory, traffic = np.zeros((k, t)), np.zeros((k, t))
     memory.flat[cell] = p.memory
     traffic.flat[cell] = p.traffic
-    on = has.sum(axis=0)
-    flags = has.astype(np.float64)
-    together = flags.T @ flags  # classes on both types (exact: counts below 2**53)
-    kept = on > 0
-    for old in np.argsort(-p.prices, kind="stable"):
-        if not single[old] or not kept[old]:
+    prices = p.prices[pooled]
+    kept = np.ones(t, dtype=bool)
+    for old in np.argsort(-prices, kind="stable"):
+        if not single[old]:
             continue
-        covers = kept & single & (together[old] == on[old])
+        rows = has[:, old]
+        covers = kept & single & has[rows].all(axis=0)
         covers[old] = False
         if not covers.any():
             continue
-        rows = has[:, old]
         r = np.maximum(
             _ratios(memory[rows][:, covers], memory[rows, old]),
             _ratios(traffic[rows][:, covers], traffic[rows, old]),
         )
-        if np.any(r * p.prices[covers] <= p.prices[old]):
+        if np.any(r * prices[covers] <= prices[old]):
             kept[old] = False
-    return p.keeping(kept[p.typ])
+    return p.keeping(kept[col])
 
 
-def without_dominated_columns(p: Program) -> Program:
-    """``p`` without dominated multi-model columns (module docstring): per class, of the
-    columns whose least saving is at least the class's least cost elsewhere, all but one
-    that costs it."""
-    price = p.prices[p.typ]
-    most = price * np.maximum(p.memory, p.traffic)
-    least = price * np.minimum(p.memory, p.traffic)
-    best = p.alone.copy()
-    np.minimum.at(best, p.cls, most)
-    # the first column (in order) that costs its class's least, when no alone column does
-    attains = (most == best[p.cls]) & (p.alone[p.cls] > best[p.cls])
-    first = np.full(len(p.counts), len(p.cls))
-    np.minimum.at(first, p.cls[attains], np.flatnonzero(attains))
-    keep = least < best[p.cls]
-    keep[first[first < len(p.cls)]] = True
-    return p.keeping(keep)
+def merged(p: Program) -> Program:
+    """``p`` with the classes of the same columns as one, their counts summed: any
+    solution of their rows sums to one of the merged row, which splits back evenly at the
+    same cost."""
+    order = np.lexsort((p.typ, p.cls))  # each class's columns together, by type
+    cls, typ, memory, traffic = p.cls[order], p.typ[order], p.memory[order], p.traffic[order]
+    edges = np.flatnonzero(np.r_[True, cls[1:] != cls[:-1], True])
+    alone = np.ones(len(p.counts), dtype=bool)
+    alone[cls] = False
+    classes: dict[tuple, int] = {}
+    counts, costs, kept = list(p.counts[alone]), list(p.alone[alone]), []
+    for start, end in zip(edges[:-1], edges[1:], strict=False):
+        c = cls[start]
+        key = (p.alone[c], *(a[start:end].tobytes() for a in (typ, memory, traffic)))
+        i = classes.get(key)
+        if i is None:
+            i = classes[key] = len(counts)
+            counts.append(0.0)
+            costs.append(p.alone[c])
+            kept.append((start, end, i))
+        counts[i] += p.counts[c]
+    columns = np.concatenate([np.arange(a, b) for a, b, _ in kept] or [np.zeros(0, np.int64)])
+    rows = np.concatenate([np.full(b - a, i) for a, b, i in kept] or [np.zeros(0, np.int64)])
+    return Program(
+        np.array(counts),
+        np.array(costs),
+        p.prices,
+        rows,
+        *(a[columns] for a in (typ, memory, traffic)),
+    )
 
 
 def optimum(p: Program) -> float:
@@ -265,4 +274,4 @@ def optimum(p: Program) -> float:
 
 def reduced_optimum(p: Program) -> float:
     """:func:`optimum` of ``p`` after its exact reductions."""
-    return optimum(without_dominated_columns(without_dominated_types(p)))
+    return optimum(merged(without_dominated_types(p)))
