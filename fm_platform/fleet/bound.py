@@ -44,7 +44,7 @@ from fm_platform.fleet.kinds import KINDS, min_copies
 from fm_platform.fleet.planner import Assessed, Planner, without_cycle_collection
 
 if TYPE_CHECKING:
-    from fm_platform.fleet.relaxation import Columns
+    from fm_platform.fleet.relaxation import Columns, Program
 
 INSTALL_HINT = "pip install 'fm-platform[bound]'"
 #: What the relaxation gives up, as the report prints it.
@@ -129,9 +129,10 @@ def _add_class(columns: Columns, count: int, known: Assessed, kinds: tuple[str, 
     columns.add(count, alone, pooled, idle_free, hours / 24, peak)
 
 
-def lower_bound(planner: Planner) -> float:
-    """The relaxation's optimum in USD per hour for a planner that has run. Raises
-    ``ImportError`` (naming the extra to install) when highspy is missing."""
+def program(planner: Planner) -> Program:
+    """The relaxation of a planner that has run, as a linear program before its
+    reductions. Raises ``ImportError`` (naming the extra to install) when highspy is
+    missing."""
     # Loading numpy and HiGHS allocates enough to start a pass over the planner's objects.
     with without_cycle_collection():
         try:
@@ -141,4 +142,12 @@ def lower_bound(planner: Planner) -> float:
         columns = relaxation.Columns()
         for count, known, kinds in _alike(planner):
             _add_class(columns, count, known, kinds)
-        return relaxation.reduced_optimum(columns.program())
+        return columns.program()
+
+
+def lower_bound(planner: Planner) -> float:
+    """The relaxation's optimum in USD per hour for a planner that has run. Raises
+    ``ImportError`` (naming the extra to install) when highspy is missing."""
+    found = program(planner)
+    with without_cycle_collection():
+        return found.reduced_optimum()

@@ -43,6 +43,10 @@ class Program:
     memory: np.ndarray
     traffic: np.ndarray
 
+    def reduced_optimum(self) -> float:
+        """:func:`optimum` after the exact reductions (module docstring)."""
+        return optimum(merged(without_dominated_types(self)))
+
     def keeping(self, columns: np.ndarray) -> Program:
         """The program with only the multi-model ``columns`` (a mask) left."""
         return Program(
@@ -191,6 +195,8 @@ def merged(p: Program) -> Program:
     """``p`` with the classes of the same columns as one, their counts summed: any
     solution of their rows sums to one of the merged row, which splits back evenly at the
     same cost."""
+    if not len(p.cls):
+        return p
     order = np.lexsort((p.typ, p.cls))  # each class's columns together, by type
     cls, typ, memory, traffic = p.cls[order], p.typ[order], p.memory[order], p.traffic[order]
     edges = np.flatnonzero(np.r_[True, cls[1:] != cls[:-1], True])
@@ -270,8 +276,3 @@ def optimum(p: Program) -> float:
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
     return constant + float(h.getInfo().objective_function_value)
-
-
-def reduced_optimum(p: Program) -> float:
-    """:func:`optimum` of ``p`` after its exact reductions."""
-    return optimum(merged(without_dominated_types(p)))
