@@ -24,13 +24,13 @@ whole copies, packing copies onto instances, and one kind and type per model. Pe
 
 Minimising the hourly price of all instances gives a cost no plan can undercut: a plan's
 expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at least these
-averages. The program solved (:mod:`fm_platform.fleet.relaxation`) has the same optimum with fewer
-variables: models with the same options, traffic and hours are one variable per option,
+averages. The program solved (:mod:`fm_platform.fleet.relaxation`) has the same optimum
+with fewer variables: models with the same columns are one class, a variable per option
 weighted by their number; a device-packing type's instances, bound by nothing but its
-devices, are priced per device into each option; per model only the cheapest of the
-options without shared rows is kept; and multi-model options that another type or option
-serves at no higher cost are left out (:mod:`~fm_platform.fleet.relaxation`'s exact
-reductions).
+devices, are priced per device into each option; per class only the cheapest of the
+options without shared rows is kept (:func:`_add_class`), and a class without
+multi-model options is a constant; a multi-model type that another serves for every
+class on it at no higher cost is left out.
 """
 
 from __future__ import annotations
