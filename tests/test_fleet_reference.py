@@ -1,7 +1,7 @@
 """The planner's shortcuts give what the plain computation gives, on a realistic catalog:
 options shared across types and kinds, hardware problems shared across models, each kind's
 cheapest option found without building the others, and the bound's smaller linear
-program."""
+program (and each of its reductions, on programs built to need them)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import highspy
 import numpy as np
 import pytest
 
-from fm_platform.fleet import options
-from fm_platform.fleet.bound import allowed_kinds, lower_bound
+from fm_platform.fleet import options, relaxation
+from fm_platform.fleet.bound import allowed_kinds, lower_bound, program
 from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.kinds import KINDS, min_copies
+from fm_platform.fleet.kinds import IC, KINDS, min_copies
 from fm_platform.fleet.planner import Planner
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import FAMILIES, realistic_catalog_data
@@ -146,3 +146,71 @@ def _plain_bound(planner: Planner) -> float:
 
 def test_the_bounds_smaller_program_has_the_plain_relaxations_optimum(planner):
     assert lower_bound(planner) == pytest.approx(_plain_bound(planner), rel=1e-9)
+
+
+def test_the_fixture_needs_every_shortcut_of_the_bound(planner):
+    # models on Inference Components that may scale to zero: priced at their peak copies
+    assert any(
+        IC in allowed_kinds(known) and known.decision.to_zero
+        for known in planner.assessed.values()
+        if known.decision is not None
+    )
+    full = program(planner)
+    fewer = relaxation.without_dominated_types(full)
+    assert len(np.unique(fewer.typ)) < len(np.unique(full.typ))
+    alike = relaxation.merged(fewer)
+    assert len(np.unique(alike.cls)) < len(np.unique(fewer.cls))
+    assert relaxation.optimum(alike) == pytest.approx(relaxation.optimum(full), rel=1e-9)
+
+
+def _random_program(rng: np.random.Generator) -> relaxation.Program:
+    """Classes on random pooled types, with types that dominate others: a copy of a type
+    (same price and columns: each dominates the other), a bigger one (twice the price,
+    half the memory share, the same traffic) and a cheaper one missing a class; a class
+    with two columns on one type; a class repeated, one with no pooled column."""
+    k, t = 12, 5
+    prices = rng.uniform(0.1, 2.0, t)
+    cls, typ, memory, traffic = [], [], [], []
+    for c in range(k):
+        for u in range(t):
+            if rng.random() < 0.7 or u == 0:
+                cls.append(c), typ.append(u)
+                memory.append(rng.uniform(0.01, 0.6)), traffic.append(rng.uniform(0.0, 0.6))
+    cls.append(0), typ.append(1), memory.append(0.05), traffic.append(0.5)
+    on_zero = [i for i, u in enumerate(typ) if u == 0]
+    for i in on_zero:  # type t: a copy of type 0; t + 1: twice as big
+        cls.append(cls[i]), typ.append(t), memory.append(memory[i]), traffic.append(traffic[i])
+        cls.append(cls[i]), typ.append(t + 1), memory.append(memory[i] / 2)
+        traffic.append(traffic[i])
+    for i in on_zero[1:]:  # t + 2: cheaper, but not for the first class on type 0
+        cls.append(cls[i]), typ.append(t + 2), memory.append(memory[i]), traffic.append(traffic[i])
+    for i in [i for i, c in enumerate(cls) if c == 1]:  # class k repeats class 1
+        cls.append(k), typ.append(typ[i]), memory.append(memory[i]), traffic.append(traffic[i])
+    prices = np.concatenate([prices, [prices[0], 2 * prices[0], prices[0] / 2]])
+    alone = np.where(rng.random(k + 2) < 0.3, np.inf, rng.uniform(0.05, 1.5, k + 2))
+    alone[k] = alone[1]
+    return relaxation.Program(
+        counts=rng.integers(1, 5, k + 2).astype(float),
+        alone=alone,
+        prices=prices,
+        cls=np.array(cls),
+        typ=np.array(typ),
+        memory=np.array(memory),
+        traffic=np.array(traffic),
+    )
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_each_reduction_keeps_the_optimum(seed):
+    p = _random_program(np.random.default_rng(seed))
+    plain = relaxation.optimum(p)
+    fewer = relaxation.without_dominated_types(p)
+    kept = set(fewer.typ.tolist())
+    assert 6 not in kept  # twice the price for half the memory share, the same traffic
+    assert len(kept & {0, 5}) == 1  # of two that dominate each other, one stays
+    assert 1 in kept  # two columns of one class: never dropped
+    assert relaxation.optimum(fewer) == pytest.approx(plain, rel=1e-9)
+    alike = relaxation.merged(fewer)
+    assert len(alike.counts) < len(p.counts)
+    assert relaxation.optimum(alike) == pytest.approx(plain, rel=1e-9)
+    assert p.reduced_optimum() == pytest.approx(plain, rel=1e-9)

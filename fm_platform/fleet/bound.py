@@ -24,20 +24,27 @@ whole copies, packing copies onto instances, and one kind and type per model. Pe
 
 Minimising the hourly price of all instances gives a cost no plan can undercut: a plan's
 expected instances per endpoint (:mod:`fm_platform.fleet.cost`) are at least these
-averages. The program solved has the same optimum with fewer variables: models with
-identical options are one variable per option, weighted by their number; a device-packing
-type's instances, bound by nothing but its devices, are priced per device into each
-option; and per model only the cheapest of the options without shared rows is kept
-(:func:`_class_columns`).
+averages. The program solved (:mod:`fm_platform.fleet.relaxation`) has the same optimum
+with fewer variables: models with the same columns are one class, a variable per option
+weighted by their number; a device-packing type's instances, bound by nothing but its
+devices, are priced per device into each option; per class only the cheapest of the
+options without shared rows is kept (:func:`_add_class`), and a class without
+multi-model options is a constant; a multi-model type that another serves for every
+class on it at no higher cost is left out.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
+import math
+from collections import Counter
+from functools import cache
+from typing import TYPE_CHECKING
 
 from fm_platform.fleet.kinds import KINDS, min_copies
 from fm_platform.fleet.planner import Assessed, Planner, without_cycle_collection
+
+if TYPE_CHECKING:
+    from fm_platform.fleet.relaxation import Columns, Program
 
 INSTALL_HINT = "pip install 'fm-platform[bound]'"
 #: What the relaxation gives up, as the report prints it.
@@ -45,22 +52,6 @@ RELAXES = (
     "whole instances and copies, packing, one kind and type per model; "
     "over every kind and type each model's catalog entry allows"
 )
-
-
-@dataclass
-class _Program:
-    """The linear program under construction: column costs and rows (lower, upper,
-    ``{column: coefficient}``)."""
-
-    costs: list[float] = field(default_factory=list)
-    rows: list[tuple[float, float, dict[int, float]]] = field(default_factory=list)
-    memory: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
-    traffic: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
-    prices: dict[str, float] = field(default_factory=dict)
-
-    def column(self, cost: float) -> int:
-        self.costs.append(cost)
-        return len(self.costs) - 1
 
 
 def allowed_kinds(known: Assessed) -> tuple[str, ...]:
@@ -74,108 +65,89 @@ def allowed_kinds(known: Assessed) -> tuple[str, ...]:
     )
 
 
-def _class_columns(program: _Program, known: Assessed, to_zero: bool, a: float) -> dict[int, float]:
-    """The columns of one class of alike models (module docstring), each option's
-    contribution at the class's traffic. A device-packing type's instances hold nothing
-    else, so the optimum buys them for exactly the devices its columns use: each such
-    option costs the type's price per device times its average devices, its expected
-    cost (:meth:`~fm_platform.fleet.options.Option.expected_hourly`), as an option of one
-    model per endpoint costs its own. Of all those, the class keeps only the cheapest
-    column (it has a cost and no row beside the class's own: a solution using another
-    moves that share to it without raising the cost); every multi-model option keeps its
-    column (its type's rows couple it to the other models there)."""
-    columns: dict[int, float] = {}
-    alone: list[float] = []
-    options = known.assessment.options
-    for kind_name in allowed_kinds(known):
-        minimum = min_copies(kind_name, to_zero)
-        if not KINDS[kind_name].pools_memory:
-            alone.append(options.lowest_hourly(kind_name, minimum))
-            continue
-        for o, _, load in options.at_traffic(kind_name):
-            t = o.instance_type
-            program.prices[t] = o.price
-            column = program.column(0.0)
-            columns[column] = 1.0
-            program.memory[t][column] = o.copy_gib / o.usable_gib
-            program.traffic[t][column] = a * load
-    if alone:
-        columns[program.column(min(alone))] = 1.0
-    return columns
-
-
-def _model_rows(program: _Program, planner: Planner) -> None:
-    """One convexity row per class of alike models, over all their allowed options.
-    Models with the same priced options (:class:`~fm_platform.fleet.options.PricedOptions`,
-    shared by models alike at the same traffic and hours), the same allowed kinds and scale
-    to zero are one class, its row the number of them: any solution of one row per model
-    sums to one of the class, and the class's splits evenly back, at the same cost."""
-    classes: dict[tuple, int] = defaultdict(int)
-    members: dict[tuple, Assessed] = {}
-    for name in planner.plan.placements:
-        known = planner.assessed[name]
+def _alike(planner: Planner) -> list[tuple[int, Assessed, tuple[str, ...]]]:
+    """The planned models by priced options (shared by models alike at the same traffic
+    and hours), allowed kinds and scale to zero: their number, one of them and the kinds.
+    Models of the same entry share one :class:`~fm_platform.fleet.planner.Assessed`."""
+    assessed = planner.assessed
+    entries = [assessed[name] for name in planner.plan.placements]
+    numbers = Counter(map(id, entries))
+    same = {id(known): known for known in entries}
+    found: dict[tuple, list] = {}
+    for ident, known in same.items():
+        count = numbers[ident]
         assert known.decision is not None
-        key = (id(known.assessment.options), allowed_kinds(known), known.decision.to_zero)
-        classes[key] += 1
-        members[key] = known
-    for key, count in classes.items():
-        known = members[key]
-        a = known.needs.active_hours / 24
-        program.rows.append((count, count, _class_columns(program, known, key[2], a)))
+        kinds = allowed_kinds(known)
+        key = (id(known.assessment.options), kinds, known.decision.to_zero)
+        group = found.get(key)
+        if group is None:
+            found[key] = [count, known, kinds]
+        else:
+            group[0] += count
+    return [(count, known, kinds) for count, known, kinds in found.values()]
 
 
-def _instance_rows(program: _Program, infinity: float) -> None:
-    """Per multi-model type: instances at least the memory and traffic its columns use."""
-    pooled: dict[str, int] = {}
-    for table in (program.memory, program.traffic):
-        for t, entries in table.items():
-            if t not in pooled:
-                pooled[t] = program.column(program.prices[t])
-            program.rows.append(
-                (0.0, infinity, {pooled[t]: 1.0, **{c: -v for c, v in entries.items()}})
-            )
+@cache
+def _roles(kinds: tuple[str, ...], to_zero: bool) -> tuple[tuple[str, int, str], ...]:
+    """Per kind its minimum copies and its part in the program: ``pooled`` (multi-model:
+    a column per option), ``idle_free`` (nothing while idle: priced at peak copies,
+    :meth:`~fm_platform.fleet.options.Option.hourly_at`) or ``priced`` (the planner's
+    cheapest at that minimum, :meth:`~fm_platform.fleet.options.PricedOptions.lowest_hourly`)."""
+    roles = []
+    for kind in kinds:
+        k, minimum = KINDS[kind], min_copies(kind, to_zero)
+        whole = k.whole_instance and not k.queued  # keeps an instance while idle
+        if k.pools_memory:
+            roles.append((kind, minimum, "pooled"))
+        elif minimum == 0 and not (k.serverless or whole):
+            roles.append((kind, minimum, "idle_free"))
+        else:
+            roles.append((kind, minimum, "priced"))
+    return tuple(roles)
 
 
-def _solve(program: _Program, highspy, np) -> float:
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    n = len(program.costs)
-    empty = np.array([], dtype=np.int32)
-    upper = np.full(n, highspy.kHighsInf)
-    h.addCols(n, np.array(program.costs), np.zeros(n), upper, 0, empty, empty, np.array([]))
-    starts: list[int] = []
-    indices: list[int] = []
-    values: list[float] = []
-    for _, _, entries in program.rows:
-        starts.append(len(indices))
-        indices.extend(entries)
-        values.extend(entries.values())
-    h.addRows(
-        len(program.rows),
-        np.array([r[0] for r in program.rows], dtype=np.float64),
-        np.array([r[1] for r in program.rows], dtype=np.float64),
-        len(indices),
-        np.array(starts, dtype=np.int32),
-        np.array(indices, dtype=np.int32),
-        np.array(values, dtype=np.float64),
-    )
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
-    return float(h.getInfo().objective_function_value)
+def _add_class(columns: Columns, count: int, known: Assessed, kinds: tuple[str, ...]) -> None:
+    """One class's columns. Of the kinds without shared rows only the cheapest option
+    counts: an option of one model per endpoint costs its own expected cost
+    (:meth:`~fm_platform.fleet.options.Option.expected_hourly`), and so does a
+    device-packing one (its type's price per device times its average devices: the
+    optimum buys such a type's instances for exactly the devices its columns use); a
+    solution using another moves that share to the cheapest without raising the cost.
+    Each multi-model option is a column of its own (its type's rows couple it to the
+    other models there)."""
+    assert known.decision is not None
+    options = known.assessment.options
+    alone, pooled, idle_free = math.inf, [], []
+    for kind, minimum, role in _roles(kinds, known.decision.to_zero):
+        if role == "pooled":
+            pooled.append(options.unpriced(kind))
+        elif role == "idle_free":
+            idle_free.append(options.unpriced(kind))
+        else:
+            alone = min(alone, options.lowest_hourly(kind, minimum))
+    hours, peak = known.needs.active_hours, known.needs.peak_rpm
+    columns.add(count, alone, pooled, idle_free, hours / 24, peak)
+
+
+def program(planner: Planner) -> Program:
+    """The relaxation of a planner that has run, as a linear program before its
+    reductions. Raises ``ImportError`` (naming the extra to install) when highspy is
+    missing."""
+    # Loading numpy and HiGHS allocates enough to start a pass over the planner's objects.
+    with without_cycle_collection():
+        try:
+            from fm_platform.fleet import relaxation  # numpy and highspy: the extra
+        except ImportError as error:
+            raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
+        columns = relaxation.Columns()
+        for count, known, kinds in _alike(planner):
+            _add_class(columns, count, known, kinds)
+        return columns.program()
 
 
 def lower_bound(planner: Planner) -> float:
     """The relaxation's optimum in USD per hour for a planner that has run. Raises
     ``ImportError`` (naming the extra to install) when highspy is missing."""
-    try:
-        import highspy
-        import numpy as np
-    except ImportError as error:
-        raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
-
-    program = _Program()
+    found = program(planner)
     with without_cycle_collection():
-        _model_rows(program, planner)
-        _instance_rows(program, highspy.kHighsInf)
-        return _solve(program, highspy, np)
+        return found.reduced_optimum()

@@ -251,13 +251,11 @@ class PricedOptions(Mapping[str, list[Option]]):
         assert first is not None
         return best, first[2]
 
-    def at_traffic(self, kind: str) -> Iterator[tuple[Option, int, float]]:
-        """Each option of ``kind`` as assessed without traffic, with its copies at peak and
-        its load at this traffic (unsorted; what :meth:`__getitem__` would build)."""
-        peak = self._peak_rpm
-        for o in self._raw[kind]:
-            load = peak / o.perf.rpm
-            yield o, max(1, math.ceil(load)), load
+    def unpriced(self, kind: str) -> list[Option]:
+        """``kind``'s options as assessed without traffic (unsorted; what
+        :meth:`__getitem__` would price): one list shared by the models alike, not to
+        be changed."""
+        return self._raw[kind]
 
 
 @dataclass(frozen=True)
