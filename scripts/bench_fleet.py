@@ -30,6 +30,9 @@ Last, the throughput estimate against the measured rows it ships, each held out 
 worst error in percent, and the median per task.
 
     python scripts/bench_fleet.py [SIZES...] [--plan-only SIZES...] [--realistic SIZES...]
+
+Without arguments every group runs at its default sizes; with any, only the groups named
+(``--realistic 50000`` plans one realistic catalog, then the leave-one-out line).
 """
 
 from __future__ import annotations
@@ -258,8 +261,10 @@ def accuracy() -> str:
 
 
 def _sizes(argv: list[str], flag: str, default: tuple[int, ...]) -> list[int]:
-    if flag not in argv:
+    if not argv:
         return list(default)
+    if flag not in argv:
+        return []
     rest = argv[argv.index(flag) + 1 :]
     return [
         int(a)
@@ -269,7 +274,7 @@ def _sizes(argv: list[str], flag: str, default: tuple[int, ...]) -> list[int]:
 
 def main(argv: list[str]) -> int:
     first = next((i for i, a in enumerate(argv) if a.startswith("--")), len(argv))
-    sizes = [int(a) for a in argv[:first]] or list(SIZES)
+    sizes = [int(a) for a in argv[:first]] if argv else list(SIZES)
     with tempfile.TemporaryDirectory() as tmp:
         for count in sizes:
             print(bench(count, Path(tmp)), flush=True)
