@@ -36,6 +36,18 @@ def test_a_classifier_at_3000_rpm_gets_a_few_copies_not_fifty():
     assert endpoint.max_instances <= 3
 
 
+def _component_option(cat, instance_type: str, accelerators: int):
+    """Model ``m``'s Inference Components option on ``instance_type`` with ``accelerators``."""
+    planner = Planner(cat)
+    planner.run()
+    options = planner.assessed["m"].assessment.options["inference-components"]
+    return next(
+        o
+        for o in options
+        if o.instance_type == instance_type and o.shape.accelerators == accelerators
+    )
+
+
 def test_copies_follow_the_measured_profile_when_one_exists():
     # llama-2-13b on ml.g5.12xlarge, tensor parallelism 4: published TGI results.
     cat = catalog(
@@ -53,12 +65,7 @@ def test_copies_follow_the_measured_profile_when_one_exists():
             }
         ]
     )
-    planner = Planner(cat)
-    planner.run()
-    options = planner.assessed["m"].assessment.options["inference-components"]
-    measured = next(
-        o for o in options if o.instance_type == "ml.g5.12xlarge" and o.shape.accelerators == 4
-    )
+    measured = _component_option(cat, "ml.g5.12xlarge", 4)
     assert measured.perf.source == "measured"
     assert measured.perf.rpm == pytest.approx(354.77)  # virtual users 20, 50 tokens
     assert measured.max_copies == 3  # ceil(1000 / 354.77)
@@ -117,12 +124,7 @@ def test_served_rows_of_current_families_size_their_copies():
             }
         ]
     )
-    planner = Planner(cat)
-    planner.run()
-    options = planner.assessed["m"].assessment.options["inference-components"]
-    one = next(
-        o for o in options if o.instance_type == "ml.g5.2xlarge" and o.shape.accelerators == 1
-    )
+    one = _component_option(cat, "ml.g5.2xlarge", 1)
     assert one.perf.source == "measured"
     assert "varad-more/inference-engine-benchmark-system" in one.perf.detail
     assert one.perf.concurrency == 8 and one.perf.rpm == pytest.approx(43.6, rel=0.01)
@@ -154,12 +156,7 @@ def test_a_distill_is_sized_from_the_rows_of_the_architecture_it_is_measured_as(
             }
         ]
     )
-    planner = Planner(cat)
-    planner.run()
-    options = planner.assessed["m"].assessment.options["inference-components"]
-    one = next(
-        o for o in options if o.instance_type == "ml.g5.2xlarge" and o.shape.accelerators == 1
-    )
+    one = _component_option(cat, "ml.g5.2xlarge", 1)
     assert one.perf.source == "measured" and "philschmid/llmperf" in one.perf.detail
     assert one.perf.concurrency == 16 and one.perf.rpm == pytest.approx(98.2, rel=0.01)
 
