@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fm_platform.cli.errors import CliError
-from fm_platform.cli.main import build_parser, main
+from fm_platform.cli.main import _named_group, build_parser, main
 from fm_platform.cli.outputs import resolve_cluster, resolve_endpoint, stack_outputs
 from tests.cli_support import CLUSTER_ARN, StubbedClients, hermetic_aws_env, stack_response
 
@@ -137,6 +137,16 @@ def test_json_is_refused_where_the_output_is_not_data(capsys: Any) -> None:
         main(["cluster", "connect", "--json"])
     assert exit_info.value.code == 2
     assert "unrecognized arguments: --json" in capsys.readouterr().err
+
+
+def test_only_the_named_command_group_is_built() -> None:
+    assert _named_group(["--region", "eu-west-1", "plan", "catalog.yaml"]) == "plan"
+    assert _named_group(["fleet", "status", "p.json", "--profile", "x"]) == "fleet"
+    assert _named_group(["--help"]) is None and _named_group(["plam"]) is None
+    only = build_parser("plan")
+    assert only.parse_args(["plan", "catalog.yaml"]).catalog == "catalog.yaml"
+    with pytest.raises(SystemExit):
+        only.parse_args(["cluster", "nodes"])
 
 
 def test_version(capsys: Any) -> None:
