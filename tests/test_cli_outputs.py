@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from importlib import metadata
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from fm_platform.cli.errors import CliError
+from fm_platform.cli import main as cli_main
 from fm_platform.cli.main import _named_group, build_parser, main
 from fm_platform.cli.outputs import resolve_cluster, resolve_endpoint, stack_outputs
 from tests.cli_support import CLUSTER_ARN, StubbedClients, hermetic_aws_env, stack_response
@@ -178,3 +180,16 @@ def test_help_from_the_entry_point(capsys: Any) -> None:
 def test_stubbed_clients_reject_unstubbed_services() -> None:
     with pytest.raises(KeyError):
         StubbedClients().client("sagemaker")
+
+
+def test_the_console_script_exits_with_the_code_and_keeps_its_objects_from_the_last_collection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cli_main, "main", lambda: 3)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli_main.console()
+        assert exited.value.code == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

@@ -289,6 +289,12 @@ def test_generative_models_never_land_on_cpu_or_multi_model_endpoints():
         assert instance_spec(endpoint.instance_type).is_accelerated
 
 
+def test_what_planning_allocated_is_in_the_oldest_generation():
+    # the first collection after planning would otherwise scan every object planned
+    placement = next(iter(plan_fleet(example(20)).placements.values()))
+    assert any(o is placement for o in gc.get_objects(generation=2))
+
+
 def test_planning_leaves_the_garbage_collector_as_it_found_it():
     plan_fleet(example(10))
     assert gc.isenabled()

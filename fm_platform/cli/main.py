@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from fm_platform.cli.context import ClientFactory, Context, SessionClients
 from fm_platform.cli.errors import describe_error
@@ -110,5 +111,15 @@ def main(argv: Sequence[str] | None = None, *, clients: ClientFactory | None = N
         return 1
 
 
+def console() -> NoReturn:
+    """The `fmp` console script: :func:`main` on the process arguments, then exit. What
+    the command built is frozen out of the interpreter's last garbage collection first:
+    that pass over a plan's objects took 0.35 s of `fmp plan` on 300 models, and frees
+    nothing the process's exit does not."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
