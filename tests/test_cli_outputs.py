@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from fm_platform.cli.errors import CliError
 from fm_platform.cli import main as cli_main
+from fm_platform.cli.errors import CliError
 from fm_platform.cli.main import _named_group, build_parser, main
 from fm_platform.cli.outputs import resolve_cluster, resolve_endpoint, stack_outputs
 from tests.cli_support import CLUSTER_ARN, StubbedClients, hermetic_aws_env, stack_response
