@@ -136,12 +136,14 @@ def test_asynchronous_options_skip_the_types_asynchronous_inference_does_not_run
     }
     needs = resolve(catalog([small]).models[0], catalog([]))
     reasons: list[str] = []
-    assert list(_options_on(needs, KINDS[ASYNC], inf1, 0.3, reasons, _Shared())) == []
+    assert list(_options_on(needs, KINDS[ASYNC], inf1, 0.3, reasons, _Shared("us-east-1"))) == []
     assert reasons == [
         "asynchronous inference does not run on inf1 instances (SageMaker's supported "
         "features of each inference option); use inf2 or a GPU type, e.g. ml.g5.2xlarge"
     ]
-    assert [o.kind for o in _options_on(needs, KINDS[SINGLE], inf1, 0.3, [], _Shared())] == [SINGLE]
+    assert [
+        o.kind for o in _options_on(needs, KINDS[SINGLE], inf1, 0.3, [], _Shared("us-east-1"))
+    ] == [SINGLE]
     assert KINDS[ASYNC].type_problem("ml.inf2.xlarge") is None
 
 

@@ -43,13 +43,12 @@ def _plain_alike(needs, region: str) -> dict[str, list[options.Option]]:
         if options.hardware_problem(needs, spec, region) is not None:
             continue
         for kind, kind_needs in kinds:
-            fresh = options._options_on(kind_needs, kind, spec, price, [], options._Shared())
+            fresh = options._options_on(kind_needs, kind, spec, price, [], options._Shared(region))
             found.setdefault(kind.name, []).extend(fresh)
     return found
 
 
-def test_options_shared_across_types_and_kinds_are_those_computed_afresh(planner, monkeypatch):
-    monkeypatch.setattr(options, "_estimate", options._estimate.__wrapped__)
+def test_options_shared_across_types_and_kinds_are_those_computed_afresh(planner):
     alike = {
         dataclasses.replace(k.needs, name="", peak_rpm=0.0, active_hours=24.0, defaults=())
         for k in planner.assessed.values()

@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -331,6 +331,21 @@ def hardware_problem(needs: Needs, spec: InstanceSpec, region: str) -> str | Non
     return _hardware_problems[key]
 
 
+_problems_in: dict[tuple, tuple[str | None, ...]] = {}
+
+
+def _hardware_problems_in(needs: Needs, region: str) -> tuple[str | None, ...]:
+    """:func:`hardware_problem` on each priced type of ``region`` (in :func:`_specs`
+    order), once per region and the needs' :data:`_HARDWARE_FIELDS`."""
+    key = (_HARDWARE_FIELDS(needs), region)
+    found = _problems_in.get(key)
+    if found is None:
+        found = _problems_in[key] = tuple(
+            hardware_problem(needs, spec, region) for spec, _ in _specs(region)
+        )
+    return found
+
+
 def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     name = spec.instance_type
     if needs.instance_family is not None and family(name) != needs.instance_family:
@@ -366,13 +381,10 @@ def _device_gib(spec: InstanceSpec) -> float:
     return spec.accelerator_memory_mib_total / max(1, spec.accelerator_count) / 1024
 
 
-def _performance(
-    needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
-) -> Performance | None:
-    """The copy's throughput (module :mod:`fm_platform.fleet.performance`); ``fits``
-    (concurrency -> bool) says whether a copy fits the ``usable`` GiB."""
-    if needs.rpm_override is not None:
-        return override(needs) if fits(needs.concurrency) or fits(1) else None
+def _measured_rows(needs: Needs, spec: InstanceSpec, tp: int) -> tuple[tuple, str] | None:
+    """Rows measured on this very type and degree that size the copy, with their source:
+    the catalog's benchmark file's, else the shipped rows of its architecture; None
+    without such rows."""
     if needs.benchmark is not None:
         own = tuple(
             r
@@ -380,11 +392,31 @@ def _performance(
             if r.instance_type == spec.instance_type and r.tensor_parallel == tp
         )
         if own:
-            return from_records(needs, own, "benchmark", fits)
+            return own, "benchmark"
     if needs.architecture is not None:
         shipped = shipped_records(needs.architecture, spec.instance_type, tp)
         if shipped:
-            return from_records(needs, shipped, "measured", fits)
+            return shipped, "measured"
+    return None
+
+
+def _performance(
+    needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
+) -> Performance | None:
+    """The copy's throughput (module :mod:`fm_platform.fleet.performance`); ``fits``
+    (concurrency -> bool) says whether a copy fits the ``usable`` GiB."""
+    if needs.rpm_override is not None:
+        return override(needs) if fits(needs.concurrency) or fits(1) else None
+    measured = _measured_rows(needs, spec, tp)
+    if measured is not None:
+        return from_records(needs, measured[0], measured[1], fits)
+    return _device_performance(needs, spec, tp, fits, usable)
+
+
+def _device_performance(
+    needs: Needs, spec: InstanceSpec, tp: int, fits, usable: float
+) -> Performance | None:
+    """What the type's devices (on CPU, its vCPUs) give a copy without measured rows."""
     if not spec.is_accelerated:
         gflops, flops = vcpu_gflops(spec), cpu_flops(spec)
         if flops is None or not fits(1):
@@ -397,10 +429,8 @@ def _performance(
     return _estimate(needs, dev, tp, usable)
 
 
-@cache
 def _estimate(needs: Needs, dev: Device, tp: int, usable: float) -> Performance | None:
-    """The hardware estimate of a copy on ``tp`` devices ``dev`` with ``usable`` GiB:
-    computed once for the types with the same devices and for the kinds alike."""
+    """The hardware estimate of a copy on ``tp`` devices ``dev`` with ``usable`` GiB."""
 
     def fits(concurrency: int) -> bool:
         return needs.copy_gib(tp, concurrency) <= usable
@@ -434,14 +464,43 @@ class _Copy:
     parts: MemoryParts
 
 
+@dataclass(frozen=True)
+class _OnDevices:
+    """What ``tp`` devices of one kind, model and memory give a copy on any type that has
+    them: the memory usable for it, whether it fits at a concurrency, and the throughput
+    without rows measured on the type (None: it misses the objective)."""
+
+    usable: float
+    fits: Callable[[int], bool]
+    perf: Performance | None
+
+
+@cache
+def _device_classes(region: str) -> dict[str, int]:
+    """Per priced type in ``region``, the index of the first type with the same devices
+    (kind, model, number and memory): the g5 sizes from xlarge to 16xlarge share one
+    A10G."""
+    first: dict[tuple, int] = {}
+    return {
+        spec.instance_type: first.setdefault(
+            (spec.accelerator, device(spec), spec.accelerator_count, _device_gib(spec)), i
+        )
+        for i, (spec, _) in enumerate(_specs(region))
+    }
+
+
 class _Shared:
     """What the options of models alike share across instance types and kinds, computed
-    once per :func:`_assess_alike`: one copy's memory per (needs, devices, concurrency),
-    its parts, and per (needs, type, devices) the copy or why there is none."""
+    once per :func:`_assess_alike` in ``region``: one copy's memory per (needs, devices,
+    concurrency), its parts, per (needs, devices of a type, degree) what the devices give
+    (:class:`_OnDevices`) or why there is no copy, and per (needs, type, devices) the copy
+    or why there is none."""
 
-    def __init__(self) -> None:
+    def __init__(self, region: str) -> None:
+        self._classes = _device_classes(region)
         self._gib: dict[tuple[int, int, int], float] = {}
         self._parts: dict[tuple[int, int, int], MemoryParts] = {}
+        self._on_devices: dict[tuple[int, int | str, int], _OnDevices | str] = {}
         self._copies: dict[tuple[int, str, int, float], _Copy | str] = {}
 
     def copy_gib(self, needs: Needs, tp: int, concurrency: int) -> float:
@@ -456,6 +515,15 @@ class _Shared:
         found = self._parts.get(key)
         if found is None:
             found = self._parts[key] = needs.parts(tp, concurrency)
+        return found
+
+    def on_devices(self, needs: Needs, spec: InstanceSpec, tp: int) -> _OnDevices | str:
+        """What ``tp`` devices of ``spec`` give a copy (:func:`_on_devices`)."""
+        # a type without a price in the region (a test's) is a class of its own
+        key = (id(needs), self._classes.get(spec.instance_type, spec.instance_type), tp)
+        found = self._on_devices.get(key)
+        if found is None:
+            found = self._on_devices[key] = _on_devices(needs, spec, tp, self)
         return found
 
     def accelerated(self, needs: Needs, spec: InstanceSpec, tp: int) -> _Copy | str:
@@ -489,10 +557,9 @@ def _cpu_copy(needs: Needs, spec: InstanceSpec, share: float) -> _Copy | str:
     return _Copy(shape, perf, gib, usable, MemoryParts(gib, 0.0, 0.0, gib))
 
 
-def _accelerated_copy(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _Copy | str:
-    """A copy on ``tp`` devices of ``spec`` (module docstring), or why there is none: the
-    degree does not divide the attention heads, the copy does not fit the devices' or the
-    host's memory, or it misses the objective."""
+def _on_devices(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _OnDevices | str:
+    """What ``tp`` devices of ``spec`` give a copy, or why they cannot hold one: the degree
+    does not divide the attention heads, or one copy does not fit their memory."""
     # Neuron's libraries pad attention heads up to the degree: the Neuron SDK runs
     # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
     # benchmarks/inf2/throughput_data_decoder.csv)
@@ -508,56 +575,81 @@ def _accelerated_copy(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared
             f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {tp} devices have "
             f"{usable:.1f} GiB usable"
         )
+    if needs.rpm_override is not None:
+        return _OnDevices(usable, fits, override(needs))
+    return _OnDevices(usable, fits, _device_performance(needs, spec, tp, fits, usable))
+
+
+def _accelerated_copy(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _Copy | str:
+    """A copy on ``tp`` devices of ``spec`` (module docstring), or why there is none: the
+    devices cannot hold one (:func:`_on_devices`), the copy does not fit the host's
+    memory, or it misses the objective. Rows measured on the type win over what its
+    devices give."""
+    on = shared.on_devices(needs, spec, tp)
+    if isinstance(on, str):
+        return on
     count = spec.accelerator_count
     host_mib = needs.host_mib()
     if host_mib > spec.memory_mib * tp // count:
         return f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices"
-    perf = _performance(needs, spec, tp, fits, usable)
+    measured = None if needs.rpm_override is not None else _measured_rows(needs, spec, tp)
+    perf = on.perf if measured is None else from_records(needs, *measured, on.fits)
     if perf is None:
         return f"{tp} devices miss the p50 objective of {needs.latency_objective_ms:,.0f} ms"
     shape = Shape(tp, host_mib, max(1.0, spec.vcpus / count * tp / 2))
     gib = shared.copy_gib(needs, tp, perf.concurrency)
-    return _Copy(shape, perf, gib, usable, shared.parts(needs, tp, perf.concurrency))
+    return _Copy(shape, perf, gib, on.usable, shared.parts(needs, tp, perf.concurrency))
+
+
+def _option(kind: str, instance_type: str, price: float, copy_hourly: float, copy: _Copy) -> Option:
+    """An option of ``copy`` without traffic (no load, one copy at peak), built without
+    the frozen dataclass's ``__init__`` (it sets each field through ``object.__setattr__``:
+    an eighth of the time to assess a model)."""
+    option = object.__new__(Option)
+    option.__dict__.update(
+        kind=kind,
+        instance_type=instance_type,
+        shape=copy.shape,
+        perf=copy.perf,
+        max_copies=1,
+        price=price,
+        copy_hourly=copy_hourly,
+        copy_gib=copy.gib,
+        usable_gib=copy.usable,
+        load=0.0,
+        parts=copy.parts,
+    )
+    return option
 
 
 def _options_on(
     needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list, shared: _Shared
-) -> Iterator[Option]:
-    """The options of ``kind`` on ``spec`` (without traffic); why each degree or the type
-    cannot host it is appended to ``reasons``."""
+) -> list[Option]:
+    """The options of ``kind`` on ``spec`` (without traffic: ``needs.peak_rpm`` is 0); why
+    each degree or the type cannot host it is appended to ``reasons``."""
     problem = _type_problem(kind.name, spec.instance_type)
     if problem is not None:
         reasons.append(problem)
-        return
+        return []
     if not spec.is_accelerated:
         if not kind.cpu:
-            return
+            return []
         copies = [(0, shared.cpu(needs, spec, MME_MEMORY_SHARE if kind.pools_memory else 0.5))]
     elif not kind.accelerated:
-        return
+        return []
     else:
         count = spec.accelerator_count
         degrees = (count,) if kind.whole_instance else tp_degrees(count)
         copies = [(tp, shared.accelerated(needs, spec, tp)) for tp in degrees]
     whole = kind.whole_instance or not spec.is_accelerated
+    found = []
     for tp, copy in copies:
         if isinstance(copy, str):
             reasons.append(copy)
             continue
-        load = needs.peak_rpm / copy.perf.rpm
-        yield Option(
-            kind.name,
-            spec.instance_type,
-            copy.shape,
-            copy.perf,
-            max(1, math.ceil(load)),
-            price,
-            price if whole else price * (tp / spec.accelerator_count),
-            copy.gib,
-            copy.usable,
-            load,
-            copy.parts,
-        )
+        share = price if whole else price * (tp / spec.accelerator_count)
+        found.append(_option(kind.name, spec.instance_type, price, share, copy))
+    return found
 
 
 def _serverless_problem(needs: Needs, region: str) -> str | None:
@@ -675,17 +767,19 @@ def _assess_alike(needs: Needs, region: str) -> _Alike:
         if kind.serverless:
             _serverless_options(kind_needs, kind, region, result)
     kinds = [(kind, kind_needs) for kind, kind_needs in kinds if not kind.serverless]
-    shared = _Shared()
-    for spec, price in _specs(region):
-        problem = hardware_problem(needs, spec, region)
+    shared = _Shared(region)
+    for (spec, price), problem in zip(
+        _specs(region), _hardware_problems_in(needs, region), strict=True
+    ):
         if problem is not None:
             result.rejected[spec.instance_type] = problem
             continue
         reasons: list[str] = []
         found = False
         for kind, kind_needs in kinds:
-            for option in _options_on(kind_needs, kind, spec, price, reasons, shared):
-                result.options.setdefault(kind.name, []).append(option)
+            options = _options_on(kind_needs, kind, spec, price, reasons, shared)
+            if options:
+                result.options.setdefault(kind.name, []).extend(options)
                 found = True
         if not found:
             result.rejected[spec.instance_type] = reasons[0] if reasons else "no kind uses it"
