@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -304,3 +307,29 @@ def test_planning_leaves_the_garbage_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+_PLAN_EXAMPLE = (
+    "from fm_platform.fleet.catalog import load_catalog\n"
+    "from fm_platform.fleet.options import family_types\n"
+    "from fm_platform.fleet.planner import plan_fleet\n"
+    "catalog = load_catalog('examples/catalog.yaml', family_types('us-east-1'))\n"
+    "print(plan_fleet(catalog).to_json())\n"
+)
+
+
+def test_a_plan_does_not_depend_on_the_processs_string_hashing():
+    # equal-cost moves between instance types were once taken in the order of a set of
+    # type names, which differs from one process to the next
+    plans = {
+        subprocess.run(
+            [sys.executable, "-c", _PLAN_EXAMPLE],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "6")
+    }
+    assert len(plans) == 1

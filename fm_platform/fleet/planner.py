@@ -619,7 +619,7 @@ class Planner:
                 rest = {m: o for m, o in group.items() if m != n}
                 consider(self.packed_cost(t, rest) + hourly - before, t, None, {n: option})
             alts = {name: self._alternatives(name, kind, t) for name in group}
-            for target_type in {tt for a in alts.values() for tt in a}:
+            for target_type in sorted({tt for a in alts.values() for tt in a}):
                 target = members.get(target_type, {})
                 movers = [{n: alts[n][target_type]} for n in group if target_type in alts[n]]
                 everyone = {n: alts[n][target_type] for n in group if target_type in alts[n]}
