@@ -81,6 +81,22 @@ def test_each_kinds_cheapest_option_and_cost_are_the_sorted_lists_first(planner)
                 assert priced.lowest_hourly(kind, low) == lowest, (name, kind, low)
 
 
+@pytest.mark.parametrize("hours", [0.0, 6.0, 24.0])
+def test_the_cheapest_at_any_traffic_is_the_sorted_lists_first(planner, hours):
+    # the search skips options another beats at every traffic, except where no copy costs
+    # anything (no active hours, none at minimum) and every option ties
+    alike = {id(k.assessment.options): k for k in planner.assessed.values()}
+    for known in list(alike.values())[::3]:
+        base = known.assessment.options
+        for peak in (0.5, 30.0, 3000.0):
+            priced = options.PricedOptions(base._alike, peak, hours)
+            for kind in priced:
+                assert priced.cheapest(kind) == priced[kind][0], (kind, peak)
+                for low in (0, 1):
+                    lowest = min(o.expected_hourly(low, hours) for o in priced[kind])
+                    assert priced.lowest_hourly(kind, low) == lowest, (kind, peak, low)
+
+
 def _plain_bound(planner: Planner) -> float:
     """The relaxation with a variable per model and option, and one per type's instances."""
     costs: list[float] = []

@@ -228,7 +228,9 @@ class PricedOptions(Mapping[str, list[Option]]):
         best = math.inf
         limit = math.inf  # a floor above which no option can cost less than the best
         first: tuple[str, int, Option] | None = None
-        for floor, index, o, memory in self._alike.by_floor(kind):
+        per_copy = not (serverless or pools) and (a > 0 or idle > 0)
+        ranked = self._alike.frontier(kind) if per_copy else self._alike.by_floor(kind)
+        for floor, index, o, memory in ranked:
             if floor * scale > limit:
                 break
             if serverless and self._concurrency_problem(o) is not None:
@@ -283,6 +285,7 @@ class _Alike:
     unavailable: dict[str, str] = field(default_factory=dict)
     priced: dict[tuple[float, float], PricedOptions] = field(default_factory=dict)
     floors: dict[str, list[tuple[float, int, Option, float]]] = field(default_factory=dict)
+    frontiers: dict[str, list[tuple[float, int, Option, float]]] = field(default_factory=dict)
 
     def by_floor(self, kind: str) -> list[tuple[float, int, Option, float]]:
         """The options of ``kind`` (with their index and their copy's share of the usable
@@ -308,6 +311,25 @@ class _Alike:
                 )
                 for i, o in enumerate(self.options[kind])
             )
+        return found
+
+    def frontier(self, kind: str) -> list[tuple[float, int, Option, float]]:
+        """:meth:`by_floor` of a kind priced per copy (not multi-model or serverless)
+        without the options another beats at any traffic: one whose copy costs less (by
+        more than rounding) and serves at least as many requests a minute costs less
+        wherever a copy costs anything (:meth:`Option.hourly_at`), so it is never the
+        cheapest nor tied with it."""
+        found = self.frontiers.get(kind)
+        if found is None:
+            ranked = self.by_floor(kind)
+            found = self.frontiers[kind] = []
+            fastest, below = 0.0, 0  # the most rpm of the options costing less
+            for entry in ranked:
+                while ranked[below][0] < entry[0] * (1 - 1e-9):
+                    fastest = max(fastest, ranked[below][2].perf.rpm)
+                    below += 1
+                if entry[2].perf.rpm > fastest:
+                    found.append(entry)
         return found
 
 
