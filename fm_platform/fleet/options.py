@@ -228,8 +228,8 @@ class PricedOptions(Mapping[str, list[Option]]):
         best = math.inf
         limit = math.inf  # a floor above which no option can cost less than the best
         first: tuple[str, int, Option] | None = None
-        per_copy = not (serverless or pools) and (a > 0 or idle > 0)
-        ranked = self._alike.frontier(kind) if per_copy else self._alike.by_floor(kind)
+        beaten = pools or (not serverless and (a > 0 or idle > 0))
+        ranked = self._alike.frontier(kind) if beaten else self._alike.by_floor(kind)
         for floor, index, o, memory in ranked:
             if floor * scale > limit:
                 break
@@ -314,21 +314,30 @@ class _Alike:
         return found
 
     def frontier(self, kind: str) -> list[tuple[float, int, Option, float]]:
-        """:meth:`by_floor` of a kind priced per copy (not multi-model or serverless)
-        without the options another beats at any traffic: one whose copy costs less (by
-        more than rounding) and serves at least as many requests a minute costs less
-        wherever a copy costs anything (:meth:`Option.hourly_at`), so it is never the
-        cheapest nor tied with it."""
+        """:meth:`by_floor` of a kind that is not serverless without the options another
+        beats at any traffic, so never the cheapest nor tied with it
+        (:meth:`Option.hourly_at`; "less" by more than rounding). Priced per copy: one
+        whose copy costs less and serves at least as many requests a minute costs less
+        wherever a copy costs anything. Multi-model: one whose memory share costs less and
+        whose requests cost less (price over requests a minute) costs less always."""
         found = self.frontiers.get(kind)
         if found is None:
             ranked = self.by_floor(kind)
+            pools = KINDS[kind].pools_memory
             found = self.frontiers[kind] = []
-            fastest, below = 0.0, 0  # the most rpm of the options costing less
+            # of the options with a lower floor: the most rpm, the least price per rpm
+            fastest, cheapest, below = 0.0, math.inf, 0
             for entry in ranked:
                 while ranked[below][0] < entry[0] * (1 - 1e-9):
-                    fastest = max(fastest, ranked[below][2].perf.rpm)
+                    o = ranked[below][2]
+                    fastest = max(fastest, o.perf.rpm)
+                    cheapest = min(cheapest, o.price / o.perf.rpm)
                     below += 1
-                if entry[2].perf.rpm > fastest:
+                o = entry[2]
+                if pools:
+                    if cheapest >= o.price / o.perf.rpm * (1 - 1e-9):
+                        found.append(entry)
+                elif o.perf.rpm > fastest:
                     found.append(entry)
         return found
 
