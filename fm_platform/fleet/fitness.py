@@ -46,8 +46,10 @@ The decision, per model:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import operator
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.kinds import BATCH, KINDS, SCALE_TO_ZERO_LATENCY_FIT, min_copies
@@ -59,6 +61,9 @@ _CLASS_LATENCY = {"strict": 1.0, "standard": 0.5, "relaxed": 0.2, BATCH: 0.0}
 QUEUED_ZERO_REASON = (
     "scales to zero: an empty queue needs no instance, and a request queued at zero wakes one"
 )
+#: The position of the cost axis in :data:`AXES` (its fit is each decision's own).
+_COST = AXES.index("cost")
+_AXIS_VALUES = operator.attrgetter(*AXES)
 
 
 def _clip(value: float) -> float:
@@ -76,7 +81,8 @@ class Scores:
     scalability: float
 
     def values(self) -> tuple[float, ...]:
-        return tuple(getattr(self, axis) for axis in AXES)
+        values: tuple[float, ...] = _AXIS_VALUES(self)
+        return values
 
 
 def weights_for(model: ModelEntry, catalog: Catalog) -> dict[str, float]:
@@ -88,22 +94,45 @@ def weights_for(model: ModelEntry, catalog: Catalog) -> dict[str, float]:
     return weights
 
 
-def score(model: ModelEntry, copy_gib: float, rpm: float, max_copies: int, to_zero: bool) -> Scores:
-    """The five scores of ``model`` with copies of ``copy_gib`` serving ``rpm`` each,
-    ``max_copies`` at peak, scaling to zero or not (rules in the module docstring)."""
-    size = _clip(math.log10(max(1.0, copy_gib)) / math.log10(640))
+def _latency_score(model: ModelEntry) -> float:
+    """The model's latency score (module docstring): its traffic plays no part."""
     if model.latency_p50_ms is not None:
         latency = 1 - math.log10(max(100.0, model.latency_p50_ms) / 100) / 2
     else:
         latency = _CLASS_LATENCY[model.latency_class]
     if model.cold_start_tolerant:
         latency -= 0.25
-    isolation = 1.0 if model.isolation == "dedicated" else 0.0
+    return _clip(latency)
+
+
+def _isolation_score(model: ModelEntry) -> float:
+    return 1.0 if model.isolation == "dedicated" else 0.0
+
+
+def _scores(
+    model: ModelEntry,
+    latency: float,
+    isolation: float,
+    copy_gib: float,
+    rpm: float,
+    max_copies: int,
+    to_zero: bool,
+) -> Scores:
+    """The five scores of ``model`` given its ``latency`` and ``isolation`` scores (as
+    :func:`score` computes them)."""
+    size = _clip(math.log10(max(1.0, copy_gib)) / math.log10(640))
     peak = 60.0 if model.peak_rpm is None else model.peak_rpm
     utilisation = model.active_hours / 24 * min(1.0, peak / rpm)
     scale = math.log2(max_copies) / 5 + (0.2 if to_zero else 0.0)
     cost = 0.5 + 0.5 * (1 - utilisation)
-    return Scores(size, _clip(latency), isolation, _clip(cost), _clip(scale))
+    return Scores(size, latency, isolation, _clip(cost), _clip(scale))
+
+
+def score(model: ModelEntry, copy_gib: float, rpm: float, max_copies: int, to_zero: bool) -> Scores:
+    """The five scores of ``model`` with copies of ``copy_gib`` serving ``rpm`` each,
+    ``max_copies`` at peak, scaling to zero or not (rules in the module docstring)."""
+    latency, isolation = _latency_score(model), _isolation_score(model)
+    return _scores(model, latency, isolation, copy_gib, rpm, max_copies, to_zero)
 
 
 def mean_scores(scores: list[Scores]) -> Scores:
@@ -112,11 +141,11 @@ def mean_scores(scores: list[Scores]) -> Scores:
 
 
 def tolerates_cold_start(
-    model: ModelEntry, scores: Scores, weights: Mapping[str, float]
+    model: ModelEntry, latency: float, weights: Mapping[str, float]
 ) -> tuple[bool, str]:
     """Whether the model may wait for a cold start, and why: the catalog's
     ``cold_start_tolerant`` when set; never for ``latency_class: strict``; else the cost
-    of idling weighed against the latency score."""
+    of idling weighed against the ``latency`` score."""
     if model.cold_start_tolerant is not None:
         return model.cold_start_tolerant, f"cold_start_tolerant: {model.cold_start_tolerant}"
     if model.latency_class == "strict":
@@ -126,17 +155,16 @@ def tolerates_cold_start(
         )
     idle = 1 - model.active_hours / 24
     cost = weights["cost"] * idle
-    latency = weights["latency"] * scores.latency
-    verdict = cost > latency
+    weighted_latency = weights["latency"] * latency
+    verdict = cost > weighted_latency
     relation = "outweighs" if verdict else "does not outweigh"
     return verdict, (
         f"idle {idle:.0%} of the day x cost weight {weights['cost']:g} = {cost:.2f} {relation} "
-        f"latency score x weight = {latency:.2f}"
+        f"latency score x weight = {weighted_latency:.2f}"
     )
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A kind considered for a model: its cheapest option, expected USD per hour, utility
     and, when it lost or was excluded, why."""
 
@@ -163,9 +191,8 @@ class Decision:
     candidates: tuple[Candidate, ...]
 
 
-def _fit(kind: str, axis: str, cost_fit: float, to_zero: bool) -> float:
-    if axis == "cost":
-        return cost_fit
+def _fit(kind: str, axis: str, to_zero: bool) -> float:
+    """How well ``kind`` serves ``axis`` (not cost) for a model that scales to zero or not."""
     if axis == "latency" and to_zero and KINDS[kind].scale_to_zero and not KINDS[kind].queued:
         return SCALE_TO_ZERO_LATENCY_FIT
     return KINDS[kind].fit[axis]
@@ -194,9 +221,9 @@ class _ZeroChoice:
 
 
 def _scale_to_zero(
-    model: ModelEntry, base: Scores, weights: Mapping[str, float], kinds: set[str]
+    model: ModelEntry, latency: float, weights: Mapping[str, float], kinds: Collection[str]
 ) -> _ZeroChoice:
-    tolerant, tolerance_reason = tolerates_cold_start(model, base, weights)
+    tolerant, tolerance_reason = tolerates_cold_start(model, latency, weights)
     may = any(KINDS[k].scale_to_zero and not KINDS[k].queued for k in kinds)
     to_zero = may and model.active_hours < 24 and tolerant
     if model.active_hours >= 24:
@@ -207,7 +234,7 @@ def _scale_to_zero(
 
 
 def _exclusions(
-    model: ModelEntry, zero: _ZeroChoice, assessed: set[str]
+    model: ModelEntry, zero: _ZeroChoice, assessed: Collection[str]
 ) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """Kinds that do not apply to this kind of work at all (the asynchronous endpoint for
     a model whose callers wait: never listed as rivals), kinds refused by the request body
@@ -234,20 +261,72 @@ def _exclusions(
     return inapplicable, refused, excluded
 
 
+@dataclass(frozen=True)
+class _Standing:
+    """What a decision reads of a model but its traffic and options, for its active hours
+    and the kinds with options: its priorities (by axis, and in :data:`AXES` order), its
+    latency and isolation scores, its scale to zero, the kinds inapplicable, refused and
+    excluded (:func:`_exclusions`), the kinds left (in the options' order) with their
+    fit per axis (:data:`AXES` order; 0 for cost, each decision's own), each kind's
+    fewest copies and why each kind ruled out is."""
+
+    weights: dict[str, float]
+    axis_weights: tuple[float, ...]
+    latency: float
+    isolation: float
+    zero: _ZeroChoice
+    inapplicable: dict[str, str]
+    refused: dict[str, str]
+    excluded: dict[str, str]
+    allowed: tuple[str, ...]
+    fits: dict[str, tuple[float, ...]]
+    copies: dict[str, int]
+    ruled_out: dict[str, str]
+
+    def fits_with_cost(self, kind: str, cost_fit: float) -> list[float]:
+        """``kind``'s fit per axis in :data:`AXES` order, ``cost_fit`` for cost."""
+        fits = list(self.fits[kind])
+        fits[_COST] = cost_fit
+        return fits
+
+
+def _standing(model: ModelEntry, catalog: Catalog, kinds: tuple[str, ...]) -> _Standing:
+    """``model``'s standing in ``catalog`` with options of ``kinds``."""
+    weights = weights_for(model, catalog)
+    latency = _latency_score(model)
+    zero = _scale_to_zero(model, latency, weights, kinds)
+    inapplicable, refused, excluded = _exclusions(model, zero, kinds)
+    allowed = tuple(k for k in kinds if k not in excluded and k not in inapplicable)
+    return _Standing(
+        weights=weights,
+        axis_weights=tuple(weights[axis] for axis in AXES),
+        latency=latency,
+        isolation=_isolation_score(model),
+        zero=zero,
+        inapplicable=inapplicable,
+        refused=refused,
+        excluded=excluded,
+        allowed=allowed,
+        fits={
+            kind: tuple(0.0 if a == "cost" else _fit(kind, a, zero.to_zero) for a in AXES)
+            for kind in allowed
+        },
+        copies={k: min_copies(k, zero.to_zero) for k in KINDS},
+        ruled_out={k: why for k in KINDS if (why := excluded.get(k) or inapplicable.get(k))},
+    )
+
+
 def _only_option_reason(
-    excluded: dict[str, str],
-    refused: dict[str, str],
-    inapplicable: dict[str, str],
-    cheapest: Mapping[str, Option],
-    assessment: Assessment,
+    standing: _Standing, cheapest: Mapping[str, Option], assessment: Assessment
 ) -> str:
     """ "the only option", with why each other kind is not one (kinds with equal reasons
     together)."""
+    excluded, refused = standing.excluded, standing.refused
     why_not = {k: why for k, why in excluded.items() if k in cheapest or k in refused}
     why_not.update(
         (k, _no_option(k, assessment))
         for k in KINDS
-        if k not in cheapest and k not in refused | inapplicable
+        if k not in cheapest and k not in refused | standing.inapplicable
     )
     by_reason: dict[str, list[str]] = {}
     for k, why in why_not.items():
@@ -266,25 +345,18 @@ def _lead_reason(
     runner: str,
     scores: Scores,
     weights: Mapping[str, float],
+    weighted: list[float],
+    fits: Mapping[str, list[float]],
     expected: Mapping[str, float],
-    low: float,
-    to_zero: bool,
 ) -> str:
-    """The axis that contributes most to ``winner``'s lead over ``runner``, with both
-    kinds' expected cost a month."""
-    cost_fit = {k: low / expected[k] if expected[k] else 1.0 for k in (winner, runner)}
-    lead = {
-        axis: weights[axis]
-        * getattr(scores, axis)
-        * (
-            _fit(winner, axis, cost_fit[winner], to_zero)
-            - _fit(runner, axis, cost_fit[runner], to_zero)
-        )
-        for axis in AXES
-    }
-    axis = max(lead, key=lambda a: lead[a])
+    """The axis that contributes most to ``winner``'s lead over ``runner`` (``weighted``:
+    weight x score per axis, ``fits``: each kind's fit per axis), with both kinds'
+    expected cost a month."""
+    lead = [ws * (w - r) for ws, w, r in zip(weighted, fits[winner], fits[runner], strict=True)]
+    top = max(range(len(AXES)), key=lead.__getitem__)
+    axis = AXES[top]
     costs = f"${expected[winner] * 730:,.0f} vs ${expected[runner] * 730:,.0f} a month"
-    if lead[axis] <= 1e-9:
+    if lead[top] <= 1e-9:
         preferred = (
             "a queue preferred for batch work"
             if KINDS[winner].queued
@@ -292,63 +364,126 @@ def _lead_reason(
         )
         return f"equal utility with {runner}, {preferred}: {costs}"
     return (
-        f"{axis} (score {getattr(scores, axis):.2f} x weight {weights[axis]:g}) "
+        f"{axis} (score {scores.values()[top]:.2f} x weight {weights[axis]:g}) "
         f"decides over {runner}: {costs}"
     )
 
 
-def decide(model: ModelEntry, catalog: Catalog, assessment: Assessment) -> Decision | None:
-    """The hosting decision for ``model`` (module docstring); None when no kind can host
-    it (``assessment`` says why per type)."""
-    weights = weights_for(model, catalog)
-    cheapest = {kind: assessment.options.cheapest(kind) for kind in assessment.options}
-    if not cheapest:
-        return None
-    overall = min(cheapest.values(), key=lambda o: o.expected_hourly(1, model.active_hours))
-    base = score(model, overall.copy_gib, overall.perf.rpm, overall.max_copies, False)
-    zero = _scale_to_zero(model, base, weights, set(cheapest))
-    inapplicable, refused, excluded = _exclusions(model, zero, set(cheapest))
-    expected = {
-        kind: option.expected_hourly(min_copies(kind, zero.to_zero), model.active_hours)
-        for kind, option in cheapest.items()
-    }
-    allowed = [k for k in cheapest if k not in excluded and k not in inapplicable]
-    if not allowed:
-        return None
-    low = min(expected[k] for k in allowed)
-    scores = score(model, overall.copy_gib, overall.perf.rpm, overall.max_copies, zero.to_zero)
-    weighted = [(axis, weights[axis] * getattr(scores, axis)) for axis in AXES]
-    cost_fit = {kind: low / expected[kind] if expected[kind] else 1.0 for kind in allowed}
-    utilities = {
-        kind: sum(ws * _fit(kind, axis, cost_fit[kind], zero.to_zero) for axis, ws in weighted)
-        for kind in allowed
-    }
-    ranked = sorted(allowed, key=lambda k: (-round(utilities[k], 9), KINDS[k].preference))
-    winner = ranked[0]
-    if len(ranked) == 1:
-        reason = _only_option_reason(excluded, refused, inapplicable, cheapest, assessment)
-    else:
-        reason = _lead_reason(winner, ranked[1], scores, weights, expected, low, zero.to_zero)
-    candidates = tuple(
-        Candidate(
-            kind,
-            cheapest.get(kind),
-            expected.get(kind, 0.0),
-            utilities.get(kind, 0.0),
-            excluded.get(kind)
-            or inapplicable.get(kind)
-            or (None if kind == winner else "lower utility" if kind in cheapest else None)
-            or (None if kind in cheapest else _no_option(kind, assessment)),
+def _candidates(
+    standing: _Standing,
+    cheapest: Mapping[str, Option],
+    expected: Mapping[str, float],
+    utilities: Mapping[str, float],
+    winner: str,
+    assessment: Assessment,
+) -> tuple[Candidate, ...]:
+    """Every kind as a candidate: ruled out, the winner, of lower utility, or without an
+    option."""
+    return tuple(
+        [
+            Candidate(
+                kind,
+                cheapest.get(kind),
+                expected.get(kind, 0.0),
+                utilities.get(kind, 0.0),
+                standing.ruled_out.get(kind)
+                or (
+                    None
+                    if kind == winner
+                    else "lower utility"
+                    if kind in cheapest
+                    else _no_option(kind, assessment)
+                ),
+            )
+            for kind in KINDS
+        ]
+    )
+
+
+#: The fields of a model its standing reads (:func:`_standing`), but its weights.
+_STANDING_FIELDS = operator.attrgetter(
+    "latency_p50_ms",
+    "latency_class",
+    "cold_start_tolerant",
+    "isolation",
+    "isolation_reason",
+    "group",
+    "payload_mb",
+    "active_hours",
+)
+
+
+class Decider:
+    """The hosting decisions of models of ``catalog`` (:meth:`decide`). A model's standing
+    is computed once per :data:`_STANDING_FIELDS`, tenant's weights, own weights and kinds
+    with options (everything it reads besides the catalog and the kind table, both fixed
+    while the decider lives) and shared by the models alike."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._tenant_weights = {t: tuple(w.items()) for t, w in catalog.tenant_weights.items()}
+        self._standings: dict[tuple, _Standing] = {}
+
+    def _standing(self, model: ModelEntry, kinds: tuple[str, ...]) -> _Standing:
+        tenant = self._tenant_weights.get(model.tenant) if model.tenant is not None else None
+        own = tuple(model.weights.items()) if model.weights else None
+        key = (_STANDING_FIELDS(model), tenant, own, kinds)
+        found = self._standings.get(key)
+        if found is None:
+            found = self._standings[key] = _standing(model, self.catalog, kinds)
+        return found
+
+    def decide(self, model: ModelEntry, assessment: Assessment) -> Decision | None:
+        """The hosting decision for ``model`` (module docstring); None when no kind can
+        host it (``assessment`` says why per type)."""
+        options = assessment.options
+        cheapest = {kind: options.cheapest(kind) for kind in options}
+        if not cheapest:
+            return None
+        hours = model.active_hours
+        at_one = {kind: option.expected_hourly(1, hours) for kind, option in cheapest.items()}
+        overall = cheapest[min(at_one, key=at_one.__getitem__)]
+        standing = self._standing(model, tuple(cheapest))
+        if not standing.allowed:
+            return None
+        copies, to_zero = standing.copies, standing.zero.to_zero
+        expected = {
+            kind: at_one[kind] if copies[kind] == 1 else option.expected_hourly(copies[kind], hours)
+            for kind, option in cheapest.items()
+        }
+        low = min(expected[k] for k in standing.allowed)
+        scores = _scores(
+            model,
+            standing.latency,
+            standing.isolation,
+            overall.copy_gib,
+            overall.perf.rpm,
+            overall.max_copies,
+            to_zero,
         )
-        for kind in KINDS
-    )
-    return Decision(
-        cheapest[winner],
-        min_copies(winner, zero.to_zero),
-        zero.to_zero,
-        scores,
-        weights,
-        reason,
-        zero.reason,
-        candidates,
-    )
+        weighted = list(map(operator.mul, standing.axis_weights, scores.values()))
+        fits = {
+            kind: standing.fits_with_cost(kind, low / expected[kind] if expected[kind] else 1.0)
+            for kind in standing.allowed
+        }
+        utilities = {kind: sum(map(operator.mul, weighted, fit)) for kind, fit in fits.items()}
+        ranked = sorted(
+            standing.allowed, key=lambda k: (-round(utilities[k], 9), KINDS[k].preference)
+        )
+        winner = ranked[0]
+        if len(ranked) == 1:
+            reason = _only_option_reason(standing, cheapest, assessment)
+        else:
+            reason = _lead_reason(
+                winner, ranked[1], scores, standing.weights, weighted, fits, expected
+            )
+        return Decision(
+            cheapest[winner],
+            copies[winner],
+            to_zero,
+            scores,
+            standing.weights,
+            reason,
+            standing.zero.reason,
+            _candidates(standing, cheapest, expected, utilities, winner, assessment),
+        )

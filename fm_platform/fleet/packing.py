@@ -13,6 +13,7 @@ O(copies x instances).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from fm_platform.fleet.options import Shape
@@ -24,31 +25,69 @@ def capacity(spec: InstanceSpec) -> tuple[float, float, float]:
     return (float(spec.accelerator_count), float(spec.memory_mib), float(spec.vcpus))
 
 
+def _has_room(room: list[float], vector: tuple[float, float, float]) -> bool:
+    """Whether an instance with ``room`` left holds a copy of ``vector`` in every dimension."""
+    return all(v <= r + 1e-9 for v, r in zip(vector, room, strict=True))
+
+
+def _first_fit(free: list[list[float]], vector: tuple[float, float, float], start: int) -> int:
+    """The index of the first instance from ``start`` on with room for ``vector``,
+    ``len(free)`` when none has."""
+    for index in range(start, len(free)):
+        if _has_room(free[index], vector):
+            return index
+    return len(free)
+
+
+def _new_instances(
+    cap: tuple[float, float, float], vector: tuple[float, float, float], count: int
+) -> list[list[float]]:
+    """The room left on each instance opened for ``count`` copies of ``vector`` that no
+    open instance has room for: each takes copies while it has room, so all but the last
+    are alike (filled once here)."""
+    fills = [[c - v for c, v in zip(cap, vector, strict=True)]]
+    while len(fills) < count and _has_room(fills[-1], vector):
+        fills.append([r - v for r, v in zip(fills[-1], vector, strict=True)])
+    full, rest = divmod(count, len(fills))
+    return [list(fills[-1]) for _ in range(full)] + ([fills[rest - 1]] if rest else [])
+
+
 def instances_needed(copies: Iterable[tuple[Shape, int]], spec: InstanceSpec) -> int:
-    """How many ``spec`` instances hold ``count`` copies of each shape (FFD, dominant share)."""
+    """How many ``spec`` instances hold ``count`` copies of each shape (FFD, dominant share).
+
+    Copies of one vector come one after another in that order, and an instance that had
+    no room for a copy has none for the next alike (rooms only shrink): the search for
+    the next starts where the previous one went, and once no open instance has room the
+    rest open new instances (:func:`_new_instances`)."""
     cap = capacity(spec)
-    items = []
+    runs = []
     for shape, count in copies:
         vector = (float(shape.accelerators), float(shape.memory_mib), float(shape.cpu_cores))
         share = max(v / c for v, c in zip(vector, cap, strict=True) if c)
-        items.extend([(share, vector)] * count)
-    items.sort(key=lambda item: -item[0])
+        if count > 0:
+            runs.append((share, vector, count))
+    runs.sort(key=lambda run: -run[0])
     # An instance without room for the smallest copy's accelerators takes no more copies:
     # it leaves the list searched, which keeps the search short for accelerated copies.
-    least = min((v[0] for _, v in items), default=0.0)
+    least = min((vector[0] for _, vector, _ in runs), default=0.0)
+    done = least - 1e-9 if least > 0 else -math.inf
     opened = 0
     free: list[list[float]] = []
-    for _, vector in items:
-        for index, room in enumerate(free):
-            if all(v <= r + 1e-9 for v, r in zip(vector, room, strict=True)):
-                for i, v in enumerate(vector):
-                    room[i] -= v
-                if least > 0 and room[0] < least - 1e-9:
-                    del free[index]
+    previous, start = None, 0
+    for _, vector, count in runs:
+        if vector != previous:
+            previous, start = vector, 0
+        while count:
+            start = _first_fit(free, vector, start)
+            if start == len(free):
+                rooms = _new_instances(cap, vector, count)
+                opened += len(rooms)
+                free.extend(room for room in rooms if room[0] >= done)
                 break
-        else:
-            opened += 1
-            room = [c - v for c, v in zip(cap, vector, strict=True)]
-            if not (least > 0 and room[0] < least - 1e-9):
-                free.append(room)
+            room = free[start]
+            for i, v in enumerate(vector):
+                room[i] -= v
+            if room[0] < done:
+                del free[start]
+            count -= 1
     return opened

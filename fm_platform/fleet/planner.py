@@ -41,7 +41,7 @@ from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
 from fm_platform.fleet.endpoints import SIZERS
-from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decision, decide
+from fm_platform.fleet.fitness import QUEUED_ZERO_REASON, Decider, Decision
 from fm_platform.fleet.kinds import (
     ADAPTER_BASE_OUTPUTS,
     ADAPTER_RESOURCES,
@@ -207,6 +207,7 @@ class Planner:
 
     def assess_all(self) -> None:
         cache: dict[tuple, Assessed] = {}
+        decider = Decider(self.catalog)
         problems = Problems("fleet plan")
         for model in self.catalog.models:
             key = _model_key(model, self.catalog)
@@ -218,7 +219,7 @@ class Planner:
                 except ValueError as error:
                     problems.add(f"models[{self.index[model.name]}]", model.name, str(error))
                     continue
-                known = Assessed(needs, assessment, decide(model, self.catalog, assessment))
+                known = Assessed(needs, assessment, decider.decide(model, assessment))
                 cache[key] = known
             self.assessed[model.name] = known
             if known.decision is None:
@@ -400,7 +401,7 @@ class Planner:
         for name in [n for n, e in self.plan.endpoints.items() if not e.models]:
             del self.plan.endpoints[name]
         for e in self.plan.endpoints.values():
-            self.charge(e.stack, e)
+            self.charge(e.stack, e, self.endpoint_resources(e, e.stack))
         return [m.name for m in self.catalog.models if m.name not in self.plan.placements]
 
     # -- new models -------------------------------------------------------------------------
@@ -417,26 +418,36 @@ class Planner:
         self.plan.endpoints[name] = endpoint
         return endpoint
 
-    def endpoint_resources(self, e: EndpointPlan, stack: str) -> tuple[int, int]:
-        """Resources and outputs ``e`` adds to ``stack``: its kind's per endpoint, its
-        models', the volume key of an EBS-backed type, and its kind's shared resources
-        when ``stack`` holds none of that kind yet."""
+    def own_resources(self, e: EndpointPlan) -> tuple[int, int]:
+        """Resources and outputs ``e`` adds to any stack: its kind's per endpoint, its
+        models' and the volume key of an EBS-backed type."""
         kind = KINDS[e.kind]
         models = sum(self.model_resources(self.plan.placements[m], e.kind) for m in e.models)
         resources = kind.endpoint_resources + models
         if not spec_of(e.instance_type).local_nvme:
             resources += VOLUME_KEY_RESOURCES
         outputs = kind.endpoint_outputs + sum(self.model_outputs(m) for m in e.models)
-        if e.kind not in self.stack_kinds[stack]:
-            resources += kind.stack_resources
-            outputs += kind.stack_outputs
         return resources, outputs
 
-    def charge(self, stack: str, e: EndpointPlan) -> None:
-        """Add ``e`` to ``stack``'s budget."""
-        resources, outputs = self.endpoint_resources(e, stack)
-        self.usage[stack][0] += resources
-        self.usage[stack][1] += outputs
+    def in_stack(self, e: EndpointPlan, stack: str, own: tuple[int, int]) -> tuple[int, int]:
+        """Resources and outputs ``e`` (``own``: :meth:`own_resources`) adds to ``stack``:
+        its own, and its kind's shared resources when ``stack`` holds none of that kind
+        yet."""
+        resources, outputs = own
+        if e.kind not in self.stack_kinds[stack]:
+            resources += KINDS[e.kind].stack_resources
+            outputs += KINDS[e.kind].stack_outputs
+        return resources, outputs
+
+    def endpoint_resources(self, e: EndpointPlan, stack: str) -> tuple[int, int]:
+        """Resources and outputs ``e`` adds to ``stack`` (:meth:`in_stack`)."""
+        return self.in_stack(e, stack, self.own_resources(e))
+
+    def charge(self, stack: str, e: EndpointPlan, resources: tuple[int, int]) -> None:
+        """Add ``e``, adding ``resources`` and outputs (:meth:`in_stack`), to ``stack``'s
+        budget."""
+        self.usage[stack][0] += resources[0]
+        self.usage[stack][1] += resources[1]
         self.stack_kinds[stack].add(e.kind)
 
     def full(self, e: EndpointPlan) -> bool:
@@ -764,13 +775,15 @@ class Planner:
             assert decision is not None
             return decision.option
 
+        options = {name: option_of(name) for name in names}
+
         def order(name: str) -> tuple:
-            o = option_of(name)
+            o = options[name]
             return (o.kind, o.instance_type, -o.copy_gib, name)
 
         for name in sorted(names, key=order):
             model = self.models[name]
-            option = option_of(name)
+            option = options[name]
             group = self._group_key(model, option)
             p = self.placement(name, "", option, chosen.get(name, (None, ""))[1])
             endpoint = None
@@ -829,12 +842,9 @@ class Planner:
         for endpoint in self.plan.endpoints.values():
             if endpoint.stack:
                 continue
+            own = self.own_resources(endpoint)
             stack = next(
-                (
-                    s
-                    for s in stacks[-3:]
-                    if self.stack_fits(s, *self.endpoint_resources(endpoint, s))
-                ),
+                (s for s in stacks[-3:] if self.stack_fits(s, *self.in_stack(endpoint, s, own))),
                 None,
             )
             if stack is None:
@@ -844,7 +854,7 @@ class Planner:
                 stack = f"{self.catalog.name}-{number:02d}"
                 stacks.append(stack)
             endpoint.stack = stack
-            self.charge(stack, endpoint)
+            self.charge(stack, endpoint, self.in_stack(endpoint, stack, own))
 
     def run(self) -> Plan:
         with without_cycle_collection():
