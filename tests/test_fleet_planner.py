@@ -333,3 +333,15 @@ def test_a_plan_does_not_depend_on_the_processs_string_hashing():
         for seed in ("1", "6")
     }
     assert len(plans) == 1
+
+
+def test_each_grouped_model_is_explained_by_its_own_group():
+    entry = {"params_b": 8, "latency_class": "standard", "peak_rpm": 30}
+    plan = plan_fleet(
+        catalog(
+            [{**entry, "name": "a1", "group": "alpha"}, {**entry, "name": "b1", "group": "beta"}]
+        )
+    )
+    assert "group alpha" in plan.placements["a1"].reason
+    assert "group beta" in plan.placements["b1"].reason
+    assert "alpha" not in plan.placements["b1"].reason

@@ -134,11 +134,12 @@ _KEY_FIELDS = operator.attrgetter(
 
 
 def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
-    """Everything but the name that decides a model's options and kind."""
+    """Everything but the name that decides a model's options and kind, and its group
+    (which the decision's reasons name)."""
     tenant = catalog.tenant_weights.get(model.tenant) if model.tenant is not None else None
     own = tuple(sorted(model.weights.items())) if model.weights else ()
     extra = tuple(sorted(tenant.items())) if tenant else ()
-    return (*_KEY_FIELDS(model), model.tenant is not None, model.group is not None, extra, own)
+    return (*_KEY_FIELDS(model), model.tenant is not None, model.group, extra, own)
 
 
 @contextmanager
