@@ -457,15 +457,12 @@ def _device_performance(
     dev = device(spec)
     if dev is None:
         return default(needs) if fits(needs.concurrency) else None
-    return _estimate(needs, dev, tp, usable)
+    return _estimate(needs, dev, tp, fits)
 
 
-def _estimate(needs: Needs, dev: Device, tp: int, usable: float) -> Performance | None:
-    """The hardware estimate of a copy on ``tp`` devices ``dev`` with ``usable`` GiB."""
-
-    def fits(concurrency: int) -> bool:
-        return needs.copy_gib(tp, concurrency) <= usable
-
+def _estimate(needs: Needs, dev: Device, tp: int, fits) -> Performance | None:
+    """The hardware estimate of a copy on ``tp`` devices ``dev``; ``fits`` (concurrency ->
+    bool) says whether a copy fits their usable memory."""
     if not needs.generative:
         if not fits(1):
             return None

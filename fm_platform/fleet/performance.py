@@ -95,12 +95,33 @@ def decode_estimate(
     """The bandwidth-bound estimate of a text-generation copy (module docstring), with the
     step constants of the device's family unless ``step`` is given."""
     step = for_device(dev) if step is None else step
+    return _decode_performance(
+        needs, dev, tp, concurrency, step, *_decode_times(needs, dev, tp, concurrency, step)
+    )
+
+
+def _decode_times(
+    needs: Needs, dev: Device, tp: int, concurrency: int, step: DecodeConstants
+) -> tuple[float, float]:
+    """A decode step and a request's latency in ms (:func:`decode_estimate`)."""
     moved = needs.decode_step_bytes(tp, concurrency)
     step_ms = step.step(moved, tp, dev.bandwidth_gbps, concurrency)
     prefill = 2 * needs.active_params_b * 1e9 * needs.prompt_tokens
     prefill_ms = prefill / (tp * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY) * 1000
     latency = concurrency * prefill_ms + step_ms + needs.output_tokens * step_ms
-    latency += REQUEST_OVERHEAD_MS
+    return step_ms, latency + REQUEST_OVERHEAD_MS
+
+
+def _decode_performance(
+    needs: Needs,
+    dev: Device,
+    tp: int,
+    concurrency: int,
+    step: DecodeConstants,
+    step_ms: float,
+    latency: float,
+) -> Performance:
+    """:func:`decode_estimate`'s result from its step and latency."""
     fitted = f", {step.fitted}" if step.fitted else ""
     experts = _experts_detail(needs, concurrency)
     return Performance(
@@ -158,12 +179,12 @@ def cpu_flops(spec: InstanceSpec) -> float | None:
 def best_estimate(needs: Needs, dev: Device, tp: int, fits) -> Performance | None:
     """The decode estimate at the largest concurrency that ``fits(concurrency)`` in memory
     and meets the objective; None when none does."""
+    step = for_device(dev)
     for concurrency in _halvings(needs.concurrency):
-        if not fits(concurrency):
-            continue
-        perf = decode_estimate(needs, dev, tp, concurrency)
-        if perf.meets(needs.latency_objective_ms):
-            return perf
+        if fits(concurrency):
+            step_ms, latency = _decode_times(needs, dev, tp, concurrency, step)
+            if latency <= needs.latency_objective_ms:
+                return _decode_performance(needs, dev, tp, concurrency, step, step_ms, latency)
     return None
 
 
