@@ -40,6 +40,7 @@ import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 
 from fm_platform.containers.images import container_problem
 from fm_platform.fleet.kinds import KINDS, Kind
@@ -480,10 +481,10 @@ def _type_problem(kind: str, instance_type: str) -> str | None:
     return KINDS[kind].type_problem(instance_type)
 
 
-@dataclass(frozen=True)
-class _Copy:
+class _Copy(NamedTuple):
     """One copy of a model on an instance type: what it requests, how it performs, its
-    device (or, on CPU, host) memory, the memory usable for it and that memory by part."""
+    device (or, on CPU, host) memory, the memory usable for it and that memory by part (a
+    named tuple: built for every type and degree of every request shape)."""
 
     shape: Shape
     perf: Performance
