@@ -36,6 +36,24 @@ def test_a_classifier_at_3000_rpm_gets_a_few_copies_not_fifty():
     assert endpoint.max_instances <= 3
 
 
+def _g5_catalog(architecture, *, prompt, output, concurrency, peak_rpm):
+    """One model of ``architecture`` on the g5 family at a request shape, objective 60 s."""
+    return catalog(
+        [
+            {
+                "name": "m",
+                "architecture": architecture,
+                "instance_family": "g5",
+                "prompt_tokens": prompt,
+                "output_tokens": output,
+                "concurrency": concurrency,
+                "peak_rpm": peak_rpm,
+                "latency_p50_ms": 60_000,
+            }
+        ]
+    )
+
+
 def _component_option(cat, instance_type: str, accelerators: int):
     """Model ``m``'s Inference Components option on ``instance_type`` with ``accelerators``."""
     planner = Planner(cat)
@@ -110,20 +128,7 @@ def test_library_runs_check_the_estimate_but_size_nothing():
 def test_served_rows_of_current_families_size_their_copies():
     # Gemma-2-9B on one A10G: vLLM 0.18.0 over HTTP, 8 concurrent requests of 240 tokens
     # in 11.0 s on average (varad-more/inference-engine-benchmark-system)
-    cat = catalog(
-        [
-            {
-                "name": "m",
-                "architecture": "gemma-2-9b",
-                "instance_family": "g5",
-                "prompt_tokens": 22,
-                "output_tokens": 240,
-                "concurrency": 8,
-                "peak_rpm": 40,
-                "latency_p50_ms": 60_000,
-            }
-        ]
-    )
+    cat = _g5_catalog("gemma-2-9b", prompt=22, output=240, concurrency=8, peak_rpm=40)
     one = _component_option(cat, "ml.g5.2xlarge", 1)
     assert one.perf.source == "measured"
     assert "varad-more/inference-engine-benchmark-system" in one.perf.detail
@@ -144,20 +149,7 @@ def test_served_rows_of_current_families_size_their_copies():
 def test_falcon_is_sized_from_tgi_on_a_sagemaker_endpoint():
     # Falcon-7B on one A10G: TGI 1.1.0 on a SageMaker endpoint, 16 concurrent requests of
     # 512 words and 256 new tokens, 1M tokens in 0.74 h (aws/amazon-sagemaker-examples)
-    cat = catalog(
-        [
-            {
-                "name": "m",
-                "architecture": "falcon-7b",
-                "instance_family": "g5",
-                "prompt_tokens": 512,
-                "output_tokens": 256,
-                "concurrency": 16,
-                "peak_rpm": 80,
-                "latency_p50_ms": 60_000,
-            }
-        ]
-    )
+    cat = _g5_catalog("falcon-7b", prompt=512, output=256, concurrency=16, peak_rpm=80)
     one = _component_option(cat, "ml.g5.2xlarge", 1)
     assert one.perf.source == "measured"
     assert "aws/amazon-sagemaker-examples" in one.perf.detail
