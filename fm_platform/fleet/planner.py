@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import math
 import operator
 from collections import defaultdict
@@ -54,7 +55,7 @@ from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, record_moves
 from fm_platform.fleet.pools import plan_pools
 from fm_platform.fleet.serverless import ZERO_REASON, request_seconds, spec_of, type_memory
-from fm_platform.fleet.sizing import Needs, resolve
+from fm_platform.fleet.sizing import Needs, Resolver
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
@@ -209,13 +210,14 @@ class Planner:
     def assess_all(self) -> None:
         cache: dict[tuple, Assessed] = {}
         decider = Decider(self.catalog)
+        resolve = Resolver(self.catalog)
         problems = Problems("fleet plan")
         for model in self.catalog.models:
             key = _model_key(model, self.catalog)
             known = cache.get(key)
             if known is None:
                 try:
-                    needs = resolve(model, self.catalog)
+                    needs = resolve(model)
                     assessment = assess(needs, self.region)
                 except ValueError as error:
                     problems.add(f"models[{self.index[model.name]}]", model.name, str(error))
@@ -754,10 +756,12 @@ class Planner:
         return (e, p) if self.room(e, p) else None
 
     def place_new(self, names: list[str]) -> None:
-        open_by_group: dict[str, list[EndpointPlan]] = defaultdict(list)
+        # open endpoints by group and instance type, in the order they opened; the first
+        # of each list that is not full
+        open_by_type: dict[tuple[str, str], list[EndpointPlan]] = defaultdict(list)
         for e in self.plan.endpoints.values():
-            open_by_group[e.group].append(e)
-        first_open: dict[str, int] = defaultdict(int)
+            open_by_type[e.group, e.instance_type].append(e)
+        first_open: dict[tuple[str, str], int] = defaultdict(int)
         chosen = {
             name: (
                 option,
@@ -789,17 +793,14 @@ class Planner:
             p = self.placement(name, "", option, chosen.get(name, (None, ""))[1])
             endpoint = None
             if KINDS[option.kind].shared:
-                endpoints = open_by_group[group]
-                while first_open[group] < len(endpoints) and self.full(
-                    endpoints[first_open[group]]
-                ):
-                    first_open[group] += 1
+                key = (group, option.instance_type)
+                endpoints = open_by_type[key]
+                first = first_open[key]
+                while first < len(endpoints) and self.full(endpoints[first]):
+                    first += 1
+                first_open[key] = first
                 endpoint = next(
-                    (
-                        e
-                        for e in endpoints[first_open[group] :]
-                        if e.instance_type == option.instance_type and self.room(e, p)
-                    ),
+                    (e for e in itertools.islice(endpoints, first, None) if self.room(e, p)),
                     None,
                 )
             if endpoint is None and name not in self.forced and model.group is None:
@@ -815,7 +816,7 @@ class Planner:
                 else:
                     stem = f"{prefix}-{model.framework}"
                 endpoint = self.new_endpoint(option.kind, group, option.instance_type, stem)
-                open_by_group[group].append(endpoint)
+                open_by_type[group, option.instance_type].append(endpoint)
             p.endpoint = endpoint.name
             self.plan.placements[name] = p
             endpoint.models.append(name)
