@@ -7,7 +7,7 @@ import pytest
 
 from fm_platform.fleet.architectures import architecture
 from fm_platform.fleet.planner import plan_fleet
-from fm_platform.fleet.sizing import GIB, resolve
+from fm_platform.fleet.sizing import GIB, Resolver, resolve
 from tests.fleet_support import catalog
 
 
@@ -108,3 +108,19 @@ def test_mixture_of_experts_computes_with_its_active_parameters():
 
 def test_memory_gib_replaces_weights_and_kv_cache():
     assert needs(params_b=7, memory_gib=30).copy_gib(2, 16) == 30
+
+
+def test_models_alike_but_for_name_and_traffic_resolve_as_each_would_alone():
+    entries = [
+        {"name": "a", "architecture": "llama-3.1-8b", "peak_rpm": 30, "active_hours": 8},
+        {"name": "b", "architecture": "llama-3.1-8b", "peak_rpm": 90, "active_hours": 24},
+        {"name": "c", "architecture": "llama-3.1-8b"},  # peak_rpm a flagged default
+        {"name": "d", "architecture": "llama-3.1-8b", "dtype": "int8"},
+    ]
+    cat = catalog(entries)
+    resolver = Resolver(cat)
+    shared = [resolver(m) for m in cat.models]
+    assert shared == [resolve(m, cat) for m in cat.models]
+    assert [n.peak_rpm for n in shared[:2]] == [30.0, 90.0]
+    assert "peak_rpm" in shared[2].defaults and "peak_rpm" not in shared[0].defaults
+    assert shared[3].weights_gib < shared[0].weights_gib
