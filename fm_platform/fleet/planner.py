@@ -28,7 +28,6 @@ its component after the new endpoint (:attr:`Placement.component_suffix`).
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import itertools
 import math
@@ -55,7 +54,7 @@ from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, record_moves
 from fm_platform.fleet.pools import plan_pools
 from fm_platform.fleet.serverless import ZERO_REASON, request_seconds, spec_of, type_memory
-from fm_platform.fleet.sizing import Needs, Resolver
+from fm_platform.fleet.sizing import NEEDS_FIELDS, Needs, Resolver
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
@@ -124,14 +123,7 @@ def _multi_model_cost(group: list[tuple[Option, float, int]]) -> float:
     return (low + (active / busy if busy else 0.0) * (high - low)) * first.price
 
 
-_KEY_FIELDS = operator.attrgetter(
-    *(
-        f.name
-        for f in dataclasses.fields(ModelEntry)
-        if f.name
-        not in ("name", "tenant", "group", "weights", "environment", "fallback_instance_types")
-    )
-)
+_KEY_FIELDS = operator.attrgetter(*NEEDS_FIELDS, "peak_rpm", "active_hours")
 
 
 def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:

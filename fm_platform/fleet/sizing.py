@@ -502,25 +502,24 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
     )
 
 
-#: The fields of a catalog entry its needs read but its name and traffic (``peak_rpm``
-#: read only for whether it is given).
-_NEEDS_FIELDS = operator.attrgetter(
-    *(
-        f.name
-        for f in dataclasses.fields(ModelEntry)
-        if f.name
-        not in (
-            "name",
-            "tenant",
-            "group",
-            "weights",
-            "environment",
-            "fallback_instance_types",
-            "peak_rpm",
-            "active_hours",
-        )
+#: The fields of a catalog entry that its needs read, but its name and traffic
+#: (``peak_rpm`` is read only for whether it is given, ``active_hours`` is copied).
+NEEDS_FIELDS = tuple(
+    f.name
+    for f in dataclasses.fields(ModelEntry)
+    if f.name
+    not in (
+        "name",
+        "tenant",
+        "group",
+        "weights",
+        "environment",
+        "fallback_instance_types",
+        "peak_rpm",
+        "active_hours",
     )
 )
+_NEEDS_FIELDS = operator.attrgetter(*NEEDS_FIELDS)
 
 
 class Resolver:
