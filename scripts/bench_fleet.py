@@ -23,7 +23,7 @@ Per realistic size (1,000, 10,000 and 50,000 models of
 ``examples/catalog_generator.py``'s :func:`realistic_catalog_data`: every task, all
 latency classes, hundreds of tenants), one line ``catalog=realistic models plan_s bound_s
 endpoints cost cost_bound bound_ratio``: planning and the bound over every kind and type,
-timed apart, each size in a fresh interpreter.
+timed apart. Plan-only and realistic sizes each run in a fresh interpreter.
 
 Last, the throughput estimate against the measured rows it ships, each held out in turn
 (:mod:`fm_platform.fleet.accuracy`): one ``leave-one-out`` line with the median and
@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -274,6 +275,14 @@ def _sizes(argv: list[str], flag: str, default: tuple[int, ...]) -> list[int]:
     ]
 
 
+def _cold(line: Callable[[int], str], count: int) -> str:
+    """``line(count)`` in a fresh interpreter, as `fmp plan` starts: no size reuses what an
+    earlier one assessed (a 50,000-model realistic plan after a 10,000-model one in the
+    same process took a fifth less)."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as fresh:
+        return fresh.submit(line, count).result()
+
+
 def main(argv: list[str]) -> int:
     first = next((i for i, a in enumerate(argv) if a.startswith("--")), len(argv))
     sizes = [int(a) for a in argv[:first]] if argv else list(SIZES)
@@ -281,14 +290,9 @@ def main(argv: list[str]) -> int:
         for count in sizes:
             print(bench(count, Path(tmp)), flush=True)
     for count in _sizes(argv, "--plan-only", PLAN_ONLY):
-        print(plan_only(count), flush=True)
-    # each realistic size in a fresh interpreter, as `fmp plan` starts: no size reuses
-    # what an earlier one assessed (a 50,000-model plan after a 10,000-model one in the
-    # same process took a fifth less)
-    spawn = multiprocessing.get_context("spawn")
+        print(_cold(plan_only, count), flush=True)
     for count in _sizes(argv, "--realistic", REALISTIC):
-        with ProcessPoolExecutor(1, mp_context=spawn) as cold:
-            print(cold.submit(realistic, count).result(), flush=True)
+        print(_cold(realistic, count), flush=True)
     print(accuracy(), flush=True)
     return 0
 
