@@ -524,8 +524,8 @@ _NEEDS_FIELDS = operator.attrgetter(*NEEDS_FIELDS)
 
 class Resolver:
     """:func:`resolve` for the models of ``catalog``, computed once for the models alike
-    but for their name and traffic (a 50,000-model realistic catalog has a sixth as many)
-    and copied with each one's."""
+    but for their name and traffic (4,331 for the 33,027 distinct entries of a
+    50,000-model realistic catalog) and copied with each one's."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
