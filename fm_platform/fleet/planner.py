@@ -506,17 +506,17 @@ class Planner:
                 for key, ns in classes.items()
             }
             common = set.intersection(*(set(o) for o in options.values()))
+            counted = [(options[key], key[1], len(ns)) for key, ns in classes.items()]
             best: tuple[float, str] | None = None
             for t in sorted(common):
-                ranked = sorted(classes, key=lambda k: options[k][t].copy_gib)  # noqa: B023
+                # by memory, ties in class order (the index)
+                ranked = sorted(
+                    (by_type[t].copy_gib, i, by_type[t], hours, n)
+                    for i, (by_type, hours, n) in enumerate(counted)
+                )
                 total = 0.0
-                for band in _bands([options[k][t].copy_gib for k in ranked]):
-                    total += _multi_model_cost(
-                        [
-                            (options[ranked[i]][t], ranked[i][1], len(classes[ranked[i]]))
-                            for i in band
-                        ]
-                    )
+                for band in _bands([r[0] for r in ranked]):
+                    total += _multi_model_cost([ranked[i][2:] for i in band])
                 cost = (total, t)
                 best = cost if best is None or cost < best else best
             if best is not None:
