@@ -96,3 +96,12 @@ def test_an_adapter_rank_must_be_positive_and_belong_to_an_adapter():
     text = str(error.value)
     assert "models[1].adapter_rank=0: must be > 0" in text
     assert "models[2].adapter_rank=8: needs base_model and adapter" in text
+
+
+def test_a_model_like_a_base_but_without_its_adapters_reserves_no_room_for_them():
+    adapters = [{**_adapter(f"tenant-{i}"), "peak_rpm": 0} for i in range(20)]
+    data = catalog([BASE, {**BASE, "name": "twin"}, *adapters])
+    plan = json.loads(Planner(planning_catalog(data)).run().to_json())
+    parts = {r["name"]: r["memory_parts"] for r in plan["placements"]}
+    assert parts["chat"]["adapters_gib"] == 0.51
+    assert "adapters_gib" not in parts["twin"]

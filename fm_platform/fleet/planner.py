@@ -31,7 +31,6 @@ from __future__ import annotations
 import gc
 import itertools
 import math
-import operator
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,7 +53,7 @@ from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, record_moves
 from fm_platform.fleet.pools import plan_pools
 from fm_platform.fleet.serverless import ZERO_REASON, request_seconds, spec_of, type_memory
-from fm_platform.fleet.sizing import NEEDS_FIELDS, Needs, Resolver
+from fm_platform.fleet.sizing import Needs, Resolver, needs_key
 from fm_platform.hardware.devices import family
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices
@@ -123,16 +122,15 @@ def _multi_model_cost(group: list[tuple[Option, float, int]]) -> float:
     return (low + (active / busy if busy else 0.0) * (high - low)) * first.price
 
 
-_KEY_FIELDS = operator.attrgetter(*NEEDS_FIELDS, "peak_rpm", "active_hours")
-
-
-def _model_key(model: ModelEntry, catalog: Catalog) -> tuple:
-    """Everything but the name that decides a model's options and kind, and its group
+def _model_key(model: ModelEntry, catalog: Catalog, needs: tuple) -> tuple:
+    """Everything but the name that decides a model's options and kind: its ``needs``
+    (:func:`~fm_platform.fleet.sizing.needs_key`), traffic and weights, and its group
     (which the decision's reasons name)."""
     tenant = catalog.tenant_weights.get(model.tenant) if model.tenant is not None else None
     own = tuple(sorted(model.weights.items())) if model.weights else ()
     extra = tuple(sorted(tenant.items())) if tenant else ()
-    return (*_KEY_FIELDS(model), model.tenant is not None, model.group, extra, own)
+    traffic = (model.peak_rpm, model.active_hours)
+    return (needs, traffic, model.tenant is not None, model.group, extra, own)
 
 
 @contextmanager
@@ -205,11 +203,12 @@ class Planner:
         resolve = Resolver(self.catalog)
         problems = Problems("fleet plan")
         for model in self.catalog.models:
-            key = _model_key(model, self.catalog)
+            alike = needs_key(model, self.catalog)
+            key = _model_key(model, self.catalog, alike)
             known = cache.get(key)
             if known is None:
                 try:
-                    needs = resolve(model)
+                    needs = resolve(model, alike)
                     assessment = assess(needs, self.region)
                 except ValueError as error:
                     problems.add(f"models[{self.index[model.name]}]", model.name, str(error))

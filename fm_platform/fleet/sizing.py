@@ -504,39 +504,48 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
 
 #: The fields of a catalog entry that its needs read, but its name and traffic
 #: (``peak_rpm`` is read only for whether it is given, ``active_hours`` is copied).
-NEEDS_FIELDS = tuple(
-    f.name
-    for f in dataclasses.fields(ModelEntry)
-    if f.name
-    not in (
-        "name",
-        "tenant",
-        "group",
-        "weights",
-        "environment",
-        "fallback_instance_types",
-        "peak_rpm",
-        "active_hours",
+_NEEDS_FIELDS = operator.attrgetter(
+    *(
+        f.name
+        for f in dataclasses.fields(ModelEntry)
+        if f.name
+        not in (
+            "name",
+            "tenant",
+            "group",
+            "weights",
+            "environment",
+            "fallback_instance_types",
+            "peak_rpm",
+            "active_hours",
+        )
     )
 )
-_NEEDS_FIELDS = operator.attrgetter(*NEEDS_FIELDS)
+
+
+def needs_key(model: ModelEntry, catalog: Catalog) -> tuple:
+    """What ``model``'s needs read but its name and traffic: models of ``catalog`` with
+    the same key resolve alike but for those (:class:`Resolver`)."""
+    return (
+        _NEEDS_FIELDS(model),
+        model.peak_rpm is None,
+        catalog.adapter_ranks.get(model.name, ()),
+    )
 
 
 class Resolver:
-    """:func:`resolve` for the models of ``catalog``, computed once for the models alike
-    but for their name and traffic (4,331 for the 33,027 distinct entries of a
-    50,000-model realistic catalog) and copied with each one's."""
+    """:func:`resolve` for the models of ``catalog``, computed once per :func:`needs_key`
+    (4,331 times for the 33,027 distinct entries of a 50,000-model realistic catalog) and
+    copied with each model's name and traffic."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self._alike: dict[tuple, Needs] = {}
 
-    def __call__(self, model: ModelEntry) -> Needs:
-        key = (
-            _NEEDS_FIELDS(model),
-            model.peak_rpm is None,
-            self.catalog.adapter_ranks.get(model.name, ()),
-        )
+    def __call__(self, model: ModelEntry, key: tuple | None = None) -> Needs:
+        """``model``'s needs; ``key``, when given, is its :func:`needs_key`."""
+        if key is None:
+            key = needs_key(model, self.catalog)
         alike = self._alike.get(key)
         if alike is None:
             alike = self._alike[key] = resolve(model, self.catalog)
