@@ -31,14 +31,13 @@ def planner() -> Planner:
 def _plain_alike(needs, region: str) -> dict[str, list[options.Option]]:
     """Every option of ``needs`` computed afresh for each type and kind (a serverless
     kind's memory sizes on their own, as it has no instance types)."""
-    sizes = options._Alike()
+    found: dict[str, list[options.Option]] = {}
     kinds = []
     for kind, kind_needs in options._kind_needs(needs):
         if kind.serverless:
-            options._serverless_options(kind_needs, kind, region, sizes)
+            options._serverless_options(kind_needs, kind, region, options.AlikeOptions(), found)
         else:
             kinds.append((kind, kind_needs))
-    found: dict[str, list[options.Option]] = dict(sizes.options)
     for spec, price in options._specs(region):
         if options.hardware_problem(needs, spec, region) is not None:
             continue

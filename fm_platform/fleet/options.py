@@ -40,7 +40,7 @@ import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from fm_platform.containers.images import container_problem
 from fm_platform.fleet.kinds import KINDS, Kind
@@ -143,6 +143,24 @@ class Option:
         return self.copy_hourly * (a * max_copies + (1 - a) * min_copies)
 
 
+_T = TypeVar("_T")
+#: The fields, in order, of the classes an assessment hands over (:meth:`AlikeOptions.handover`).
+_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls))
+    for cls in (Shape, Option, Performance, MemoryParts)
+}
+_VALUES = {cls: operator.attrgetter(*names) for cls, names in _FIELDS.items()}
+
+
+def _restored(cls: type[_T], values: tuple) -> _T:
+    """An instance of dataclass ``cls`` with its fields' ``values`` in order, built
+    without its ``__init__`` (a frozen dataclass sets each field through
+    ``object.__setattr__``)."""
+    restored = object.__new__(cls)
+    restored.__dict__.update(zip(_FIELDS[cls], values, strict=True))
+    return restored
+
+
 def _sort_minimum(kind: str) -> int:
     """The copies at minimum options are ranked with: one, none for a queued or serverless
     kind."""
@@ -157,23 +175,34 @@ class PricedOptions(Mapping[str, list[Option]]):
     the memory sizes whose concurrency at this traffic an endpoint allows; with none it is
     left out, and :attr:`unavailable` says why."""
 
-    def __init__(self, alike: _Alike, peak_rpm: float, active_hours: float) -> None:
+    def __init__(self, alike: AlikeOptions, peak_rpm: float, active_hours: float) -> None:
         self._alike = alike
         self._peak_rpm = peak_rpm
         self._active_hours = active_hours
         self._built: dict[str, list[Option]] = {}
         self._cheapest: dict[str, Option] = {}
-        self._lowest_found: dict[tuple[str, int], tuple[float, Option]] = {}
+        self._lowest_found: dict[tuple[str, int], tuple[float, Option, int]] = {}
         self.unavailable = dict(alike.unavailable)
-        self._raw: dict[str, list[Option]] = {}
-        for kind, raw in alike.options.items():
+        self._kinds: list[str] = []
+        self._kept: dict[str, list[Option]] = {}  # serverless kinds: the sizes allowed
+        for kind in alike.options:
             if KINDS[kind].serverless:
+                raw = alike.options[kind]
                 kept = [o for o in raw if self._concurrency_problem(o) is None]
                 if not kept:
                     self.unavailable[kind] = self._concurrency_problem(raw[-1]) or ""
                     continue
-                raw = kept
-            self._raw[kind] = raw
+                self._kept[kind] = kept
+            self._kinds.append(kind)
+
+    @property
+    def alike(self) -> AlikeOptions:
+        """The options of the models alike these are priced from."""
+        return self._alike
+
+    def cheapest_found(self, kind: str) -> Option | None:
+        """:meth:`cheapest` of ``kind`` if it has been asked for, else None."""
+        return self._cheapest.get(kind)
 
     def _concurrency_problem(self, o: Option) -> str | None:
         return concurrency_problem(max(1, math.ceil(self._peak_rpm / o.perf.rpm)))
@@ -182,22 +211,22 @@ class PricedOptions(Mapping[str, list[Option]]):
         built = self._built.get(kind)
         if built is None:
             low, hours = _sort_minimum(kind), self._active_hours
-            built = [_with_traffic(o, self._peak_rpm) for o in self._raw[kind]]
+            built = [_with_traffic(o, self._peak_rpm) for o in self.unpriced(kind)]
             built.sort(key=lambda o: (o.expected_hourly(low, hours), o.instance_type))
             self._built[kind] = built
         return built
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
+        return iter(self._kinds)
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return len(self._kinds)
 
     def cheapest(self, kind: str) -> Option:
         """``self[kind][0]`` (equal to it), priced without building the other options."""
         found = self._cheapest.get(kind)
         if found is None:
-            _, first = self._lowest(kind, _sort_minimum(kind))
+            first = self._lowest(kind, _sort_minimum(kind))[1]
             found = self._cheapest[kind] = _with_traffic(first, self._peak_rpm)
         return found
 
@@ -206,17 +235,18 @@ class PricedOptions(Mapping[str, list[Option]]):
         ``kind`` with ``min_copies``."""
         return self._lowest(kind, min_copies)[0]
 
-    def _lowest(self, kind: str, low: int) -> tuple[float, Option]:
+    def _lowest(self, kind: str, low: int) -> tuple[float, Option, int]:
         """The least expected cost of ``kind``'s options at ``low`` copies at minimum,
         and the first option (in assessed order) of those that cost it on the cheapest
-        type: in ascending order of a floor under each option's cost
-        (:meth:`_Alike.by_floor`), up to the first whose floor exceeds the best found."""
+        type, with its index in the kind's options: in ascending order of a floor under
+        each option's cost (:meth:`AlikeOptions.by_floor`), up to the first whose floor
+        exceeds the best found."""
         found = self._lowest_found.get((kind, low))
         if found is None:
             found = self._lowest_found[(kind, low)] = self._search(kind, low)
         return found
 
-    def _search(self, kind: str, low: int) -> tuple[float, Option]:
+    def _search(self, kind: str, low: int) -> tuple[float, Option, int]:
         """:meth:`_lowest`'s search, each option priced as :meth:`Option.hourly_at` prices
         it (the same arithmetic, with what is the same for every option of the kind taken
         out of the loop)."""
@@ -252,13 +282,39 @@ class PricedOptions(Mapping[str, list[Option]]):
                 best, first = cost, (o.instance_type, index, o)
                 limit = best * (1 + 1e-9)
         assert first is not None
-        return best, first[2]
+        return best, first[2], first[1]
 
     def unpriced(self, kind: str) -> list[Option]:
         """``kind``'s options as assessed without traffic (unsorted; what
         :meth:`__getitem__` would price): one list shared by the models alike, not to
         be changed."""
-        return self._raw[kind]
+        kept = self._kept.get(kind)
+        if kept is not None:
+            return kept
+        if kind not in self._kinds:
+            raise KeyError(kind)
+        return self._alike.options[kind]
+
+    def handover(self) -> tuple:
+        """What this pricing has found, as plain values (:meth:`taken_over`): its traffic
+        and hours, and per (kind, copies at minimum) the least cost and the index of the
+        option found in its kind's options as assessed."""
+        found = {at: (cost, i) for at, (cost, _, i) in self._lowest_found.items()}
+        return self._peak_rpm, self._active_hours, found, tuple(self._cheapest)
+
+    @staticmethod
+    def taken_over(alike: AlikeOptions, row: tuple) -> PricedOptions:
+        """The pricing :meth:`handover` described, of the options ``alike``."""
+        peak_rpm, active_hours, found, cheapest = row
+        priced = alike.priced[(peak_rpm, active_hours)] = PricedOptions(
+            alike, peak_rpm, active_hours
+        )
+        for (kind, low), (cost, i) in found.items():
+            priced._lowest_found[(kind, low)] = (cost, alike.option(kind, i), i)
+        for kind in cheapest:
+            first = priced._lowest_found[(kind, _sort_minimum(kind))][1]
+            priced._cheapest[kind] = _with_traffic(first, peak_rpm)
+        return priced
 
 
 @dataclass(frozen=True)
@@ -275,18 +331,71 @@ class Assessment:
 
 
 @dataclass
-class _Alike:
+class AlikeOptions:
     """What models alike but for their name, traffic and hours share: their options per
     kind without traffic, the types rejected and the kinds that tightened the objective
     (as :class:`Assessment`), and their options priced per (peak rpm, active hours)."""
 
-    options: dict[str, list[Option]] = field(default_factory=dict)
+    options: Mapping[str, list[Option]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)
     limited: dict[str, float] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     priced: dict[tuple[float, float], PricedOptions] = field(default_factory=dict)
     floors: dict[str, list[tuple[float, int, Option, float]]] = field(default_factory=dict)
     frontiers: dict[str, list[tuple[float, int, Option, float]]] = field(default_factory=dict)
+
+    def handover(self) -> tuple:
+        """These options as plain values (:meth:`taken_over`): per kind each option's
+        fields, its shape, throughput and memory parts by their index in tables of their
+        values (options share them), and the types rejected, the kinds that tightened the
+        objective and the kinds unavailable."""
+        tables: tuple[dict[tuple, int], ...] = ({}, {}, {})
+        rows: tuple[list[tuple], ...] = ([], [], [])
+        known: tuple[dict[int, int], ...] = ({}, {}, {})
+
+        def number(table: int, value: object) -> int:
+            found = known[table].get(id(value))
+            if found is None:
+                values = _VALUES[type(value)](value)
+                found = tables[table].get(values)
+                if found is None:
+                    found = tables[table][values] = len(rows[table])
+                    rows[table].append(values)
+                known[table][id(value)] = found
+            return found
+
+        options = {
+            kind: [
+                (
+                    o.instance_type,
+                    number(0, o.shape),
+                    number(1, o.perf),
+                    o.max_copies,
+                    o.price,
+                    o.copy_hourly,
+                    o.copy_gib,
+                    o.usable_gib,
+                    o.load,
+                    number(2, o.parts),
+                )
+                for o in found
+            ]
+            for kind, found in self.options.items()
+        }
+        return options, *rows, self.rejected, self.limited, self.unavailable
+
+    @staticmethod
+    def taken_over(row: tuple) -> AlikeOptions:
+        """The options :meth:`handover` described (each kind's restored when first read)."""
+        options, shapes, perfs, parts, rejected, limited, unavailable = row
+        return AlikeOptions(
+            _HandedOptions(options, (shapes, perfs, parts)), rejected, limited, unavailable
+        )
+
+    def option(self, kind: str, i: int) -> Option:
+        """``self.options[kind][i]`` (of handed-over options, restoring only that one)."""
+        options = self.options
+        return options.one(kind, i) if isinstance(options, _HandedOptions) else options[kind][i]
 
     def by_floor(self, kind: str) -> list[tuple[float, int, Option, float]]:
         """The options of ``kind`` (with their index and their copy's share of the usable
@@ -341,6 +450,56 @@ class _Alike:
                 elif o.perf.rpm > fastest:
                     found.append(entry)
         return found
+
+
+class _HandedOptions(Mapping[str, list[Option]]):
+    """Options per kind handed over as rows (:meth:`AlikeOptions.handover`), restored when
+    first read, a kind or one option at a time: most kinds of most request shapes are
+    never read again once their models are decided, but for the option each decision
+    took."""
+
+    def __init__(self, rows: dict[str, list[tuple]], tables: tuple[list[tuple], ...]) -> None:
+        self._rows = rows
+        self._tables = tables
+        self._shared: tuple[list[Any], ...] = tuple([None] * len(t) for t in tables)
+        self._restored: dict[str, list[Option]] = {}
+        self._singles: dict[tuple[str, int], Option] = {}
+
+    def _value(self, table: int, cls: type[_T], i: int) -> _T:
+        found = self._shared[table][i]
+        if found is None:
+            found = self._shared[table][i] = _restored(cls, self._tables[table][i])
+        return found
+
+    def _option(self, kind: str, i: int) -> Option:
+        found = self._singles.get((kind, i))
+        if found is None:
+            t, s, p, n, price, hourly, gib, usable, load, m = self._rows[kind][i]
+            shape = self._value(0, Shape, s)
+            perf = self._value(1, Performance, p)
+            parts = self._value(2, MemoryParts, m)
+            values = (kind, t, shape, perf, n, price, hourly, gib, usable, load, parts)
+            found = self._singles[(kind, i)] = _restored(Option, values)
+        return found
+
+    def one(self, kind: str, i: int) -> Option:
+        """``self[kind][i]``, restoring only that option until the kind is read."""
+        found = self._restored.get(kind)
+        return found[i] if found is not None else self._option(kind, i)
+
+    def __getitem__(self, kind: str) -> list[Option]:
+        found = self._restored.get(kind)
+        if found is None:
+            found = self._restored[kind] = [
+                self._option(kind, i) for i in range(len(self._rows[kind]))
+            ]
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 #: The fields of :class:`Needs` that :func:`hardware_problem` reads.
@@ -699,9 +858,11 @@ def _serverless_problem(needs: Needs, region: str) -> str | None:
     return cold_start_problem(needs)
 
 
-def _serverless_options(needs: Needs, kind: Kind, region: str, result: _Alike) -> None:
-    """The memory sizes ``needs`` fits and meets its objective on, as options of ``kind``
-    (without traffic), or in ``result.unavailable`` why none."""
+def _serverless_options(
+    needs: Needs, kind: Kind, region: str, result: AlikeOptions, options: dict[str, list[Option]]
+) -> None:
+    """The memory sizes ``needs`` fits and meets its objective on, as ``options`` of
+    ``kind`` (without traffic), or in ``result.unavailable`` why none."""
     problem = _serverless_problem(needs, region)
     prices = serverless_prices(region)
     if problem is not None or prices is None:
@@ -723,7 +884,7 @@ def _serverless_options(needs: Needs, kind: Kind, region: str, result: _Alike) -
             reasons.append(f"{memory} MB: {latency} misses the objective")
             continue
         busy = request_usd(prices, needs, memory, perf) * 3600 / request_seconds(perf)
-        result.options.setdefault(kind.name, []).append(
+        options.setdefault(kind.name, []).append(
             Option(
                 kind.name,
                 memory_type(memory),
@@ -738,7 +899,7 @@ def _serverless_options(needs: Needs, kind: Kind, region: str, result: _Alike) -
                 MemoryParts(gib, 0.0, 0.0, gib),
             )
         )
-    if kind.name not in result.options:
+    if kind.name not in options:
         result.unavailable[kind.name] = reasons[-1]
 
 
@@ -784,17 +945,18 @@ def _with_traffic(o: Option, peak_rpm: float) -> Option:
 
 
 @cache
-def _assess_alike(needs: Needs, region: str) -> _Alike:
+def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     """Every option of ``needs`` without its traffic (``peak_rpm`` 0): what models alike but
     for their name, traffic and hours share, computed once."""
-    result = _Alike()
+    options: dict[str, list[Option]] = {}
+    result = AlikeOptions(options)
     kinds = _kind_needs(needs)
     result.limited = {
         kind.name: kind.max_request_s for kind, served in kinds if served is not needs
     }
     for kind, kind_needs in kinds:
         if kind.serverless:
-            _serverless_options(kind_needs, kind, region, result)
+            _serverless_options(kind_needs, kind, region, result, options)
     kinds = [(kind, kind_needs) for kind, kind_needs in kinds if not kind.serverless]
     shared = _Shared(region)
     for (spec, price), problem in zip(
@@ -806,26 +968,31 @@ def _assess_alike(needs: Needs, region: str) -> _Alike:
         reasons: list[str] = []
         found = False
         for kind, kind_needs in kinds:
-            options = _options_on(kind_needs, kind, spec, price, reasons, shared)
-            if options:
-                result.options.setdefault(kind.name, []).extend(options)
+            on = _options_on(kind_needs, kind, spec, price, reasons, shared)
+            if on:
+                options.setdefault(kind.name, []).extend(on)
                 found = True
         if not found:
             result.rejected[spec.instance_type] = reasons[0] if reasons else "no kind uses it"
     return result
 
 
-def assess(needs: Needs, region: str) -> Assessment:
+def alike_needs(needs: Needs) -> Needs:
+    """What models alike share: ``needs`` without name, traffic and defaults (a shallow
+    copy: ``dataclasses.replace`` is slow at this volume)."""
+    plain = object.__new__(Needs)
+    plain.__dict__.update(needs.__dict__, name="", peak_rpm=0.0, active_hours=24.0, defaults=())
+    return plain
+
+
+def assess(needs: Needs, region: str, alike_as: Needs | None = None) -> Assessment:
     """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
     minimum of one copy, none for a queued or serverless kind) and every type rejected
     outright, with its reason; a serverless kind whose peak needs more concurrent
     invocations than an endpoint allows has none, and says why. Models alike at the same
-    traffic and hours share their priced options."""
-    # what models alike share: ``needs`` without name, traffic and defaults (a shallow
-    # copy: ``dataclasses.replace`` is slow at this volume)
-    plain = object.__new__(Needs)
-    plain.__dict__.update(needs.__dict__, name="", peak_rpm=0.0, active_hours=24.0, defaults=())
-    alike = _assess_alike(plain, region)
+    traffic and hours share their priced options; ``alike_as`` is
+    :func:`alike_needs` of ``needs`` where the caller has it."""
+    alike = _assess_alike(alike_needs(needs) if alike_as is None else alike_as, region)
     traffic = (needs.peak_rpm, needs.active_hours)
     priced = alike.priced.get(traffic)
     if priced is None:

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from fm_platform.fleet.assessing import Result, Work, assess_entries
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.coldstart import cold_start
 from fm_platform.fleet.cost import price_plan
@@ -48,7 +49,7 @@ from fm_platform.fleet.kinds import (
     VOLUME_KEY_RESOURCES,
     min_copies,
 )
-from fm_platform.fleet.options import Assessment, Option, Shape, assess
+from fm_platform.fleet.options import Assessment, Option, Shape
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, record_moves
 from fm_platform.fleet.pools import plan_pools
@@ -156,8 +157,10 @@ def without_cycle_collection() -> Iterator[None]:
 class Planner:
     """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
     keeping ``previous``'s assignments; models to place get their option from ``forced``
-    when it names them (a repacking's moves). After :meth:`run`: ``assessed`` (per model)
-    and ``moves`` (model -> why it left its endpoint)."""
+    when it names them (a repacking's moves); ``split`` assesses on two processes (True),
+    one (False) or two where they pay (None, the default:
+    :func:`~fm_platform.fleet.assessing.assess_entries`). After :meth:`run`: ``assessed``
+    (per model) and ``moves`` (model -> why it left its endpoint)."""
 
     def __init__(
         self,
@@ -167,8 +170,10 @@ class Planner:
         region: str | None = None,
         limits: Limits = Limits(),
         forced: dict[str, Option] | None = None,
+        split: bool | None = None,
     ) -> None:
         self.forced = forced or {}
+        self.split = split
         self.catalog = catalog
         self.previous = previous
         self.region = region or (previous.region if previous else DEFAULT_REGION)
@@ -198,26 +203,36 @@ class Planner:
     # -- per model --------------------------------------------------------------------------
 
     def assess_all(self) -> None:
-        cache: dict[tuple, Assessed] = {}
-        decider = Decider(self.catalog)
         resolve = Resolver(self.catalog)
         problems = Problems("fleet plan")
+        keys: list[tuple] = []
+        work: Work = {}
+        unresolved: dict[tuple, str] = {}
         for model in self.catalog.models:
             alike = needs_key(model, self.catalog)
             key = _model_key(model, self.catalog, alike)
-            known = cache.get(key)
-            if known is None:
+            keys.append(key)
+            if key not in work and key not in unresolved:
                 try:
-                    needs = resolve(model, alike)
-                    assessment = assess(needs, self.region)
+                    work[key] = (model, resolve(model, alike))
                 except ValueError as error:
-                    problems.add(f"models[{self.index[model.name]}]", model.name, str(error))
-                    continue
-                known = Assessed(needs, assessment, decider.decide(model, assessment))
-                cache[key] = known
-            self.assessed[model.name] = known
-            if known.decision is None:
-                problems.add(f"models[{self.index[model.name]}]", model.name, self._why_none(known))
+                    unresolved[key] = str(error)
+        results: dict[tuple, Result] = {
+            **unresolved,
+            **assess_entries(work, self.region, Decider(self.catalog), split=self.split),
+        }
+        known: dict[tuple, Assessed] = {}
+        for model, key in zip(self.catalog.models, keys, strict=True):
+            result = results[key]
+            if isinstance(result, str):
+                problems.add(f"models[{self.index[model.name]}]", model.name, result)
+                continue
+            found = known.get(key)
+            if found is None:
+                found = known[key] = Assessed(*result)
+            self.assessed[model.name] = found
+            if found.decision is None:
+                problems.add(f"models[{self.index[model.name]}]", model.name, self._why_none(found))
         if self.previous is not None and self.previous.catalog != self.catalog.name:
             problems.add(
                 "plan.catalog",

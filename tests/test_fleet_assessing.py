@@ -1,0 +1,136 @@
+"""Assessing on two processes (:mod:`fm_platform.fleet.assessing`) gives the plan, the
+bound, the explanations and the problems that one process gives."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from fm_platform.fleet import assessing
+from fm_platform.fleet.bound import lower_bound
+from fm_platform.fleet.catalog import catalog_from_data
+from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.report import explain
+from tests.fleet_support import FAMILIES, realistic_catalog_data
+
+
+@pytest.fixture(scope="module")
+def data() -> dict:
+    return realistic_catalog_data(1500, seed=5)
+
+
+def _run(data: dict, split: bool | None) -> Planner:
+    planner = Planner(catalog_from_data(data, FAMILIES), split=split)
+    planner.run()
+    return planner
+
+
+@pytest.fixture(scope="module")
+def one(data: dict) -> Planner:
+    return _run(data, split=False)
+
+
+@pytest.fixture(scope="module")
+def two(data: dict) -> Planner:
+    return _run(data, split=True)
+
+
+def test_by_default_a_large_catalog_is_assessed_on_two_processes_a_small_one_on_one(
+    data, monkeypatch
+):
+    if assessing._cores() < 2:
+        pytest.skip("one core: never two processes")
+    forks = []
+    real = assessing._forked
+    monkeypatch.setattr(assessing, "_forked", lambda compute: forks.append(1) or real(compute))
+    # as `fmp plan` runs: one thread (the test session has others)
+    monkeypatch.setattr(assessing.threading, "active_count", lambda: 1)
+    _run(data, split=None)
+    assert forks == [1]
+    _run(realistic_catalog_data(200, seed=5), split=None)
+    assert forks == [1]
+
+
+def test_by_default_a_process_running_other_threads_assesses_on_one(data, monkeypatch):
+    forks = []
+    real = assessing._forked
+    monkeypatch.setattr(assessing, "_forked", lambda compute: forks.append(1) or real(compute))
+    done = threading.Event()
+    other = threading.Thread(target=done.wait)
+    other.start()
+    try:
+        _run(data, split=None)
+    finally:
+        done.set()
+        other.join()
+    assert forks == []
+
+
+def test_two_processes_plan_what_one_plans(one, two):
+    assert two.plan.to_json() == one.plan.to_json()
+
+
+def test_two_processes_bound_what_one_bounds(one, two):
+    assert lower_bound(two) == lower_bound(one)
+
+
+def test_two_processes_explain_what_one_explains(one, two):
+    # a model of every kind the plan chose, and some of each endpoint's others
+    names = sorted(one.plan.placements)
+    kinds: dict[str, str] = {}
+    for name in names:
+        kinds.setdefault(one.plan.endpoints[one.plan.placements[name].endpoint].kind, name)
+    for name in [*kinds.values(), *names[::97]]:
+        assert explain(two, name) == explain(one, name), name
+
+
+def test_the_forked_half_is_handed_over_and_restored_as_computed(one, data):
+    catalog = catalog_from_data(data, FAMILIES)
+    planner = Planner(catalog, split=False)
+    planner.run()
+    work = {}
+    for model in catalog.models:
+        known = planner.assessed[model.name]
+        work.setdefault(id(known), (model, known))
+    keys = list(work)
+    results = {k: (known.needs, known.assessment, known.decision) for k, (_, known) in work.items()}
+    restored = assessing._taken_over(assessing._handover(results, keys), keys)
+    for key in keys:
+        needs, assessment, decision = restored[key]
+        known = work[key][1]
+        assert needs == known.needs
+        assert decision == known.decision
+        assert dict(assessment.options.items()) == dict(known.assessment.options.items())
+        assert assessment.rejected == known.assessment.rejected
+        assert assessment.unavailable == known.assessment.unavailable
+
+
+def test_a_forked_process_that_fails_leaves_its_half_to_this_one(one, data, monkeypatch):
+    def fail(results, keys):
+        raise RuntimeError("the forked process fails")
+
+    monkeypatch.setattr(assessing, "_handover", fail)
+    assert _run(data, split=True).plan.to_json() == one.plan.to_json()
+
+
+def test_entries_that_cannot_be_assessed_are_reported_alike_from_either_process(data, tmp_path):
+    broken = [
+        {
+            "name": f"broken-{i}",
+            "architecture": arch,
+            "benchmark_file": f"missing-{i}.csv",
+            "peak_rpm": 100,
+        }
+        for i, arch in enumerate(["llama-3.1-8b", "qwen2.5-7b", "mistral-7b-v0.3", "gemma-2-9b"])
+    ]
+    with_broken = {**data, "models": [*data["models"][:700], *broken]}
+    messages = []
+    for split in (False, True):
+        catalog = catalog_from_data(with_broken, FAMILIES)
+        catalog = type(catalog)(catalog.name, catalog.models, base_dir=tmp_path)
+        with pytest.raises(ValueError) as error:
+            Planner(catalog, split=split).run()
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    assert all(f"missing-{i}.csv" in messages[0] for i in range(len(broken)))
