@@ -3,11 +3,9 @@ bound, the explanations and the problems that one process gives."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from fm_platform.fleet import assessing
+from fm_platform.fleet import assessing, bound
 from fm_platform.fleet.bound import lower_bound
 from fm_platform.fleet.catalog import catalog_from_data
 from fm_platform.fleet.planner import Planner
@@ -39,32 +37,18 @@ def two(data: dict) -> Planner:
 def test_by_default_a_large_catalog_is_assessed_on_two_processes_a_small_one_on_one(
     data, monkeypatch
 ):
-    if assessing._cores() < 2:
-        pytest.skip("one core: never two processes")
     forks = []
-    real = assessing._forked
-    monkeypatch.setattr(assessing, "_forked", lambda compute: forks.append(1) or real(compute))
-    # as `fmp plan` runs: one thread (the test session has others)
-    monkeypatch.setattr(assessing.threading, "active_count", lambda: 1)
+    real = assessing.forked
+    monkeypatch.setattr(assessing, "forked", lambda compute: forks.append(1) or real(compute))
+    # as `fmp plan` runs: one thread on two cores (the test session runs others)
+    monkeypatch.setattr(assessing, "can_fork", lambda: True)
     _run(data, split=None)
     assert forks == [1]
     _run(realistic_catalog_data(200, seed=5), split=None)
     assert forks == [1]
-
-
-def test_by_default_a_process_running_other_threads_assesses_on_one(data, monkeypatch):
-    forks = []
-    real = assessing._forked
-    monkeypatch.setattr(assessing, "_forked", lambda compute: forks.append(1) or real(compute))
-    done = threading.Event()
-    other = threading.Thread(target=done.wait)
-    other.start()
-    try:
-        _run(data, split=None)
-    finally:
-        done.set()
-        other.join()
-    assert forks == []
+    monkeypatch.setattr(assessing, "can_fork", lambda: False)
+    _run(data, split=None)
+    assert forks == [1]
 
 
 def test_two_processes_plan_what_one_plans(one, two):
@@ -134,3 +118,15 @@ def test_entries_that_cannot_be_assessed_are_reported_alike_from_either_process(
         messages.append(str(error.value))
     assert messages[0] == messages[1]
     assert all(f"missing-{i}.csv" in messages[0] for i in range(len(broken)))
+
+
+def test_the_bound_computed_beside_placing_is_the_bound_after_it(one, data, monkeypatch):
+    forks = []
+    real = bound.forked
+    monkeypatch.setattr(bound, "forked", lambda compute: forks.append(1) or real(compute))
+    monkeypatch.setattr(bound, "can_fork", lambda: True)
+    planner = Planner(catalog_from_data(data, FAMILIES), split=False)
+    plan, bound_of = bound.plan_with_bound(planner)
+    assert forks == [1]
+    assert plan.to_json() == one.plan.to_json()
+    assert bound_of() == bound.lower_bound(one)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
     from fm_platform.fleet.adapters import planning_catalog
+    from fm_platform.fleet.bound import plan_with_bound
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
     from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
@@ -80,7 +82,8 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             print(f"warning: {warning}", file=sys.stderr)
         served, catalog = catalog, planning_catalog(catalog)
         planner = Planner(catalog, previous, region=region)
-        plan = annotate(planner.run(), served)
+        planned, bound_of = plan_with_bound(planner)
+        plan = annotate(planned, served)
         if args.explain:
             if args.explain not in plan.placements:
                 raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
@@ -112,7 +115,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             plan = repacked
     except ValueError as error:
         raise CliError(str(error)) from None
-    bound, note = _bound(planner) if plan is planner.plan else (None, "")
+    bound, note = _bound(bound_of) if plan is planner.plan else (None, "")
     costs = choice_costs(planner) if plan is planner.plan else []
     for warning in choice_warnings(costs, catalog.choice_warning_monthly):
         print(f"warning: {warning}", file=sys.stderr)
@@ -146,10 +149,8 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _bound(planner: Any) -> tuple[float | None, str]:
-    from fm_platform.fleet.bound import lower_bound
-
+def _bound(bound_of: Callable[[], float]) -> tuple[float | None, str]:
     try:
-        return lower_bound(planner), ""
+        return bound_of(), ""
     except ImportError as error:
         return None, str(error)

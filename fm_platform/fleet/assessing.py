@@ -7,8 +7,8 @@ while this process does the rest, and hands its results back as plain values
 (:meth:`~fm_platform.fleet.options.AlikeOptions.handover`): pickling the objects themselves costs
 more than computing them (a 50,000-model realistic catalog's results are 2.9 million
 objects; half of them took 1.3 s to pickle and 1.6 s to load, against 2.6 s to compute).
-The results are the same either way. One process computes everything where ``os.fork``
-is missing, only one core is available, the entries have fewer than
+The results are the same either way. One process computes everything where it cannot
+fork (:func:`~fm_platform.fleet.forking.can_fork`), the entries have fewer than
 :data:`SPLIT_SHAPES` request shapes, or the forked process fails.
 """
 
@@ -18,13 +18,11 @@ import dataclasses
 import marshal
 import operator
 import os
-import tempfile
-import threading
-from collections.abc import Callable
 from typing import TypeAlias
 
 from fm_platform.fleet.catalog import ModelEntry
 from fm_platform.fleet.fitness import Candidate, Decider, Decision, Scores
+from fm_platform.fleet.forking import can_fork, forked
 from fm_platform.fleet.options import AlikeOptions, Assessment, PricedOptions, alike_needs, assess
 from fm_platform.fleet.sizing import Needs
 
@@ -48,32 +46,22 @@ def assess_entries(
     work: Work, region: str, decider: Decider, *, split: bool | None = None
 ) -> dict[tuple, Result]:
     """Each entry's :class:`Result`, in ``work``'s order. ``split`` asks for two processes
-    (True, where ``os.fork`` exists) or one (False); by default two where they pay and
-    this process runs one thread (forking a process with others may leave the forked one
-    waiting on a lock they held)."""
+    (True, where ``os.fork`` exists) or one (False); by default two where they pay
+    (:data:`SPLIT_SHAPES`) and may (:func:`~fm_platform.fleet.forking.can_fork`)."""
     alike = {key: alike_needs(needs) for key, (_, needs) in work.items()}
     if split is None:
-        split = (
-            len(set(alike.values())) >= SPLIT_SHAPES
-            and _cores() > 1
-            and threading.active_count() == 1
-        )
+        split = len(set(alike.values())) >= SPLIT_SHAPES and can_fork()
     if not split or not hasattr(os, "fork"):
         return _compute(work, alike, list(work), region, decider)
     mine, theirs = _halves(alike)
-    forked = _forked(lambda: _handover(_compute(work, alike, theirs, region, decider), theirs))
+    handing = forked(lambda: _handover(_compute(work, alike, theirs, region, decider), theirs))
     results = _compute(work, alike, mine, region, decider)
-    handed = forked()
+    handed = handing()
     if handed is None:
         results.update(_compute(work, alike, theirs, region, decider))
     else:
         results.update(_taken_over(handed, theirs))
     return {key: results[key] for key in work}
-
-
-def _cores() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _halves(alike: dict[tuple, Needs]) -> tuple[list[tuple], list[tuple]]:
@@ -108,31 +96,6 @@ def _compute(
             continue
         results[key] = (needs, assessment, decider.decide(model, assessment))
     return results
-
-
-def _forked(compute: Callable[[], bytes]) -> Callable[[], bytes | None]:
-    """Runs ``compute`` in a forked process; the returned function waits for its bytes
-    (None when it failed)."""
-    out = tempfile.TemporaryFile()  # noqa: SIM115 (the returned function closes it)
-    pid = os.fork()
-    if pid == 0:  # the forked process: never returns, never runs the parent's exit handlers
-        code = 1
-        try:
-            out.write(compute())
-            out.flush()
-            code = 0
-        finally:
-            os._exit(code)
-
-    def result() -> bytes | None:
-        _, status = os.waitpid(pid, 0)
-        with out:
-            if status != 0:
-                return None
-            out.seek(0)
-            return out.read()
-
-    return result
 
 
 def _handover(results: dict[tuple, Result], keys: list[tuple]) -> bytes:

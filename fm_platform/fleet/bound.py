@@ -36,11 +36,16 @@ class on it at no higher cost is left out.
 from __future__ import annotations
 
 import math
+import struct
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
+from fm_platform.fleet.assessing import SPLIT_SHAPES
+from fm_platform.fleet.forking import can_fork, forked
 from fm_platform.fleet.kinds import KINDS, min_copies
+from fm_platform.fleet.plan import Plan
 from fm_platform.fleet.planner import Assessed, Planner, without_cycle_collection
 
 if TYPE_CHECKING:
@@ -66,11 +71,10 @@ def allowed_kinds(known: Assessed) -> tuple[str, ...]:
 
 
 def _alike(planner: Planner) -> list[tuple[int, Assessed, tuple[str, ...]]]:
-    """The planned models by priced options (shared by models alike at the same traffic
+    """The assessed models by priced options (shared by models alike at the same traffic
     and hours), allowed kinds and scale to zero: their number, one of them and the kinds.
     Models of the same entry share one :class:`~fm_platform.fleet.planner.Assessed`."""
-    assessed = planner.assessed
-    entries = [assessed[name] for name in planner.plan.placements]
+    entries = list(planner.assessed.values())
     numbers = Counter(map(id, entries))
     same = {id(known): known for known in entries}
     found: dict[tuple, list] = {}
@@ -146,8 +150,37 @@ def program(planner: Planner) -> Program:
 
 
 def lower_bound(planner: Planner) -> float:
-    """The relaxation's optimum in USD per hour for a planner that has run. Raises
-    ``ImportError`` (naming the extra to install) when highspy is missing."""
+    """The relaxation's optimum in USD per hour for a planner that has assessed its models
+    (:meth:`~fm_platform.fleet.planner.Planner.assess_all`; placing them changes nothing).
+    Raises ``ImportError`` (naming the extra to install) when highspy is missing."""
     found = program(planner)
     with without_cycle_collection():
         return found.reduced_optimum()
+
+
+def bound_beside(planner: Planner) -> Callable[[], float]:
+    """:func:`lower_bound` of a planner that has assessed its models, when the returned
+    function is called. Where the catalog has :data:`~fm_platform.fleet.assessing.SPLIT_SHAPES`
+    request shapes or more and this process can fork
+    (:func:`~fm_platform.fleet.forking.can_fork`), a forked process computes it at once,
+    beside whatever this one does next (placing the models: 0.8 s of a 50,000-model
+    realistic catalog's plan); else, or if that process fails, it is computed when asked."""
+    shapes = {id(known.assessment.options.alike) for known in planner.assessed.values()}
+    if len(shapes) < SPLIT_SHAPES or not can_fork():
+        return lambda: lower_bound(planner)
+    waiting = forked(lambda: struct.pack("d", lower_bound(planner)))
+
+    def bound() -> float:
+        handed = waiting()
+        return lower_bound(planner) if handed is None else struct.unpack("d", handed)[0]
+
+    return bound
+
+
+def plan_with_bound(planner: Planner) -> tuple[Plan, Callable[[], float]]:
+    """``planner``'s plan (:meth:`~fm_platform.fleet.planner.Planner.run`) and its
+    :func:`bound_beside`, started once its models are assessed."""
+    with without_cycle_collection():
+        planner.assess_all()
+        bound = bound_beside(planner)
+        return planner.place_all(), bound

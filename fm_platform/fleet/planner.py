@@ -865,11 +865,14 @@ class Planner:
             self.charge(stack, endpoint, self.in_stack(endpoint, stack, own))
 
     def run(self) -> Plan:
+        """:meth:`assess_all`, then :meth:`place_all`."""
         with without_cycle_collection():
-            return self._run()
+            self.assess_all()
+            return self.place_all()
 
-    def _run(self) -> Plan:
-        self.assess_all()
+    def place_all(self) -> Plan:
+        """The plan of the models assessed (:meth:`assess_all`): each placed, every
+        endpoint sized, in a stack and priced (module docstring)."""
         if self.previous is not None:
             new = self.keep_previous()
         else:
