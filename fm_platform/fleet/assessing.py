@@ -49,11 +49,11 @@ def assess_entries(
     (True, where ``os.fork`` exists) or one (False); by default two where they pay
     (:data:`SPLIT_SHAPES`) and may (:func:`~fm_platform.fleet.forking.can_fork`)."""
     alike = {key: alike_needs(needs) for key, (_, needs) in work.items()}
+    (mine, theirs), shapes = _halves(alike)
     if split is None:
-        split = len(set(alike.values())) >= SPLIT_SHAPES and can_fork()
+        split = shapes >= SPLIT_SHAPES and can_fork()
     if not split or not hasattr(os, "fork"):
         return _compute(work, alike, list(work), region, decider)
-    mine, theirs = _halves(alike)
     handing = forked(lambda: _handover(_compute(work, alike, theirs, region, decider), theirs))
     results = _compute(work, alike, mine, region, decider)
     handed = handing()
@@ -64,12 +64,12 @@ def assess_entries(
     return {key: results[key] for key in work}
 
 
-def _halves(alike: dict[tuple, Needs]) -> tuple[list[tuple], list[tuple]]:
+def _halves(alike: dict[tuple, Needs]) -> tuple[tuple[list[tuple], list[tuple]], int]:
     """The entry keys in two lists of whole request shapes, this process's and the forked
     one's, that take about as long: a shape costs about as much as 12 entries of it (it is
     assessed on every type, each entry only priced and decided), and the forked process
     spends a third more on each, handing it over (0.8 s after 2.2 s of assessing half a
-    50,000-model realistic catalog)."""
+    50,000-model realistic catalog). With the number of request shapes."""
     side: dict[Needs, int] = {}
     load = [0.0, 0.0]
     halves: tuple[list[tuple], list[tuple]] = ([], [])
@@ -80,7 +80,7 @@ def _halves(alike: dict[tuple, Needs]) -> tuple[list[tuple], list[tuple]]:
             load[half] += 12 * _COST[half]
         load[half] += _COST[half]
         halves[half].append(key)
-    return halves
+    return halves, len(side)
 
 
 def _compute(

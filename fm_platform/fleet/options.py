@@ -200,6 +200,11 @@ class PricedOptions(Mapping[str, list[Option]]):
         """The options of the models alike these are priced from."""
         return self._alike
 
+    def at_traffic(self, option: Option) -> Option:
+        """``option`` (one of :meth:`unpriced`) at this traffic: its copies at peak and
+        its load, as :meth:`__getitem__` lists it."""
+        return _with_traffic(option, self._peak_rpm)
+
     def cheapest_found(self, kind: str) -> Option | None:
         """:meth:`cheapest` of ``kind`` if it has been asked for, else None."""
         return self._cheapest.get(kind)

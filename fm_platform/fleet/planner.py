@@ -110,16 +110,16 @@ def _bands(sizes: list[float]) -> list[list[int]]:
     return bands
 
 
-def _multi_model_cost(group: list[tuple[Option, float, int]]) -> float:
-    """Expected USD per hour of one multi-model endpoint of ``group`` (option, active hours,
-    number of such models), as :mod:`fm_platform.fleet.endpoints` sizes it and
-    :mod:`fm_platform.fleet.cost` prices it."""
+def _multi_model_cost(group: list[tuple[Option, float, float, int]]) -> float:
+    """Expected USD per hour of one multi-model endpoint of ``group`` (option, its load at
+    peak, active hours, number of such models), as :mod:`fm_platform.fleet.endpoints`
+    sizes it and :mod:`fm_platform.fleet.cost` prices it."""
     first = group[0][0]
-    memory = sum(o.copy_gib * n for o, _, n in group)
+    memory = sum(o.copy_gib * n for o, _, _, n in group)
     low = max(1, math.ceil(memory / first.usable_gib - 1e-9))
-    busy = sum(o.load * n for o, _, n in group)
+    busy = sum(load * n for _, load, _, n in group)
     high = max(low, math.ceil(busy - 1e-9))
-    active = sum(o.load * n * h / 24 for o, h, n in group)
+    active = sum(load * n * h / 24 for _, load, h, n in group)
     return (low + (active / busy if busy else 0.0) * (high - low)) * first.price
 
 
@@ -515,18 +515,24 @@ class Planner:
             for n in members:
                 known = self.assessed[n]
                 classes[(id(known.assessment), known.needs.active_hours)].append(n)
+            # each class's options as assessed, by type (a multi-model kind has one per
+            # type: whole instances), priced at its traffic only once a type is chosen
+            priced = {key: self.assessed[ns[0]].assessment.options for key, ns in classes.items()}
             options = {
-                key: {o.instance_type: o for o in self.assessed[ns[0]].assessment.options[kind]}
-                for key, ns in classes.items()
+                key: {o.instance_type: o for o in found.unpriced(kind)}
+                for key, found in priced.items()
             }
             common = set.intersection(*(set(o) for o in options.values()))
-            counted = [(options[key], key[1], len(ns)) for key, ns in classes.items()]
+            counted = [
+                (options[key], self.assessed[ns[0]].needs.peak_rpm, key[1], len(ns))
+                for key, ns in classes.items()
+            ]
             best: tuple[float, str] | None = None
             for t in sorted(common):
                 # by memory, ties in class order (the index)
                 ranked = sorted(
-                    (by_type[t].copy_gib, i, by_type[t], hours, n)
-                    for i, (by_type, hours, n) in enumerate(counted)
+                    (by_type[t].copy_gib, i, by_type[t], peak / by_type[t].perf.rpm, hours, n)
+                    for i, (by_type, peak, hours, n) in enumerate(counted)
                 )
                 total = 0.0
                 for band in _bands([r[0] for r in ranked]):
@@ -535,7 +541,8 @@ class Planner:
                 best = cost if best is None or cost < best else best
             if best is not None:
                 for key, ns in classes.items():
-                    chosen.update((n, options[key][best[1]]) for n in ns)
+                    option = priced[key].at_traffic(options[key][best[1]])
+                    chosen.update((n, option) for n in ns)
         return chosen
 
     def group_types(self, names: list[str]) -> dict[str, tuple[Option, str]]:
