@@ -21,6 +21,8 @@ team can judge a scale-to-zero choice before it meets a caller:
 
 from __future__ import annotations
 
+from functools import cache
+
 from fm_platform.fleet.sizing import Needs
 
 INSTANCE_LAUNCH_S = 300.0
@@ -33,17 +35,29 @@ GENERATIVE_WARMUP_S, WARMUP_S = 30.0, 5.0
 def cold_start(needs: Needs, launches_instance: bool, *, cached: bool = False) -> tuple[float, str]:
     """Expected seconds to the first answer after scaling from zero, and its parts;
     ``cached``: the image and weights are in the instance's data cache."""
-    weights_gb = (needs.memory_gib or needs.weights_gib) * 1.073741824
+    return _cold_start(
+        needs.memory_gib or needs.weights_gib,
+        needs.framework in LARGE_IMAGE_FRAMEWORKS,
+        needs.generative,
+        launches_instance,
+        cached,
+    )
+
+
+@cache  # models alike start alike: one per weights size and framework of a fleet
+def _cold_start(
+    weights_gib: float, large: bool, generative: bool, launches_instance: bool, cached: bool
+) -> tuple[float, str]:
+    weights_gb = weights_gib * 1.073741824
     parts = []
     if launches_instance:
         parts.append(("instance launch", INSTANCE_LAUNCH_S))
     if cached:
         parts.append(("cached image and weights", 0.0))
     else:
-        large = needs.framework in LARGE_IMAGE_FRAMEWORKS
         parts.append(("image pull", LARGE_IMAGE_PULL_S if large else IMAGE_PULL_S))
         parts.append(("weights download", weights_gb / DOWNLOAD_GBPS))
-    warmup = GENERATIVE_WARMUP_S if needs.generative else WARMUP_S
+    warmup = GENERATIVE_WARMUP_S if generative else WARMUP_S
     parts.append(("load", weights_gb / LOAD_GBPS + warmup))
     total = sum(s for _, s in parts)
     detail = " + ".join(f"{what} {s:,.0f} s" for what, s in parts)

@@ -903,22 +903,18 @@ class Planner:
         cache where an Inference Components
         endpoint keeps an instance and caches by default
         (:func:`~fm_platform.rules.caching.caches_by_default`)."""
+        placements = self.plan.placements
         for e in self.plan.endpoints.values():
-            for name in e.models:
-                p = self.plan.placements[name]
-                if p.min_copies == 0:
-                    needs = self.assessed[name].needs
-                    caching = (
-                        caches_by_default(0, (e.instance_type,))
-                        if KINDS[e.kind].data_cache
-                        else None
-                    )
-                    cached = cached_start_skips_download(
-                        caching, keeps_instances=e.min_instances > 0
-                    )
-                    launches = e.min_instances == 0 and not KINDS[e.kind].serverless
-                    seconds, p.cold_start = cold_start(needs, launches, cached=cached)
-                    p.cold_start_s = round(seconds, 1)
+            to_zero = [placements[m] for m in e.models if placements[m].min_copies == 0]
+            if not to_zero:
+                continue
+            caching = caches_by_default(0, (e.instance_type,)) if KINDS[e.kind].data_cache else None
+            cached = cached_start_skips_download(caching, keeps_instances=e.min_instances > 0)
+            launches = e.min_instances == 0 and not KINDS[e.kind].serverless
+            for p in to_zero:
+                needs = self.assessed[p.name].needs
+                seconds, p.cold_start = cold_start(needs, launches, cached=cached)
+                p.cold_start_s = round(seconds, 1)
 
 
 def plan_fleet(
