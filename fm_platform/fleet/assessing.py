@@ -2,7 +2,7 @@
 the catalog is large.
 
 A forked process assesses and decides the entries of about half the request shapes
-(entries alike but for name, traffic and hours: :func:`~fm_platform.fleet.options.alike_needs`)
+(entries alike but for name, traffic and hours: :func:`~fm_platform.fleet.sizing.alike_needs`)
 while this process does the rest, and hands its results back as plain values
 (:meth:`~fm_platform.fleet.options.AlikeOptions.handover`): pickling the objects themselves costs
 more than computing them (a 50,000-model realistic catalog's results are 2.9 million
@@ -23,7 +23,13 @@ from typing import TypeAlias
 from fm_platform.fleet.catalog import ModelEntry
 from fm_platform.fleet.fitness import Candidate, Decider, Decision, Scores
 from fm_platform.fleet.forking import can_fork, forked
-from fm_platform.fleet.options import AlikeOptions, Assessment, PricedOptions, alike_needs, assess
+from fm_platform.fleet.options import (
+    AlikeOptions,
+    Assessment,
+    PricedOptions,
+    alike_options,
+    priced_assessment,
+)
 from fm_platform.fleet.sizing import Needs
 
 #: Request shapes from which a second process pays for itself (forking, handing back):
@@ -32,8 +38,9 @@ SPLIT_SHAPES = 400
 
 #: An entry's needs, options and decision, or why it cannot be assessed.
 Result: TypeAlias = "tuple[Needs, Assessment, Decision | None] | str"
-#: Per entry key, one model of it and its needs.
-Work: TypeAlias = "dict[tuple, tuple[ModelEntry, Needs]]"
+#: Per entry number, one model of it, its needs and what models alike share of them
+#: (:func:`~fm_platform.fleet.sizing.alike_needs`).
+Work: TypeAlias = "dict[int, tuple[ModelEntry, Needs, Needs]]"
 
 #: What an entry's work costs this process and the forked one (module docstring).
 _COST = (1.0, 1.35)
@@ -44,39 +51,53 @@ _SCORES_FIELDS = tuple(f.name for f in dataclasses.fields(Scores))
 
 def assess_entries(
     work: Work, region: str, decider: Decider, *, split: bool | None = None
-) -> dict[tuple, Result]:
+) -> dict[int, Result]:
     """Each entry's :class:`Result`, in ``work``'s order. ``split`` asks for two processes
     (True, where ``os.fork`` exists) or one (False); by default two where they pay
     (:data:`SPLIT_SHAPES`) and may (:func:`~fm_platform.fleet.forking.can_fork`)."""
-    alike = {key: alike_needs(needs) for key, (_, needs) in work.items()}
-    (mine, theirs), shapes = _halves(alike)
+    shape_of = _shapes(work)
+    (mine, theirs), shapes = _halves(shape_of)
     if split is None:
         split = shapes >= SPLIT_SHAPES and can_fork()
     if not split or not hasattr(os, "fork"):
-        return _compute(work, alike, list(work), region, decider)
-    handing = forked(lambda: _handover(_compute(work, alike, theirs, region, decider), theirs))
-    results = _compute(work, alike, mine, region, decider)
+        return _compute(work, shape_of, list(work), region, decider)
+    handing = forked(lambda: _handover(_compute(work, shape_of, theirs, region, decider), theirs))
+    results = _compute(work, shape_of, mine, region, decider)
     handed = handing()
     if handed is None:
-        results.update(_compute(work, alike, theirs, region, decider))
+        results.update(_compute(work, shape_of, theirs, region, decider))
     else:
         results.update(_taken_over(handed, theirs))
     return {key: results[key] for key in work}
 
 
-def _halves(alike: dict[tuple, Needs]) -> tuple[tuple[list[tuple], list[tuple]], int]:
-    """The entry keys in two lists of whole request shapes, this process's and the forked
-    one's, that take about as long: a shape costs about as much as 12 entries of it (it is
-    assessed on every type, each entry only priced and decided), and the forked process
-    spends a third more on each, handing it over (0.8 s after 2.2 s of assessing half a
-    50,000-model realistic catalog). With the number of request shapes."""
-    side: dict[Needs, int] = {}
+def _shapes(work: Work) -> dict[int, Needs]:
+    """Per entry, one object for its request shape: entries whose alike needs are equal
+    share it (so each shape is hashed once and looked up by identity after)."""
+    canonical: dict[Needs, Needs] = {}
+    by_id: dict[int, Needs] = {}
+    shape_of: dict[int, Needs] = {}
+    for key, (_, _, alike) in work.items():
+        shape = by_id.get(id(alike))
+        if shape is None:
+            shape = by_id[id(alike)] = canonical.setdefault(alike, alike)
+        shape_of[key] = shape
+    return shape_of
+
+
+def _halves(shape_of: dict[int, Needs]) -> tuple[tuple[list[int], list[int]], int]:
+    """The entry numbers in two lists of whole request shapes, this process's and the
+    forked one's, that take about as long: a shape costs about as much as 12 entries of it
+    (it is assessed on every type, each entry only priced and decided), and the forked
+    process spends a third more on each, handing it over (0.8 s after 2.2 s of assessing
+    half a 50,000-model realistic catalog). With the number of request shapes."""
+    side: dict[int, int] = {}
     load = [0.0, 0.0]
-    halves: tuple[list[tuple], list[tuple]] = ([], [])
-    for key, plain in alike.items():
-        half = side.get(plain)
+    halves: tuple[list[int], list[int]] = ([], [])
+    for key, shape in shape_of.items():
+        half = side.get(id(shape))
         if half is None:
-            half = side[plain] = 0 if load[0] <= load[1] else 1
+            half = side[id(shape)] = 0 if load[0] <= load[1] else 1
             load[half] += 12 * _COST[half]
         load[half] += _COST[half]
         halves[half].append(key)
@@ -84,21 +105,26 @@ def _halves(alike: dict[tuple, Needs]) -> tuple[tuple[list[tuple], list[tuple]],
 
 
 def _compute(
-    work: Work, alike: dict[tuple, Needs], keys: list[tuple], region: str, decider: Decider
-) -> dict[tuple, Result]:
-    results: dict[tuple, Result] = {}
+    work: Work, shape_of: dict[int, Needs], keys: list[int], region: str, decider: Decider
+) -> dict[int, Result]:
+    options: dict[int, AlikeOptions] = {}  # by the shape's identity
+    results: dict[int, Result] = {}
     for key in keys:
-        model, needs = work[key]
+        model, needs, _ = work[key]
+        shape = shape_of[key]
         try:
-            assessment = assess(needs, region, alike[key])
+            alike = options.get(id(shape))
+            if alike is None:
+                alike = options[id(shape)] = alike_options(shape, region)
         except ValueError as error:
             results[key] = str(error)
             continue
+        assessment = priced_assessment(alike, needs)
         results[key] = (needs, assessment, decider.decide(model, assessment))
     return results
 
 
-def _handover(results: dict[tuple, Result], keys: list[tuple]) -> bytes:
+def _handover(results: dict[int, Result], keys: list[int]) -> bytes:
     """``results`` of ``keys`` as plain values, pickled: per entry its needs' fields, its
     pricing's number and its decision (or why it cannot be assessed), with each pricing
     and each shape's options once."""
@@ -148,12 +174,12 @@ def _decision_row(decision: Decision | None, options: PricedOptions) -> tuple | 
     )
 
 
-def _taken_over(handed: bytes, keys: list[tuple]) -> dict[tuple, Result]:
+def _taken_over(handed: bytes, keys: list[int]) -> dict[int, Result]:
     """The results :func:`_handover` pickled, for ``keys``."""
     alike_rows, priced_rows, entries = marshal.loads(handed)
     alikes = [AlikeOptions.taken_over(row) for row in alike_rows]
     priced = [PricedOptions.taken_over(alikes[alike], row) for alike, row in priced_rows]
-    results: dict[tuple, Result] = {}
+    results: dict[int, Result] = {}
     for key, entry in zip(keys, entries, strict=True):
         if isinstance(entry, str):
             results[key] = entry

@@ -66,7 +66,7 @@ from fm_platform.fleet.serverless import (
     request_usd,
     vcpus,
 )
-from fm_platform.fleet.sizing import MemoryParts, Needs, tp_degrees
+from fm_platform.fleet.sizing import MemoryParts, Needs, alike_needs, tp_degrees
 from fm_platform.hardware.devices import (
     BF16_MIN_CAPABILITY,
     FP8_MIN_CAPABILITY,
@@ -982,27 +982,29 @@ def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     return result
 
 
-def alike_needs(needs: Needs) -> Needs:
-    """What models alike share: ``needs`` without name, traffic and defaults (a shallow
-    copy: ``dataclasses.replace`` is slow at this volume)."""
-    plain = object.__new__(Needs)
-    plain.__dict__.update(needs.__dict__, name="", peak_rpm=0.0, active_hours=24.0, defaults=())
-    return plain
+def alike_options(alike: Needs, region: str) -> AlikeOptions:
+    """Every option of models alike (``alike``: their :func:`~fm_platform.fleet.sizing.alike_needs`)
+    without their traffic, computed once per process."""
+    return _assess_alike(alike, region)
 
 
-def assess(needs: Needs, region: str, alike_as: Needs | None = None) -> Assessment:
-    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
-    minimum of one copy, none for a queued or serverless kind) and every type rejected
-    outright, with its reason; a serverless kind whose peak needs more concurrent
-    invocations than an endpoint allows has none, and says why. Models alike at the same
-    traffic and hours share their priced options; ``alike_as`` is
-    :func:`alike_needs` of ``needs`` where the caller has it."""
-    alike = _assess_alike(alike_needs(needs) if alike_as is None else alike_as, region)
+def priced_assessment(alike: AlikeOptions, needs: Needs) -> Assessment:
+    """The :func:`assess` of ``needs`` from the options of the models alike: priced at its
+    traffic and hours, shared by the models alike at the same traffic and hours."""
     traffic = (needs.peak_rpm, needs.active_hours)
     priced = alike.priced.get(traffic)
     if priced is None:
         priced = alike.priced[traffic] = PricedOptions(alike, *traffic)
     return Assessment(priced, alike.rejected, alike.limited, priced.unavailable)
+
+
+def assess(needs: Needs, region: str) -> Assessment:
+    """Every option of ``needs`` per kind (cheapest expected cost first, with the kind's
+    minimum of one copy, none for a queued or serverless kind) and every type rejected
+    outright, with its reason; a serverless kind whose peak needs more concurrent
+    invocations than an endpoint allows has none, and says why. Models alike at the same
+    traffic and hours share their priced options."""
+    return priced_assessment(_assess_alike(alike_needs(needs), region), needs)
 
 
 def family_types(region: str) -> set[str]:

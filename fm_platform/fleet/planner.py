@@ -205,31 +205,35 @@ class Planner:
     def assess_all(self) -> None:
         resolve = Resolver(self.catalog)
         problems = Problems("fleet plan")
-        keys: list[tuple] = []
+        # each distinct entry gets a number (its key, a tuple of ~50 fields, is hashed once)
+        numbers: dict[tuple, int] = {}
+        entries: list[int] = []
         work: Work = {}
-        unresolved: dict[tuple, str] = {}
+        unresolved: dict[int, str] = {}
         for model in self.catalog.models:
             alike = needs_key(model, self.catalog)
             key = _model_key(model, self.catalog, alike)
-            keys.append(key)
-            if key not in work and key not in unresolved:
+            number = numbers.get(key)
+            if number is None:
+                number = numbers[key] = len(numbers)
                 try:
-                    work[key] = (model, resolve(model, alike))
+                    work[number] = (model, resolve(model, alike), resolve.alike(alike))
                 except ValueError as error:
-                    unresolved[key] = str(error)
-        results: dict[tuple, Result] = {
+                    unresolved[number] = str(error)
+            entries.append(number)
+        results: dict[int, Result] = {
             **unresolved,
             **assess_entries(work, self.region, Decider(self.catalog), split=self.split),
         }
-        known: dict[tuple, Assessed] = {}
-        for model, key in zip(self.catalog.models, keys, strict=True):
-            result = results[key]
+        known: dict[int, Assessed] = {}
+        for model, number in zip(self.catalog.models, entries, strict=True):
+            result = results[number]
             if isinstance(result, str):
                 problems.add(f"models[{self.index[model.name]}]", model.name, result)
                 continue
-            found = known.get(key)
+            found = known.get(number)
             if found is None:
-                found = known[key] = Assessed(*result)
+                found = known[number] = Assessed(*result)
             self.assessed[model.name] = found
             if found.decision is None:
                 problems.add(f"models[{self.index[model.name]}]", model.name, self._why_none(found))
