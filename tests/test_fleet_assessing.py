@@ -130,3 +130,14 @@ def test_the_bound_computed_beside_placing_is_the_bound_after_it(one, data, monk
     assert forks == [1]
     assert plan.to_json() == one.plan.to_json()
     assert bound_of() == bound.lower_bound(one)
+
+
+def test_without_highs_the_bound_beside_placing_says_what_to_install(data, monkeypatch):
+    def missing(planner):
+        raise ImportError(f"the cost bound needs HiGHS: {bound.INSTALL_HINT}")
+
+    monkeypatch.setattr(bound, "lower_bound", missing)
+    monkeypatch.setattr(bound, "can_fork", lambda: True)
+    _, bound_of = bound.plan_with_bound(Planner(catalog_from_data(data, FAMILIES), split=False))
+    with pytest.raises(ImportError, match=r"pip install 'fm-platform\[bound\]'"):
+        bound_of()
