@@ -3,6 +3,8 @@ bound, the explanations and the problems that one process gives."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from fm_platform.fleet import assessing, bound
@@ -141,3 +143,26 @@ def test_without_highs_the_bound_beside_placing_says_what_to_install(data, monke
     _, bound_of = bound.plan_with_bound(Planner(catalog_from_data(data, FAMILIES), split=False))
     with pytest.raises(ImportError, match=r"pip install 'fm-platform\[bound\]'"):
         bound_of()
+
+
+def test_entries_sized_from_benchmark_files_are_handed_over_too(monkeypatch):
+    from fm_platform.fleet.catalog import load_catalog
+    from tests.support import ROOT
+
+    catalog = load_catalog(ROOT / "examples" / "catalog-benchmark.yaml", FAMILIES)
+    # the second request shape goes to the forked process (the first to this one)
+    sized = [m for m in catalog.models if m.benchmark_file]
+    others = [m for m in catalog.models if not m.benchmark_file]
+    assert sized and others
+    catalog = dataclasses.replace(catalog, models=(others[0], *sized, *others[1:]))
+    taken = []
+    real = assessing._taken_over
+    monkeypatch.setattr(
+        assessing, "_taken_over", lambda handed, keys: taken.append(1) or real(handed, keys)
+    )
+    two = Planner(catalog, split=True)
+    two.run()
+    assert taken == [1]  # the forked process handed its half over (its needs hold paths)
+    one = Planner(catalog, split=False)
+    one.run()
+    assert two.plan.to_json() == one.plan.to_json()

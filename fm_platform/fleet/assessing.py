@@ -15,7 +15,7 @@ fork (:func:`~fm_platform.fleet.forking.can_fork`), the entries have fewer than
 from __future__ import annotations
 
 import dataclasses
-import marshal
+import pickle
 import operator
 import os
 from typing import TypeAlias
@@ -150,7 +150,7 @@ def _handover(results: dict[int, Result], keys: list[int]) -> bytes:
             number = priced[id(options)] = len(priced_rows)
             priced_rows.append((alike, options.handover()))
         entries.append((_NEEDS_VALUES(needs), number, _decision_row(decision, options)))
-    return marshal.dumps((alike_rows, priced_rows, entries))
+    return pickle.dumps((alike_rows, priced_rows, entries), pickle.HIGHEST_PROTOCOL)
 
 
 def _decision_row(decision: Decision | None, options: PricedOptions) -> tuple | None:
@@ -176,7 +176,7 @@ def _decision_row(decision: Decision | None, options: PricedOptions) -> tuple | 
 
 def _taken_over(handed: bytes, keys: list[int]) -> dict[int, Result]:
     """The results :func:`_handover` pickled, for ``keys``."""
-    alike_rows, priced_rows, entries = marshal.loads(handed)
+    alike_rows, priced_rows, entries = pickle.loads(handed)
     alikes = [AlikeOptions.taken_over(row) for row in alike_rows]
     priced = [PricedOptions.taken_over(alikes[alike], row) for alike, row in priced_rows]
     results: dict[int, Result] = {}
