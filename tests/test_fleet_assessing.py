@@ -46,7 +46,7 @@ def test_by_default_a_large_catalog_is_assessed_on_two_processes_a_small_one_on_
     monkeypatch.setattr(assessing, "can_fork", lambda: True)
     _run(data, split=None)
     assert forks == [1]
-    _run(realistic_catalog_data(200, seed=5), split=None)
+    _run(realistic_catalog_data(100, seed=5), split=None)
     assert forks == [1]
     monkeypatch.setattr(assessing, "can_fork", lambda: False)
     _run(data, split=None)
