@@ -81,7 +81,8 @@ def test_the_forked_half_is_handed_over_and_restored_as_computed(one, data):
         work.setdefault(id(known), (model, known))
     keys = list(work)
     results = {k: (known.needs, known.assessment, known.decision) for k, (_, known) in work.items()}
-    restored = assessing._taken_over(assessing._handover(results, keys), keys)
+    entries = {k: (model, known.needs, known.needs) for k, (model, known) in work.items()}
+    restored = assessing._taken_over(assessing._handover(results, keys), keys, entries)
     for key in keys:
         needs, assessment, decision = restored[key]
         known = work[key][1]
@@ -157,9 +158,7 @@ def test_entries_sized_from_benchmark_files_are_handed_over_too(monkeypatch):
     catalog = dataclasses.replace(catalog, models=(others[0], *sized, *others[1:]))
     taken = []
     real = assessing._taken_over
-    monkeypatch.setattr(
-        assessing, "_taken_over", lambda handed, keys: taken.append(1) or real(handed, keys)
-    )
+    monkeypatch.setattr(assessing, "_taken_over", lambda *handed: taken.append(1) or real(*handed))
     two = Planner(catalog, split=True)
     two.run()
     assert taken == [1]  # the forked process handed its half over (its needs hold paths)

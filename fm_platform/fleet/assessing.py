@@ -1,7 +1,7 @@
 """The options and hosting decision of each distinct entry of a catalog, on two cores when
 the catalog is large.
 
-A forked process assesses and decides the entries of about half the request shapes
+A forked process assesses and decides the entries of about 43% of the request shapes
 (entries alike but for name, traffic and hours: :func:`~fm_platform.fleet.sizing.alike_needs`)
 while this process does the rest, and hands its results back as plain values
 (:meth:`~fm_platform.fleet.options.AlikeOptions.handover`): pickling the objects themselves costs
@@ -15,7 +15,6 @@ fork (:func:`~fm_platform.fleet.forking.can_fork`), the entries have fewer than
 from __future__ import annotations
 
 import dataclasses
-import operator
 import os
 import pickle
 from typing import TypeAlias
@@ -46,8 +45,6 @@ Work: TypeAlias = "dict[int, tuple[ModelEntry, Needs, Needs]]"
 
 #: What an entry's work costs this process and the forked one (module docstring).
 _COST = (1.0, 1.35)
-_NEEDS_FIELDS = tuple(f.name for f in dataclasses.fields(Needs))
-_NEEDS_VALUES = operator.attrgetter(*_NEEDS_FIELDS)
 _SCORES_FIELDS = tuple(f.name for f in dataclasses.fields(Scores))
 
 
@@ -71,7 +68,7 @@ def assess_entries(
     if handed is None:
         results.update(_compute(work, shape_of, theirs, region, decider))
     else:
-        results.update(_taken_over(handed, theirs))
+        results.update(_taken_over(handed, theirs, work))
     return {key: results[key] for key in work}
 
 
@@ -129,9 +126,9 @@ def _compute(
 
 
 def _handover(results: dict[int, Result], keys: list[int]) -> bytes:
-    """``results`` of ``keys`` as plain values, pickled: per entry its needs' fields, its
-    pricing's number and its decision (or why it cannot be assessed), with each pricing
-    and each shape's options once."""
+    """``results`` of ``keys`` as plain values, pickled: per entry its pricing's number and
+    its decision (or why it cannot be assessed), with each pricing and each shape's options
+    once (the needs are the work's, which this process has)."""
     alikes: dict[int, int] = {}
     alike_rows: list[tuple] = []
     priced: dict[int, int] = {}
@@ -142,7 +139,7 @@ def _handover(results: dict[int, Result], keys: list[int]) -> bytes:
         if isinstance(result, str):
             entries.append(result)
             continue
-        needs, assessment, decision = result
+        _, assessment, decision = result
         options = assessment.options
         number = priced.get(id(options))
         if number is None:
@@ -153,7 +150,7 @@ def _handover(results: dict[int, Result], keys: list[int]) -> bytes:
                 alike_rows.append(shape.handover())
             number = priced[id(options)] = len(priced_rows)
             priced_rows.append((alike, options.handover()))
-        entries.append((_NEEDS_VALUES(needs), number, _decision_row(decision, options)))
+        entries.append((number, _decision_row(decision, options)))
     return pickle.dumps((alike_rows, priced_rows, entries), pickle.HIGHEST_PROTOCOL)
 
 
@@ -178,8 +175,8 @@ def _decision_row(decision: Decision | None, options: PricedOptions) -> tuple | 
     )
 
 
-def _taken_over(handed: bytes, keys: list[int]) -> dict[int, Result]:
-    """The results :func:`_handover` pickled, for ``keys``."""
+def _taken_over(handed: bytes, keys: list[int], work: Work) -> dict[int, Result]:
+    """The results :func:`_handover` pickled, for ``keys`` of ``work``."""
     alike_rows, priced_rows, entries = pickle.loads(handed)
     alikes = [AlikeOptions.taken_over(row) for row in alike_rows]
     priced = [PricedOptions.taken_over(alikes[alike], row) for alike, row in priced_rows]
@@ -188,13 +185,11 @@ def _taken_over(handed: bytes, keys: list[int]) -> dict[int, Result]:
         if isinstance(entry, str):
             results[key] = entry
             continue
-        values, number, decision = entry
-        needs = object.__new__(Needs)  # without the frozen dataclass's slow __init__
-        needs.__dict__.update(zip(_NEEDS_FIELDS, values, strict=True))
+        number, decision = entry
         options = priced[number]
         alike = options.alike
         assessment = Assessment(options, alike.rejected, alike.limited, options.unavailable)
-        results[key] = (needs, assessment, _decision(decision, options))
+        results[key] = (work[key][1], assessment, _decision(decision, options))
     return results
 
 
