@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
 
 
 def can_fork() -> bool:
-    """Whether forking can pay and is safe: ``os.fork`` exists, this process may run on
-    more than one core, and it runs one thread (forking a process with others may leave
-    the forked one waiting on a lock they held)."""
-    if not hasattr(os, "fork") or threading.active_count() != 1:
+    """Whether forking can pay and is safe: on Linux (macOS's system libraries are not
+    safe to use in a forked child, Python's documentation warns; Windows has no fork),
+    where this process may run on more than one core and runs one thread (forking a
+    process with others may leave the forked one waiting on a lock they held)."""
+    if sys.platform != "linux" or threading.active_count() != 1:
         return False
     affinity = getattr(os, "sched_getaffinity", None)
     cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
