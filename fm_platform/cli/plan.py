@@ -82,7 +82,8 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             print(f"warning: {warning}", file=sys.stderr)
         served, catalog = catalog, planning_catalog(catalog)
         planner = Planner(catalog, previous, region=region)
-        planned, bound_of = plan_with_bound(planner)
+        # the bound is started beside placing unless only one model is explained
+        planned, bound_of = (planner.run(), None) if args.explain else plan_with_bound(planner)
         plan = annotate(planned, served)
         if args.explain:
             if args.explain not in plan.placements:
@@ -115,6 +116,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             plan = repacked
     except ValueError as error:
         raise CliError(str(error)) from None
+    assert bound_of is not None
     bound, note = _bound(bound_of) if plan is planner.plan else (None, "")
     costs = choice_costs(planner) if plan is planner.plan else []
     for warning in choice_warnings(costs, catalog.choice_warning_monthly):
