@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from fm_platform.fleet import assessing, bound
+from fm_platform.fleet import options as options_module
 from fm_platform.fleet.bound import lower_bound
 from fm_platform.fleet.catalog import catalog_from_data
 from fm_platform.fleet.planner import Planner
@@ -165,3 +166,16 @@ def test_entries_sized_from_benchmark_files_are_handed_over_too(monkeypatch):
     one = Planner(catalog, split=False)
     one.run()
     assert two.plan.to_json() == one.plan.to_json()
+
+
+def test_a_later_planner_reuses_the_shapes_handed_over_and_forks_no_more(data, monkeypatch):
+    # as a repacking runs: planners of one catalog, one after another, in one process
+    monkeypatch.setattr(options_module, "_ALIKE_OPTIONS", {})
+    forks = []
+    real = assessing.forked
+    monkeypatch.setattr(assessing, "forked", lambda compute: forks.append(1) or real(compute))
+    monkeypatch.setattr(assessing, "can_fork", lambda: True)
+    first = _run(data, split=None)
+    again = _run(data, split=None)
+    assert forks == [1]
+    assert again.plan.to_json() == first.plan.to_json()

@@ -48,7 +48,7 @@ def test_only_the_kind_table_the_sizing_and_the_stack_mapping_name_kinds():
 
 
 def test_a_registered_kind_is_planned_priced_reported_and_bounded_with_no_other_edit(
-    monkeypatch, request
+    monkeypatch,
 ):
     fake = dataclasses.replace(
         kinds.KINDS[kinds.SINGLE],
@@ -60,9 +60,8 @@ def test_a_registered_kind_is_planned_priced_reported_and_bounded_with_no_other_
     )
     monkeypatch.setitem(kinds.KINDS, fake.name, fake)
     monkeypatch.setitem(endpoints.SIZERS, fake.name, endpoints.size_single)
-    # assessments are cached per model shape; the kind table is fixed outside this test
-    options._assess_alike.cache_clear()
-    request.addfinalizer(options._assess_alike.cache_clear)
+    # assessments are kept per model shape; the kind table is fixed outside this test
+    monkeypatch.setattr(options, "_ALIKE_OPTIONS", {})
     planner = Planner(
         catalog(
             [

@@ -27,6 +27,8 @@ from fm_platform.fleet.options import (
     Assessment,
     PricedOptions,
     alike_options,
+    has_alike_options,
+    keep_alike_options,
     priced_assessment,
 )
 from fm_platform.fleet.sizing import Needs
@@ -55,7 +57,7 @@ def assess_entries(
     (True, where ``os.fork`` exists) or one (False); by default two where they pay
     (:data:`SPLIT_SHAPES`) and may (:func:`~fm_platform.fleet.forking.can_fork`)."""
     shape_of = _shapes(work)
-    (mine, theirs), shapes = _halves(shape_of)
+    (mine, theirs), shapes = _halves(shape_of, region)
     if split is None:
         split = shapes >= SPLIT_SHAPES and can_fork()
     if not split or not hasattr(os, "fork"):
@@ -69,6 +71,10 @@ def assess_entries(
         results.update(_compute(work, shape_of, theirs, region, decider))
     else:
         results.update(_taken_over(handed, theirs, work))
+        for key in theirs:  # later planners in this process reuse what was handed over
+            result = results[key]
+            if not isinstance(result, str):
+                keep_alike_options(shape_of[key], region, result[1].options.alike)
     return {key: results[key] for key in work}
 
 
@@ -86,23 +92,30 @@ def _shapes(work: Work) -> dict[int, Needs]:
     return shape_of
 
 
-def _halves(shape_of: dict[int, Needs]) -> tuple[tuple[list[int], list[int]], int]:
+def _halves(shape_of: dict[int, Needs], region: str) -> tuple[tuple[list[int], list[int]], int]:
     """The entry numbers in two lists of whole request shapes, this process's and the
     forked one's, that take about as long: a shape costs about as much as 12 entries of it
     (it is assessed on every type, each entry only priced and decided), and the forked
     process spends a third more on each, handing it over (0.8 s after 2.2 s of assessing
-    half a 50,000-model realistic catalog). With the number of request shapes."""
+    half a 50,000-model realistic catalog). A shape this process has assessed already (an
+    earlier planner's, as a repacking runs many) stays here and costs only its entries.
+    With the number of request shapes not assessed yet."""
     side: dict[int, int] = {}
     load = [0.0, 0.0]
     halves: tuple[list[int], list[int]] = ([], [])
+    new = 0
     for key, shape in shape_of.items():
         half = side.get(id(shape))
         if half is None:
-            half = side[id(shape)] = 0 if load[0] <= load[1] else 1
-            load[half] += 12 * _COST[half]
+            if has_alike_options(shape, region):
+                half = side[id(shape)] = 0
+            else:
+                new += 1
+                half = side[id(shape)] = 0 if load[0] <= load[1] else 1
+                load[half] += 12 * _COST[half]
         load[half] += _COST[half]
         halves[half].append(key)
-    return halves, len(side)
+    return halves, new
 
 
 def _compute(

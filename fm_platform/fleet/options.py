@@ -949,7 +949,6 @@ def _with_traffic(o: Option, peak_rpm: float) -> Option:
     return option
 
 
-@cache
 def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     """Every option of ``needs`` without its traffic (``peak_rpm`` 0): what models alike but
     for their name, traffic and hours share, computed once."""
@@ -982,10 +981,30 @@ def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     return result
 
 
+#: The options of models alike per (alike needs, region), computed or handed over once per
+#: process (:func:`alike_options`, :func:`keep_alike_options`).
+_ALIKE_OPTIONS: dict[tuple[Needs, str], AlikeOptions] = {}
+
+
 def alike_options(alike: Needs, region: str) -> AlikeOptions:
     """Every option of models alike (``alike``: their :func:`~fm_platform.fleet.sizing.alike_needs`)
     without their traffic, computed once per process."""
-    return _assess_alike(alike, region)
+    key = (alike, region)
+    found = _ALIKE_OPTIONS.get(key)
+    if found is None:
+        found = _ALIKE_OPTIONS[key] = _assess_alike(alike, region)
+    return found
+
+
+def has_alike_options(alike: Needs, region: str) -> bool:
+    """Whether :func:`alike_options` of ``alike`` is known in this process."""
+    return (alike, region) in _ALIKE_OPTIONS
+
+
+def keep_alike_options(alike: Needs, region: str, options: AlikeOptions) -> None:
+    """Keeps ``options`` (handed over by another process) as :func:`alike_options` of
+    ``alike``, so later planners in this process reuse them."""
+    _ALIKE_OPTIONS.setdefault((alike, region), options)
 
 
 def priced_assessment(alike: AlikeOptions, needs: Needs) -> Assessment:
@@ -1004,7 +1023,7 @@ def assess(needs: Needs, region: str) -> Assessment:
     outright, with its reason; a serverless kind whose peak needs more concurrent
     invocations than an endpoint allows has none, and says why. Models alike at the same
     traffic and hours share their priced options."""
-    return priced_assessment(_assess_alike(alike_needs(needs), region), needs)
+    return priced_assessment(alike_options(alike_needs(needs), region), needs)
 
 
 def family_types(region: str) -> set[str]:
