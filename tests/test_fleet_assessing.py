@@ -128,7 +128,7 @@ def test_the_bound_computed_beside_placing_is_the_bound_after_it(one, data, monk
     forks = []
     real = bound.forked
     monkeypatch.setattr(bound, "forked", lambda compute: forks.append(1) or real(compute))
-    monkeypatch.setattr(bound, "can_fork", lambda: True)
+    monkeypatch.setattr(assessing, "can_fork", lambda: True)
     planner = Planner(catalog_from_data(data, FAMILIES), split=False)
     plan, bound_of = bound.plan_with_bound(planner)
     assert forks == [1]
@@ -141,7 +141,7 @@ def test_without_highs_the_bound_beside_placing_says_what_to_install(data, monke
         raise ImportError(f"the cost bound needs HiGHS: {bound.INSTALL_HINT}")
 
     monkeypatch.setattr(bound, "lower_bound", missing)
-    monkeypatch.setattr(bound, "can_fork", lambda: True)
+    monkeypatch.setattr(assessing, "can_fork", lambda: True)
     _, bound_of = bound.plan_with_bound(Planner(catalog_from_data(data, FAMILIES), split=False))
     with pytest.raises(ImportError, match=r"pip install 'fm-platform\[bound\]'"):
         bound_of()

@@ -59,7 +59,7 @@ def assess_entries(
     shape_of = _shapes(work)
     (mine, theirs), shapes = _halves(shape_of, region)
     if split is None:
-        split = shapes >= SPLIT_SHAPES and can_fork()
+        split = two_processes_pay(shapes)
     if not split or not hasattr(os, "fork"):
         return _compute(work, shape_of, list(work), region, decider)
     handing = forked(lambda: _handover(_compute(work, shape_of, theirs, region, decider), theirs))
@@ -76,6 +76,13 @@ def assess_entries(
             if not isinstance(result, str):
                 keep_alike_options(shape_of[key], region, result[1].options.alike)
     return {key: results[key] for key in work}
+
+
+def two_processes_pay(shapes: int) -> bool:
+    """Whether work on ``shapes`` request shapes (in assessing, those not assessed yet)
+    pays for a second process (:data:`SPLIT_SHAPES`) and this process may fork
+    (:func:`~fm_platform.fleet.forking.can_fork`)."""
+    return shapes >= SPLIT_SHAPES and can_fork()
 
 
 def _shapes(work: Work) -> dict[int, Needs]:

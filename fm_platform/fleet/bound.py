@@ -42,8 +42,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from fm_platform.fleet.assessing import SPLIT_SHAPES
-from fm_platform.fleet.forking import can_fork, forked
+from fm_platform.fleet.assessing import two_processes_pay
+from fm_platform.fleet.forking import forked
 from fm_platform.fleet.kinds import KINDS, min_copies
 from fm_platform.fleet.plan import Plan
 from fm_platform.fleet.planner import Assessed, Planner, without_cycle_collection
@@ -160,14 +160,13 @@ def lower_bound(planner: Planner) -> float:
 
 def bound_beside(planner: Planner) -> Callable[[], float]:
     """:func:`lower_bound` of a planner that has assessed its models, when the returned
-    function is called. Where the catalog has :data:`~fm_platform.fleet.assessing.SPLIT_SHAPES`
-    request shapes or more and this process can fork
-    (:func:`~fm_platform.fleet.forking.can_fork`), a forked process computes it at once,
+    function is called. Where the catalog's request shapes pay for a second process
+    (:func:`~fm_platform.fleet.assessing.two_processes_pay`), a forked process computes it at once,
     beside whatever this one does next (the bound of 50,000 realistic models takes 0.8-1.1
     s, placing them 2.4-3.0 s); else, or if that process fails, it is computed when
     asked."""
     shapes = {id(known.assessment.options.alike) for known in planner.assessed.values()}
-    if len(shapes) < SPLIT_SHAPES or not can_fork():
+    if not two_processes_pay(len(shapes)):
         return lambda: lower_bound(planner)
     waiting = forked(lambda: struct.pack("d", lower_bound(planner)))
 
