@@ -951,7 +951,8 @@ def _with_traffic(o: Option, peak_rpm: float) -> Option:
 
 def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     """Every option of ``needs`` without its traffic (``peak_rpm`` 0): what models alike but
-    for their name, traffic and hours share, computed once."""
+    for their name, traffic and hours share, computed afresh (:func:`alike_options` keeps
+    it per process)."""
     options: dict[str, list[Option]] = {}
     result = AlikeOptions(options)
     kinds = _kind_needs(needs)
