@@ -4,6 +4,7 @@ bound, the explanations and the problems that one process gives."""
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -134,6 +135,29 @@ def test_the_bound_computed_beside_placing_is_the_bound_after_it(one, data, monk
     assert forks == [1]
     assert plan.to_json() == one.plan.to_json()
     assert bound_of() == bound.lower_bound(one)
+
+
+def test_the_bound_beside_placing_is_stopped_when_placing_raises(data, monkeypatch):
+    started = []
+
+    def forked(compute):
+        started.append(real(compute))
+        return started[-1]
+
+    real = bound.forked
+    monkeypatch.setattr(bound, "forked", forked)
+    monkeypatch.setattr(assessing, "can_fork", lambda: True)
+    planner = Planner(catalog_from_data(data, FAMILIES), split=False)
+
+    def fail() -> None:
+        raise RuntimeError("placing fails")
+
+    monkeypatch.setattr(planner, "place_all", fail)
+    with pytest.raises(RuntimeError, match="placing fails"):
+        bound.plan_with_bound(planner)
+    assert len(started) == 1
+    with pytest.raises(ProcessLookupError):
+        os.kill(started[0].pid, 0)  # stopped and reaped, not left behind
 
 
 def test_without_highs_the_bound_beside_placing_says_what_to_install(data, monkeypatch):

@@ -56,7 +56,7 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
     from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.bound import plan_with_bound
+    from fm_platform.fleet.bound import BoundBeside, plan_with_bound
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
     from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
@@ -73,6 +73,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         if not charts_available():
             raise CliError(f"--charts needs matplotlib: {INSTALL_HINT}")
     plan_file = Path(args.plan_file) if args.plan_file else default_plan_file(args.catalog)
+    bound_of: BoundBeside | None = None
     try:
         previous = read_plan(plan_file)
         asked = getattr(args, "region", None)
@@ -95,6 +96,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
                 print("cost of the catalog's choice:\n" + "\n".join(choice_lines(mine)))
             return 0
         changes = plan_changes(previous, plan, planner.moves) if previous else []
+        assert bound_of is not None  # --explain returned above
         if args.repack:
             from fm_platform.fleet.repack import repack
 
@@ -112,12 +114,18 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             )
             if not args.apply:
                 print("nothing written; add --apply to write the repacked plan")
+                bound_of.cancel()
                 return 0
             plan = repacked
     except ValueError as error:
+        if bound_of is not None:
+            bound_of.cancel()
         raise CliError(str(error)) from None
-    assert bound_of is not None
-    bound, note = _bound(bound_of) if plan is planner.plan else (None, "")
+    if plan is planner.plan:
+        bound, note = _bound(bound_of)
+    else:  # a repacked plan prints no bound
+        bound_of.cancel()
+        bound, note = None, ""
     costs = choice_costs(planner) if plan is planner.plan else []
     for warning in choice_warnings(costs, catalog.choice_warning_monthly):
         print(f"warning: {warning}", file=sys.stderr)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 import struct
 from collections import Counter
-from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -158,29 +157,42 @@ def lower_bound(planner: Planner) -> float:
         return found.reduced_optimum()
 
 
-def bound_beside(planner: Planner) -> Callable[[], float]:
-    """:func:`lower_bound` of a planner that has assessed its models, when the returned
-    function is called. Where the catalog's request shapes pay for a second process
-    (:func:`~fm_platform.fleet.assessing.two_processes_pay`), a forked process computes it at once,
-    beside whatever this one does next (the bound of 50,000 realistic models takes 0.8-1.1
-    s, placing them 2.4-3.0 s); else, or if that process fails, it is computed when
-    asked."""
-    shapes = {id(known.assessment.options.alike) for known in planner.assessed.values()}
-    if not two_processes_pay(len(shapes)):
-        return lambda: lower_bound(planner)
-    waiting = forked(lambda: struct.pack("d", lower_bound(planner)))
+class BoundBeside:
+    """:func:`lower_bound` of a planner that has assessed its models, when called. Where
+    the catalog's request shapes pay for a second process
+    (:func:`~fm_platform.fleet.assessing.two_processes_pay`), a forked process computes it
+    at once, beside whatever this one does next (the bound of 50,000 realistic models takes
+    0.8-1.1 s, placing them 2.4-3.0 s); else, or if that process fails, it is computed when
+    asked. :meth:`cancel` stops that process when the bound is no longer wanted."""
 
-    def bound() -> float:
-        handed = waiting()
-        return lower_bound(planner) if handed is None else struct.unpack("d", handed)[0]
+    def __init__(self, planner: Planner) -> None:
+        self._planner = planner
+        shapes = {id(known.assessment.options.alike) for known in planner.assessed.values()}
+        self._forked = (
+            forked(lambda: struct.pack("d", lower_bound(planner)))
+            if two_processes_pay(len(shapes))
+            else None
+        )
 
-    return bound
+    def __call__(self) -> float:
+        handed = self._forked() if self._forked is not None else None
+        return lower_bound(self._planner) if handed is None else struct.unpack("d", handed)[0]
+
+    def cancel(self) -> None:
+        """Stops the forked process, if there is one (a later call computes the bound here)."""
+        if self._forked is not None:
+            self._forked.cancel()
 
 
-def plan_with_bound(planner: Planner) -> tuple[Plan, Callable[[], float]]:
+def plan_with_bound(planner: Planner) -> tuple[Plan, BoundBeside]:
     """``planner``'s plan (:meth:`~fm_platform.fleet.planner.Planner.run`) and its
-    :func:`bound_beside`, started once its models are assessed."""
+    :class:`BoundBeside`, started once its models are assessed (and cancelled when placing
+    them raises)."""
     with without_cycle_collection():
         planner.assess_all()
-        bound = bound_beside(planner)
-        return planner.place_all(), bound
+        bound = BoundBeside(planner)
+        try:
+            return planner.place_all(), bound
+        except BaseException:
+            bound.cancel()
+            raise

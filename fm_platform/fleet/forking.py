@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from typing import IO
 
 
 def can_fork() -> bool:
@@ -21,10 +23,37 @@ def can_fork() -> bool:
     return cores > 1
 
 
-def forked(compute: Callable[[], bytes]) -> Callable[[], bytes | None]:
-    """Runs ``compute`` in a forked process; the returned function waits for its bytes
-    (None when it failed: raised, or died)."""
-    out = tempfile.TemporaryFile()  # noqa: SIM115 (the returned function closes it)
+class Forked:
+    """Work running in a forked process (:func:`forked`): call it to wait for the bytes
+    it hands back (None when it failed: raised, or died; the same again on a later call),
+    or :meth:`cancel` it when they are no longer wanted. ``pid``: the forked process's."""
+
+    def __init__(self, pid: int, out: IO[bytes]) -> None:
+        self.pid = pid
+        self._out = out
+        self._waited = False
+        self._result: bytes | None = None
+
+    def __call__(self) -> bytes | None:
+        if not self._waited:
+            self._waited = True
+            _, status = os.waitpid(self.pid, 0)
+            with self._out:
+                if status == 0:
+                    self._out.seek(0)
+                    self._result = self._out.read()
+        return self._result
+
+    def cancel(self) -> None:
+        """Stops the forked process and reaps it (nothing once it has been waited for)."""
+        if not self._waited:
+            os.kill(self.pid, signal.SIGKILL)
+            self()
+
+
+def forked(compute: Callable[[], bytes]) -> Forked:
+    """Runs ``compute`` in a forked process (:class:`Forked`)."""
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (Forked closes it)
     pid = os.fork()
     if pid == 0:  # the forked process: never returns, never runs the parent's exit handlers
         code = 1
@@ -34,13 +63,4 @@ def forked(compute: Callable[[], bytes]) -> Callable[[], bytes | None]:
             code = 0
         finally:
             os._exit(code)
-
-    def result() -> bytes | None:
-        _, status = os.waitpid(pid, 0)
-        with out:
-            if status != 0:
-                return None
-            out.seek(0)
-            return out.read()
-
-    return result
+    return Forked(pid, out)
