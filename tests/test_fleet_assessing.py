@@ -14,7 +14,7 @@ from fm_platform.fleet.bound import lower_bound
 from fm_platform.fleet.catalog import catalog_from_data
 from fm_platform.fleet.planner import Planner
 from fm_platform.fleet.report import explain
-from tests.fleet_support import FAMILIES, realistic_catalog_data
+from tests.fleet_support import FAMILIES, realistic_catalog_data, record_forks
 
 
 @pytest.fixture(scope="module")
@@ -138,14 +138,7 @@ def test_the_bound_computed_beside_placing_is_the_bound_after_it(one, data, monk
 
 
 def test_the_bound_beside_placing_is_stopped_when_placing_raises(data, monkeypatch):
-    started = []
-
-    def forked(compute):
-        started.append(real(compute))
-        return started[-1]
-
-    real = bound.forked
-    monkeypatch.setattr(bound, "forked", forked)
+    started = record_forks(monkeypatch, bound)
     monkeypatch.setattr(assessing, "can_fork", lambda: True)
     planner = Planner(catalog_from_data(data, FAMILIES), split=False)
 

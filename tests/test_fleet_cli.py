@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from fm_platform.cli.main import main
+from fm_platform.fleet import bound
+from tests.fleet_support import record_forks
 from tests.support import ROOT
 
 
@@ -105,16 +107,7 @@ def test_repack_prints_moves_and_writes_nothing_without_apply(tmp_path, capsys):
 
 
 def test_a_repack_stops_the_bound_it_does_not_print(tmp_path, capsys, monkeypatch):
-    from fm_platform.fleet import bound
-
-    started = []
-
-    def forked(compute):
-        started.append(real(compute))
-        return started[-1]
-
-    real = bound.forked
-    monkeypatch.setattr(bound, "forked", forked)
+    started = record_forks(monkeypatch, bound)
     monkeypatch.setattr(bound, "two_processes_pay", lambda shapes: True)
     catalog = write(tmp_path, MODELS[:1])
     main(["plan", str(catalog)])
