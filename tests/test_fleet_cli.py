@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from fm_platform.cli.main import main
-from fm_platform.fleet import bound
+from fm_platform.fleet import bound, serving
 from tests.fleet_support import record_forks
 from tests.support import ROOT
 
@@ -119,6 +119,20 @@ def test_a_repack_stops_the_bound_it_does_not_print(tmp_path, capsys, monkeypatc
     for process in started:
         with pytest.raises(ProcessLookupError):
             os.kill(process.pid, 0)  # waited for or stopped, and reaped
+
+
+def test_a_failure_after_planning_stops_the_bound(tmp_path, monkeypatch):
+    started = record_forks(monkeypatch, bound)
+    monkeypatch.setattr(bound, "two_processes_pay", lambda shapes: True)
+
+    def interrupted(plan, served):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(serving, "annotate", interrupted)
+    assert main(["plan", str(write(tmp_path, MODELS))]) == 130  # fmp: interrupted
+    assert len(started) == 1
+    with pytest.raises(ProcessLookupError):
+        os.kill(started[0].pid, 0)  # stopped and reaped, though never read
 
 
 def test_charts_without_matplotlib_name_the_extra_and_write_nothing(tmp_path):

@@ -11,6 +11,7 @@ Every catalog field, its default and unit: docs/planner.md, "Catalog fields".
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -55,8 +56,13 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stops:  # a bound not read is stopped on every way out
+        return _run(ctx, args, stops)
+
+
+def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) -> int:
     from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.bound import BoundBeside, plan_with_bound
+    from fm_platform.fleet.bound import plan_with_bound
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
     from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
@@ -73,7 +79,6 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         if not charts_available():
             raise CliError(f"--charts needs matplotlib: {INSTALL_HINT}")
     plan_file = Path(args.plan_file) if args.plan_file else default_plan_file(args.catalog)
-    bound_of: BoundBeside | None = None
     try:
         previous = read_plan(plan_file)
         asked = getattr(args, "region", None)
@@ -85,6 +90,8 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         planner = Planner(catalog, previous, region=region)
         # the bound is started beside placing unless only one model is explained
         planned, bound_of = (planner.run(), None) if args.explain else plan_with_bound(planner)
+        if bound_of is not None:
+            stops.callback(bound_of.cancel)  # nothing once the bound has been read
         plan = annotate(planned, served)
         if args.explain:
             if args.explain not in plan.placements:
@@ -114,16 +121,13 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             )
             if not args.apply:
                 print("nothing written; add --apply to write the repacked plan")
-                bound_of.cancel()
                 return 0
             plan = repacked
     except ValueError as error:
-        if bound_of is not None:
-            bound_of.cancel()
         raise CliError(str(error)) from None
     if plan is planner.plan:
         bound, note = _bound(bound_of)
-    else:  # a repacked plan prints no bound
+    else:  # a repacked plan prints no bound: stopped now, not after the plan is written
         bound_of.cancel()
         bound, note = None, ""
     costs = choice_costs(planner) if plan is planner.plan else []
