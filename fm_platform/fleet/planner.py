@@ -35,6 +35,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from fm_platform.fleet.assessing import Result, Work, assess_entries
 from fm_platform.fleet.catalog import AXES, Catalog, ModelEntry
@@ -188,6 +189,7 @@ class Planner:
         self.counters: dict[str, int] = defaultdict(int)
         self.ranges: dict[str, tuple[int, int, int]] = {}
         self.templates: dict[tuple[int, int, str], Placement] = {}
+        self.hostings: dict[tuple[int, int, int, str, float], dict[str, Any]] = {}
 
     def model_resources(self, p: Placement, kind: str) -> int:
         """Resources ``p`` adds to its stack: its kind's per model (more when it may scale
@@ -292,23 +294,14 @@ class Planner:
                 f"{decision.option.kind} on {decision.option.instance_type} because {reason} "
                 "(--repack to review)"
             )
-        perf = option.perf
         serverless = KINDS[kind].serverless
-        return Placement(
+        placement = Placement(
             name="",
             endpoint="",
-            accelerators=option.shape.accelerators,
-            memory_mib=option.shape.memory_mib,
-            cpu_cores=option.shape.cpu_cores,
             min_copies=min_copies(kind, decision.to_zero),
             max_copies=option.max_copies,
             peak_rpm=known.needs.peak_rpm,
             active_hours=known.needs.active_hours,
-            rpm_per_copy=round(perf.rpm, 3),
-            throughput=perf.source,
-            throughput_detail=perf.detail,
-            concurrency=perf.concurrency,
-            latency_ms=round(perf.latency_ms, 1) if perf.latency_ms is not None else None,
             defaults=list(known.needs.defaults),
             reason=reason,
             scale_to_zero=QUEUED_ZERO_REASON
@@ -319,22 +312,41 @@ class Planner:
             if KINDS[kind].scale_to_zero
             else "",
             scores=dict(zip(AXES, decision.scores.values(), strict=True)),
-            device_memory_gib=round(option.parts.device_gib, 2),
-            memory_parts={
-                "weights_gib": round(option.parts.weights_gib, 2),
-                "kv_pool_gib": round(option.parts.kv_pool_gib, 2),
-                "headroom_gib": round(option.parts.headroom_gib, 2),
-            }
-            | (
-                {"adapters_gib": round(option.parts.adapters_gib, 2)}
-                if option.parts.adapters_gib
-                else {}
-            ),
-            # a serverless option's price is an invocation busy for an hour
-            cost_per_request=round(option.price * request_seconds(perf) / 3600, 9)
-            if serverless
-            else None,
         )
+        placement.__dict__.update(self._hosting(option))
+        return placement
+
+    def _hosting(self, option: Option) -> dict[str, Any]:
+        """The fields of a placement that come from ``option``'s copy alone (its shape,
+        performance, memory and price, the same at any traffic): kept per copy, as the
+        models alike share them (read only)."""
+        key = (id(option.shape), id(option.perf), id(option.parts), option.kind, option.price)
+        fields = self.hostings.get(key)
+        if fields is not None:
+            return fields
+        perf, parts = option.perf, option.parts
+        fields = self.hostings[key] = {
+            "accelerators": option.shape.accelerators,
+            "memory_mib": option.shape.memory_mib,
+            "cpu_cores": option.shape.cpu_cores,
+            "rpm_per_copy": round(perf.rpm, 3),
+            "throughput": perf.source,
+            "throughput_detail": perf.detail,
+            "concurrency": perf.concurrency,
+            "latency_ms": round(perf.latency_ms, 1) if perf.latency_ms is not None else None,
+            "device_memory_gib": round(parts.device_gib, 2),
+            "memory_parts": {
+                "weights_gib": round(parts.weights_gib, 2),
+                "kv_pool_gib": round(parts.kv_pool_gib, 2),
+                "headroom_gib": round(parts.headroom_gib, 2),
+            }
+            | ({"adapters_gib": round(parts.adapters_gib, 2)} if parts.adapters_gib else {}),
+            # a serverless option's price is an invocation busy for an hour
+            "cost_per_request": round(option.price * request_seconds(perf) / 3600, 9)
+            if KINDS[option.kind].serverless
+            else None,
+        }
+        return fields
 
     # -- stability --------------------------------------------------------------------------
 
