@@ -7,6 +7,7 @@ and so does a row whose quote botocore no longer says."""
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -17,7 +18,7 @@ from typing import Any
 import botocore.session
 import pytest
 from aws_cdk.assertions import Template
-from botocore.model import Shape, StructureShape
+from botocore.model import ListShape, ServiceModel, Shape, StructureShape
 
 from fm_platform.config import load_config
 from fm_platform.fleet.adapters import planning_catalog
@@ -84,12 +85,13 @@ class Row:
     honoured: str
 
 
-def _services() -> dict[str, Any]:
-    session = botocore.session.get_session()
-    return {name: session.get_service_model(name) for name, _ in set(OPERATIONS.values())}
-
-
-SERVICES = _services()
+@functools.cache
+def _input(service: str, operation: str) -> StructureShape:
+    """The input shape of ``operation`` in botocore's model of ``service``."""
+    model: ServiceModel = botocore.session.get_session().get_service_model(service)
+    shape = model.operation_model(operation).input_shape
+    assert isinstance(shape, StructureShape)
+    return shape
 
 
 def documentation(shape: Shape) -> str:
@@ -112,7 +114,7 @@ def _member(shape: StructureShape, path: str, name: str) -> Shape | None:
         if elsewhere is None:
             return None
         service, operation, member = elsewhere
-        return SERVICES[service].operation_model(operation).input_shape.members[member]
+        return _input(service, operation).members[member]
     return shape.members.get(name)
 
 
@@ -130,26 +132,25 @@ def _walk(node: Any, shape: Shape, path: str, found: dict[str, Shape], unknown: 
                 continue
             found[member_path] = member
             _walk(value, member, member_path, found, unknown)
-    elif shape.type_name == "list" and isinstance(node, list):
+    elif isinstance(shape, ListShape) and isinstance(node, list):
         for item in node:
-            _walk(item, shape.member, f"{path}[]", found, unknown)  # type: ignore[attr-defined]
+            _walk(item, shape.member, f"{path}[]", found, unknown)
 
 
-def emitted(templates: dict[str, dict[str, Any]]) -> tuple[dict[str, Shape], set[str]]:
+def emitted(*templates: dict[str, Any]) -> tuple[dict[str, Shape], set[str]]:
     """Every property path of the SageMaker and Application Auto Scaling resources of
     ``templates`` with its botocore member (maps such as a container's environment are one
     field: their keys are data), and the properties botocore has no member for."""
     found: dict[str, Shape] = {}
     unknown: set[str] = set()
-    for template in templates.values():
+    for template in templates:
         for resource in template.get("Resources", {}).values():
             kind = resource["Type"]
             if kind.startswith(("AWS::SageMaker::", "AWS::ApplicationAutoScaling::")):
                 if kind not in OPERATIONS:
                     unknown.add(kind)
                     continue
-                service, operation = OPERATIONS[kind]
-                shape = SERVICES[service].operation_model(operation).input_shape
+                shape = _input(*OPERATIONS[kind])
                 _walk(resource.get("Properties", {}), shape, kind, found, unknown)
     return found, unknown
 
@@ -166,9 +167,11 @@ def rows(text: str) -> dict[str, Row]:
 
 
 def _says(row: Row, member: Shape) -> bool:
-    """Whether every fragment of the row's quote (split at "...") is in the member's doc."""
+    """Whether the row quotes something and every fragment of its quote (split at "...")
+    is in the member's documentation."""
     doc = documentation(member)
-    return all(part.strip() in doc for part in row.says.split("...") if part.strip())
+    fragments = [part.strip() for part in row.says.split("...") if part.strip()]
+    return bool(fragments) and all(fragment in doc for fragment in fragments)
 
 
 def problems(fields: dict[str, Shape], unknown: set[str], table: dict[str, Row]) -> list[str]:
@@ -232,9 +235,10 @@ def catalog_fleet() -> dict[str, dict[str, Any]]:
 def test_every_flagged_field_of_the_default_app_and_the_every_option_fixture_has_a_row(
     default_assembly: CloudAssembly, every_option: dict[str, Any], table: dict[str, Row]
 ) -> None:
-    fields, unknown = emitted({**default_assembly.templates, **every_option})
+    fields, unknown = emitted(*default_assembly.templates.values(), *every_option.values())
     assert len(fields) > 100
-    assert problems(fields, unknown, table) == []
+    found = problems(fields, unknown, table)
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.slow  # synthesizes the example catalog's fleet (about ten seconds)
@@ -244,13 +248,14 @@ def test_every_flagged_field_of_the_example_catalog_has_a_row_and_no_row_is_stal
     catalog_fleet: dict[str, Any],
     table: dict[str, Row],
 ) -> None:
-    fields, unknown = emitted(catalog_fleet)
-    assert problems(fields, unknown, table) == []
-    every_field, _ = emitted({**default_assembly.templates, **every_option, **catalog_fleet})
-    stale = sorted(set(table) - set(every_field))
-    assert stale == [], (
-        "docs/aws-fields.md has rows for fields no app sets any more: remove them"
+    fields, unknown = emitted(*catalog_fleet.values())
+    found = problems(fields, unknown, table)
+    assert not found, "\n".join(found)
+    every_field, _ = emitted(
+        *default_assembly.templates.values(), *every_option.values(), *catalog_fleet.values()
     )
+    stale = sorted(set(table) - set(every_field))
+    assert stale == [], "docs/aws-fields.md has rows for fields no app sets any more: remove them"
 
 
 def test_every_code_a_row_names_exists(table: dict[str, Row]) -> None:
@@ -275,7 +280,7 @@ def test_a_flagged_field_without_a_row_is_named_with_what_aws_says() -> None:
             }
         }
     }
-    fields, unknown = emitted({"Stack": template})
+    fields, unknown = emitted(template)
     field = "AWS::SageMaker::EndpointConfig.ProductionVariants[].RoutingConfig"
     reported = problems(fields, unknown, {})
     assert reported[0] == (
@@ -283,7 +288,7 @@ def test_a_flagged_field_without_a_row_is_named_with_what_aws_says() -> None:
         "ELSEWHERE of test_aws_fields.py"
     )
     assert reported[-1] == (
-        f"{field}.PrefixAwareRoutingConfig.PrefixLength: botocore says \"The maximum length "
+        f'{field}.PrefixAwareRoutingConfig.PrefixLength: botocore says "The maximum length '
         'of the prefix used for routing decisions." / "Required when RoutingStrategy is '
         'PREFIX_AWARE ."; add a row to docs/aws-fields.md saying how the project honours it '
         "(the rule, the test, or why it does not apply)"
