@@ -120,7 +120,10 @@ def _serving(
     if pool is not None:
         shape = pool.models[name]
         placement = replace(
-            placement, accelerators=shape.accelerators, concurrency=shape.concurrency
+            placement,
+            accelerators=shape.accelerators,
+            concurrency=shape.concurrency,
+            rpm_per_copy=shape.rpm_per_copy,
         )
     return model_serving(
         entry,
@@ -129,6 +132,7 @@ def _serving(
         pool.instance_type if pool is not None else endpoint.instance_type,
         plan.region,
         adapters=len(adapters_by_base(catalog).get(name, ())),
+        kind=endpoint.kind,
     )
 
 
