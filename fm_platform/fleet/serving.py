@@ -80,8 +80,8 @@ def _timeout_s(entry: ModelEntry, placement: Placement, kind: str) -> int:
     if placement.latency_ms is not None and placement.latency_ms > limit * 1000:
         raise ValueError(
             f"model {entry.name}: planned {placement.latency_ms / 1000:,.0f} s per request "
-            f"exceeds the {limit:,.0f} s a {kind} endpoint waits for a request; plan it "
-            "again, or set latency_class: batch (an asynchronous endpoint processes a "
+            f"exceeds the {limit:,.0f} s an endpoint of kind {kind} waits for a request; plan "
+            "it again, or set latency_class: batch (an asynchronous endpoint processes a "
             "request for up to an hour)"
         )
     return math.ceil(limit)
