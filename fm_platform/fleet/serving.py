@@ -17,7 +17,7 @@ from fm_platform.containers.environment import ServingSettings, serving_environm
 from fm_platform.containers.images import CUSTOM, hardware_kind, image
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
-from fm_platform.fleet.kinds import IC, KINDS
+from fm_platform.fleet.kinds import KINDS
 from fm_platform.fleet.plan import Placement, Plan
 from fm_platform.fleet.serverless import spec_of
 from fm_platform.fleet.sizing import Needs, resolve
@@ -94,8 +94,8 @@ def model_serving(
     instance_type: str,
     region: str,
     *,
+    kind: str,
     adapters: int = 0,
-    kind: str = IC,
 ) -> ModelServing:
     """The container of ``entry`` placed as ``placement`` on ``instance_type`` (or a
     serverless memory size) in ``region`` on an endpoint of ``kind``; ``adapters``: LoRA

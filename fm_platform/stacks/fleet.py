@@ -120,10 +120,7 @@ def _serving(
     if pool is not None:
         shape = pool.models[name]
         placement = replace(
-            placement,
-            accelerators=shape.accelerators,
-            concurrency=shape.concurrency,
-            rpm_per_copy=shape.rpm_per_copy,
+            placement, accelerators=shape.accelerators, concurrency=shape.concurrency
         )
     return model_serving(
         entry,
