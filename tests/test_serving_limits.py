@@ -174,7 +174,8 @@ def test_a_batch_model_may_take_its_planned_seconds_in_container_and_invocation(
     config = next(
         r["Properties"]
         for r in resources.values()
-        if r["Type"] == "AWS::SageMaker::EndpointConfig" and "AsyncInferenceConfig" in r["Properties"]
+        if r["Type"] == "AWS::SageMaker::EndpointConfig"
+        and "AsyncInferenceConfig" in r["Properties"]
     )
     sent = config["AsyncInferenceConfig"]["ClientConfig"]["MaxConcurrentInvocationsPerInstance"]
     assert int(env["SERVING_JOB_QUEUE_SIZE"]) >= sent == p.concurrency

@@ -71,9 +71,10 @@ class ModelEntry:
     or the plain CSV's ``model``); otherwise the shipped profiles or an estimate. Requests:
     ``prompt_tokens``, ``output_tokens``, ``context_tokens``, ``concurrency`` (defaults by
     task and latency class), ``inputs_per_request`` (texts per embed or classify call,
-    documents per rerank: :data:`INPUT_TASKS` only; by default 1), ``payload_mb`` (the largest request body in MB; by default
-    small, within any kind's limit). Objective: ``latency_p50_ms`` or ``latency_class``
-    (``batch``: callers do not wait, an asynchronous endpoint may host the model).
+    documents per rerank: :data:`INPUT_TASKS` only; by default 1), ``payload_mb`` (the
+    largest request body in MB; by default small, within any kind's limit). Objective:
+    ``latency_p50_ms`` or ``latency_class`` (``batch``: callers do not wait, an
+    asynchronous endpoint may host the model).
     Placement: ``isolation`` (+ ``isolation_reason``), ``cold_start_tolerant`` (unset:
     decided by the model's cost and latency priorities), ``instance_family``, ``group``,
     ``tenant``, ``weights``. Hardware: ``dtype`` (by default bf16), ``allow_fp16`` (may run

@@ -122,9 +122,7 @@ def model_serving(
         max_lora_rank=needs.lora_rank,
         requests_accepted=requests_accepted(placement, kind),
         inputs_per_request=needs.inputs_per_request,
-        batch_tokens=needs.prompt_tokens
-        * needs.inputs_per_request
-        * max(1, placement.concurrency),
+        batch_tokens=needs.prompt_tokens * needs.inputs_per_request * max(1, placement.concurrency),
         request_timeout_s=_timeout_s(entry, placement, kind),
     )
     uri: str | None = entry.image
