@@ -9,6 +9,7 @@ import math
 import re
 
 import aws_cdk as cdk
+import botocore.session
 import pytest
 
 from fm_platform.containers.environment import (
@@ -23,13 +24,17 @@ from fm_platform.fleet.kinds import ASYNC, ASYNC_REQUEST_S, IC, REALTIME_REQUEST
 from fm_platform.fleet.options import family_types
 from fm_platform.fleet.plan import Placement
 from fm_platform.fleet.planner import plan_fleet
-from fm_platform.fleet.serving import annotate, model_serving, requests_accepted
+from fm_platform.fleet.serving import (
+    ASYNC_DEFAULT_INVOCATION_S,
+    annotate,
+    model_serving,
+    requests_accepted,
+    serving_line,
+)
 from fm_platform.fleet.sizing import resolve
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.support import ROOT
 
-#: InvokeEndpointAsync's InvocationTimeoutSeconds when a call gives none (15 minutes).
-ASYNC_DEFAULT_INVOCATION_S = 900
 MODELS = [
     {
         "name": "doc-reranker",
@@ -180,8 +185,14 @@ def test_a_batch_model_may_take_its_planned_seconds_in_container_and_invocation(
     sent = config["AsyncInferenceConfig"]["ClientConfig"]["MaxConcurrentInvocationsPerInstance"]
     assert int(env["SERVING_JOB_QUEUE_SIZE"]) >= sent == p.concurrency
     assert env["OPTION_MAX_ROLLING_BATCH_SIZE"] == str(p.concurrency)
-    # an invocation without InvocationTimeoutSeconds waits 15 minutes: enough
+    # an invocation without InvocationTimeoutSeconds waits 15 minutes: enough, and
+    # --explain says what to pass
     assert seconds < ASYNC_DEFAULT_INVOCATION_S
+    assert serving_line(plan, "nightly-doc-summarizer").splitlines()[1] == (
+        f"limits: a copy accepts {p.concurrency} requests at once (running and waiting), "
+        f"each for up to 3,600 s; invoke with InvocationTimeoutSeconds >= {math.ceil(seconds)} "
+        "(planned seconds per request; 900 when not given)"
+    )
 
 
 def _serving(name: str, kind: str, **placement):
@@ -268,3 +279,12 @@ def test_the_serving_limits_table_lists_exactly_the_variables_the_code_sets():
         for family in re.findall(r"`([a-z]+)`", cells[0]):
             listed.setdefault(family, set()).add(variable)
     assert listed == _emitted()
+
+
+def test_the_async_invocation_default_is_botocores():
+    runtime = botocore.session.get_session().get_service_model("sagemaker-runtime")
+    member = runtime.operation_model("InvokeEndpointAsync").input_shape.members[
+        "InvocationTimeoutSeconds"
+    ]
+    assert f"or {ASYNC_DEFAULT_INVOCATION_S} seconds" in member.documentation
+    assert member.metadata["max"] == ASYNC_REQUEST_S

@@ -59,6 +59,11 @@ def weights_from(entry: ModelEntry) -> str:
     return entry.weights_uri or "artifacts bucket"
 
 
+#: InvokeEndpointAsync's ``InvocationTimeoutSeconds`` when a call gives none (botocore's
+#: sagemaker-runtime model: "The default is 15 minutes, or 900 seconds"; at most 3600).
+ASYNC_DEFAULT_INVOCATION_S = 900
+
+
 def requests_accepted(placement: Placement, kind: str) -> int:
     """Requests one copy accepts at once, running and waiting, on an endpoint of ``kind``:
     what it completes within the kind's request limit at its planned rate (Little's law:
@@ -160,10 +165,27 @@ def annotate(plan: Plan, catalog: Catalog) -> Plan:
 
 
 def serving_line(plan: Plan, name: str) -> str:
-    """What ``--explain`` says of a model's container, weights and adapters."""
+    """What ``--explain`` says of a model's container, weights, adapters and limits."""
     p = plan.placements[name]
     line = f"serving: container {p.container}, weights from {p.weights_from}"
     if p.adapters:
         line += f"; {len(p.adapters)} LoRA adapters on its copies ({', '.join(p.adapters[:3])}"
         line += ", ...)" if len(p.adapters) > 3 else ")"
+    return line + "\n" + limits_line(p, plan.endpoints[p.endpoint].kind)
+
+
+def limits_line(p: Placement, kind: str) -> str:
+    """The traffic's limits in ``p``'s container on an endpoint of ``kind``, and, on an
+    asynchronous endpoint, the invocation timeout its planned seconds per request need."""
+    limit = KINDS[kind].max_request_s
+    line = (
+        f"limits: a copy accepts {requests_accepted(p, kind)} requests at once (running "
+        f"and waiting), each for up to {limit:,.0f} s"
+    )
+    if KINDS[kind].batch_only and p.latency_ms is not None:
+        needed = math.ceil(p.latency_ms / 1000)
+        line += (
+            f"; invoke with InvocationTimeoutSeconds >= {needed} (planned seconds per "
+            f"request; {ASYNC_DEFAULT_INVOCATION_S} when not given)"
+        )
     return line
