@@ -149,6 +149,9 @@ def test_neuron_lmi_and_gpus_without_bf16_get_their_own_settings():
         "OPTION_MAX_ROLLING_BATCH_SIZE": "2",  # the catalog's environment wins
         "OPTION_N_POSITIONS": "4096",
         "OPTION_DTYPE": "fp16",
+        # no traffic given: the sequences it runs, and the real-time limit
+        "SERVING_JOB_QUEUE_SIZE": "4",
+        "OPTION_PREDICT_TIMEOUT": "60",
     }
     int4 = serving_environment(dataclasses.replace(neuron, family="tgi", dtype="int4"))
     assert "QUANTIZE" not in int4 and int4["DTYPE"] == "float16"

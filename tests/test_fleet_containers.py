@@ -5,6 +5,7 @@ base's component."""
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import aws_cdk as cdk
@@ -140,6 +141,9 @@ def test_lmi_runs_the_planned_parallelism_concurrency_context_and_dtype(fleet):
     needs = resolve(next(m for m in catalog.models if m.name == "chat-8b"), catalog)
     assert env["OPTION_TENSOR_PARALLEL_DEGREE"] == str(p.accelerators)
     assert env["OPTION_MAX_ROLLING_BATCH_SIZE"] == str(p.concurrency)
+    # the requests the copy finishes within the real-time limit queue; more are rejected
+    assert int(env["SERVING_JOB_QUEUE_SIZE"]) == max(p.concurrency, math.ceil(p.rpm_per_copy))
+    assert env["OPTION_PREDICT_TIMEOUT"] == "60"
     assert env["OPTION_MAX_MODEL_LEN"] == str(needs.context_tokens)
     assert env["OPTION_DTYPE"] == "bf16" and "OPTION_QUANTIZE" not in env
     assert env["HF_MODEL_ID"] == "meta-llama/Llama-3.1-8B-Instruct"
@@ -210,7 +214,9 @@ def test_tgi_shards_batches_and_quantizes_as_planned_reading_weights_from_s3(fle
     p = plan.placements["tgi-7b"]
     needs = resolve(next(m for m in catalog.models if m.name == "tgi-7b"), catalog)
     assert env["NUM_SHARD"] == env["SM_NUM_GPUS"] == str(p.accelerators)
-    assert env["MAX_CONCURRENT_REQUESTS"] == str(p.concurrency)
+    # the planned sequences run; the requests a copy finishes in 60 s wait, more get 429
+    assert env["MAX_BATCH_SIZE"] == str(p.concurrency)
+    assert int(env["MAX_CONCURRENT_REQUESTS"]) == math.ceil(p.rpm_per_copy) > p.concurrency
     assert env["MAX_TOTAL_TOKENS"] == str(needs.context_tokens)
     assert int(env["MAX_INPUT_TOKENS"]) == needs.context_tokens - needs.output_tokens
     assert env["QUANTIZE"] == "fp8" and "DTYPE" not in env
@@ -233,9 +239,11 @@ def test_tei_serves_embeddings_and_rerankers_with_the_planned_batches(fleet):
         env = _container_of(assembly, name)["PrimaryContainer"]["Environment"]
         p = plan.placements[name]
         needs = resolve(next(m for m in catalog.models if m.name == name), catalog)
-        assert env["MAX_CONCURRENT_REQUESTS"] == str(p.concurrency)
-        assert env["MAX_CLIENT_BATCH_SIZE"] == str(p.concurrency)
-        assert env["MAX_BATCH_TOKENS"] == str(p.concurrency * needs.context_tokens)
+        # one input per request (the default): a permit per request the copy finishes
+        # within the real-time limit; TEI's own client batch size; one whole context
+        assert int(env["MAX_CONCURRENT_REQUESTS"]) == math.ceil(p.rpm_per_copy) > p.concurrency
+        assert env["MAX_CLIENT_BATCH_SIZE"] == "32"
+        assert env["MAX_BATCH_TOKENS"] == str(needs.context_tokens)
         image_uri = _container_of(assembly, name)["PrimaryContainer"]["Image"]
         assert "/tei" in image_uri and not image_uri.startswith("763104351884")
 
@@ -247,13 +255,17 @@ def test_toolkit_families_run_one_worker_with_their_pipeline(fleet):
     assert intent["Environment"] == {
         "HF_TASK": "text-classification",
         "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
+        "SAGEMAKER_MODEL_SERVER_TIMEOUT": "60",
     }
     assert "-cpu-" in intent["Image"]
     whisper = _container_of(assembly, "whisper")["PrimaryContainer"]
     assert whisper["Environment"]["HF_TASK"] == "automatic-speech-recognition"
     sdxl = _container_of(assembly, "sdxl")["PrimaryContainer"]
     assert "stabilityai-pytorch-inference" in sdxl["Image"]
-    assert sdxl["Environment"] == {"SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+    assert sdxl["Environment"] == {
+        "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
+        "SAGEMAKER_MODEL_SERVER_TIMEOUT": "60",
+    }
     assert plan.endpoints[plan.placements["sdxl"].endpoint].instance_type.startswith(
         ("ml.g", "ml.p")
     )

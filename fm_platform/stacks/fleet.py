@@ -129,6 +129,7 @@ def _serving(
         pool.instance_type if pool is not None else endpoint.instance_type,
         plan.region,
         adapters=len(adapters_by_base(catalog).get(name, ())),
+        kind=endpoint.kind,
     )
 
 
