@@ -489,7 +489,7 @@ def _variants(template: Template, endpoint: Mapping[str, Any]) -> list[dict[str,
 
 
 def _variant_types(template: Template, endpoint: Mapping[str, Any]) -> set[str]:
-    return {v.get("InstanceType") for v in _variants(template, endpoint) if v.get("InstanceType")}
+    return {str(v["InstanceType"]) for v in _variants(template, endpoint) if v.get("InstanceType")}
 
 
 def _fleet(variant: Mapping[str, Any]) -> tuple[int, int]:

@@ -6,10 +6,13 @@ where its new copies start."""
 from __future__ import annotations
 
 import copy
+import sys
 
+from tests.support import ROOT
 from tests.test_change_impact import _first_endpoint, inference, only
 
-from change_impact import change_impacts, new_instances  # noqa: E402  (path set by the import above)
+sys.path.insert(0, str(ROOT / "scripts"))
+from change_impact import change_impacts, new_instances  # noqa: E402
 
 QUOTA_FAILS = "must have room for them beside the running ones, or the deploy fails and rolls back"
 
