@@ -122,7 +122,12 @@ def test_a_plan_keeps_its_region_and_says_which_region_the_environment_names(
         "pass --region us-east-1 to re-plan the catalog for it"
     ) in captured.err
     assert main(["plan", str(catalog), "--region", "us-east-1"]) == 0
-    assert "planned for us-east-1 (from --region)" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "planned for us-east-1 (from --region)" in captured.out
+    assert captured.err == (
+        "warning: the plan moves from eu-west-1 to us-east-1: its stacks deploy to us-east-1; "
+        "those deployed in eu-west-1 stay until you destroy them\n"
+    )
     assert json.loads((tmp_path / "cat.plan.json").read_text())["region"] == "us-east-1"
 
 

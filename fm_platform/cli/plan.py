@@ -87,22 +87,13 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
     plan_file = Path(args.plan_file) if args.plan_file else default_plan_file(args.catalog)
     try:
         previous = read_plan(plan_file)
+        kept = previous.region if previous else None
+        profile = getattr(args, "profile", None)
         region, source = planning_region(
-            getattr(args, "region", None),
-            previous.region if previous else None,
-            getattr(args, "profile", None),
-            os.environ,
-            DEFAULT_REGION,
+            getattr(args, "region", None), kept, profile, os.environ, DEFAULT_REGION
         )
-        if previous is not None and source == "the plan file":
-            ambient = environment_region(getattr(args, "profile", None), os.environ)
-            if ambient is not None and ambient[0] != region:
-                print(
-                    f"warning: planning for {region}, the plan file's region; {ambient[1]} "
-                    f"names {ambient[0]}: pass --region {ambient[0]} to re-plan the catalog "
-                    "for it",
-                    file=sys.stderr,
-                )
+        for warning in _region_warnings(kept, region, source, profile):
+            print(f"warning: {warning}", file=sys.stderr)
         catalog = load_catalog(args.catalog, family_types(region), region)
         for warning in catalog.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -182,6 +173,27 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
         written = draw_charts(plan, args.charts)
         print(f"{len(written)} charts (overview and spider charts) written to {args.charts}")
     return 0
+
+
+def _region_warnings(
+    planned: str | None, region: str, source: str, profile: str | None
+) -> list[str]:
+    """What to say when the plan file's region is not the one planned for now (the plan
+    moves), or the environment names another region than the plan file's."""
+    if planned is None:
+        return []
+    if planned != region:
+        return [
+            f"the plan moves from {planned} to {region}: its stacks deploy to {region}; those "
+            f"deployed in {planned} stay until you destroy them"
+        ]
+    ambient = environment_region(profile, os.environ)
+    if source == "the plan file" and ambient is not None and ambient[0] != region:
+        return [
+            f"planning for {region}, the plan file's region; {ambient[1]} names {ambient[0]}: "
+            f"pass --region {ambient[0]} to re-plan the catalog for it"
+        ]
+    return []
 
 
 def planning_region(
