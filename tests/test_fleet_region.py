@@ -53,10 +53,13 @@ def test_an_env_of_the_plans_region_keeps_its_account(planned):
     assert {(s.account, s.region) for s in _all_stacks(app)} == {("111122223333", REGION)}
 
 
-def test_an_env_with_an_account_only_gets_the_plans_region(planned):
+@pytest.mark.parametrize(
+    "env", [cdk.Environment(account="111122223333"), {"account": "111122223333"}]
+)
+def test_an_env_with_an_account_only_gets_the_plans_region(planned, env):
     plan, catalog = planned
     app = cdk.App()
-    fleet_stacks(app, plan, catalog, env=cdk.Environment(account="111122223333"))
+    fleet_stacks(app, plan, catalog, env=env)
     assert {(s.account, s.region) for s in _all_stacks(app)} == {("111122223333", REGION)}
 
 

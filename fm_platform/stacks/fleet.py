@@ -373,11 +373,15 @@ def fleet_stacks(
     return stacks
 
 
-def _plan_environment(scope: Construct, plan: Plan, env: Environment | None) -> Environment:
+def _plan_environment(
+    scope: Construct, plan: Plan, env: Environment | dict[str, Any] | None
+) -> Environment:
     """The environment of a plan's stacks: the plan's region, and the account of ``env``
     (when given). A region of ``env`` or of the stage holding ``scope`` other than the
     plan's is refused: the plan's images and prices are its region's (re-plan with ``fmp
     plan --region``)."""
+    if isinstance(env, dict):
+        env = Environment(**env)
     problems = Problems("fleet environment")
     stage = scope if isinstance(scope, Stage) else Stage.of(scope)
     for field, region in (
