@@ -805,11 +805,13 @@ def _new_copies(component: Mapping[str, Any]) -> str:
         return ""
     batch = _at(component, ("DeploymentConfig", "RollingUpdatePolicy", "MaximumBatchSize"))
     if isinstance(batch, Mapping) and isinstance(batch.get("Value"), int):
-        unit = "copies" if batch.get("Type") == "COPY_COUNT" else "% of its copies"
-        count = f"{batch['Value']} {unit} at a time (its rolling update's batch)"
+        copy_count = " copy" if batch["Value"] == 1 else " copies"
+        unit = copy_count if batch.get("Type") == "COPY_COUNT" else "% of its copies"
+        count = f"{batch['Value']}{unit} at a time (its rolling update's batch)"
     else:
         count = f"all {copies} at once (blue/green)"
-    each = f" of {devices} accelerators each" if isinstance(devices, int) and devices else ""
+    plural = "s" if devices != 1 else ""
+    each = f" of {devices} accelerator{plural} each" if isinstance(devices, int) and devices else ""
     return (
         f"; its new copies{each} start beside the old ones, {count}: they need free room on "
         "the endpoint's instances, else managed instance scaling adds instances (up to its "

@@ -71,7 +71,7 @@ def test_an_updated_component_says_where_its_new_copies_start():
 
     updated = only(change_impacts(inference(), inference(environment)), "component updated")
     assert updated.what.endswith(
-        "; its new copies of 1 accelerators each start beside the old ones, all 1 at once "
+        "; its new copies of 1 accelerator each start beside the old ones, all 1 at once "
         "(blue/green): they need free room on the endpoint's instances, else managed instance "
         "scaling adds instances (up to its maximum, within the account's quota for the type) "
         "while the update runs"
@@ -145,3 +145,30 @@ def test_pools_name_the_fallback_types_and_serverless_needs_no_instances():
     }
     template, endpoint = _template([serverless])
     assert new_instances(template, endpoint, rolling=True) == ""
+
+
+def test_a_component_with_a_rolling_update_starts_a_batch_of_copies_at_a_time():
+    def component(image, batch=None):
+        properties = {
+            "EndpointName": "e",
+            "Specification": {
+                "Container": {"Image": image},
+                "ComputeResourceRequirements": {"NumberOfAcceleratorDevicesRequired": 2},
+            },
+            "RuntimeConfig": {"CopyCount": 4},
+        }
+        if batch is not None:
+            policy = {"MaximumBatchSize": batch, "WaitIntervalInSeconds": 60}
+            properties["DeploymentConfig"] = {"RollingUpdatePolicy": policy}
+        resource = {"Type": "AWS::SageMaker::InferenceComponent", "Properties": properties}
+        return {"S": {"Resources": {"C": resource}}}
+
+    for batch, said in (
+        ({"Type": "COPY_COUNT", "Value": 1}, "1 copy at a time (its rolling update's batch)"),
+        ({"Type": "CAPACITY_PERCENT", "Value": 25}, "25% of its copies at a time"),
+        (None, "all 4 at once (blue/green)"),
+    ):
+        updated = only(change_impacts(component("a"), component("b", batch)), "updated")
+        assert f"its new copies of 2 accelerators each start beside the old ones, {said}" in (
+            updated.what
+        )
