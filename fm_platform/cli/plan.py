@@ -215,9 +215,11 @@ def planning_region(
 def environment_region(profile: str | None, environ: Mapping[str, str]) -> tuple[str, str] | None:
     """The region the environment names and where: AWS_REGION, AWS_DEFAULT_REGION, else
     ``region`` of the profile (``profile``, else AWS_PROFILE, else ``default``) in the AWS
-    config file (AWS_CONFIG_FILE, else ~/.aws/config), as the AWS CLI and SDKs read it
-    (AWS CLI User Guide, "Configuration and credential file settings"); None when none
-    does. Read without botocore: `fmp plan` starts without it."""
+    config file (AWS_CONFIG_FILE, else ~/.aws/config), the order of the AWS SDKs and Tools
+    Reference Guide, "AWS Region" (feature-region) and the AWS CLI User Guide,
+    "Configuring environment variables" (a variable overrides the profile); None when
+    none does. Read without botocore (which reads AWS_DEFAULT_REGION only): `fmp plan`
+    starts without it."""
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         if environ.get(name):
             return environ[name], name
