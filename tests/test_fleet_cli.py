@@ -18,6 +18,15 @@ from tests.fleet_support import record_forks
 from tests.support import ROOT
 
 
+@pytest.fixture(autouse=True)
+def no_ambient_region(monkeypatch, tmp_path):
+    """No region from the machine running the tests: none in the environment, no AWS
+    config file."""
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+
+
 def write(tmp_path, models, name="cat.yaml"):
     path = tmp_path / name
     path.write_text(yaml.safe_dump({"name": "demo", "models": models}))
@@ -61,6 +70,79 @@ def test_region_picks_the_prices_and_the_plan_keeps_it(tmp_path, capsys):
     assert "prices for eu-west-1" in capsys.readouterr().out
 
 
+def test_aws_region_picks_the_region_and_the_output_names_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    catalog = write(tmp_path, MODELS)
+    assert main(["plan", str(catalog)]) == 0
+    out = capsys.readouterr().out
+    assert "prices for eu-west-1" in out
+    assert f"planned for eu-west-1 (from AWS_REGION); plan written to {tmp_path}" in out
+    assert json.loads((tmp_path / "cat.plan.json").read_text())["region"] == "eu-west-1"
+
+
+def test_aws_default_region_then_the_profile_then_us_east_1(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\nregion = eu-central-1\n[profile dev]\nregion = us-west-2\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    catalog = write(tmp_path, MODELS)
+    cases = [
+        ({"AWS_DEFAULT_REGION": "eu-west-1"}, [], "eu-west-1 (from AWS_DEFAULT_REGION)"),
+        ({}, ["--profile", "dev"], f"us-west-2 (from profile dev in {config})"),
+        ({"AWS_PROFILE": "dev"}, [], f"us-west-2 (from profile dev in {config})"),
+        ({}, [], f"eu-central-1 (from profile default in {config})"),
+    ]
+    for environ, flags, said in cases:
+        (tmp_path / "cat.plan.json").unlink(missing_ok=True)
+        with monkeypatch.context() as env:
+            for name, value in environ.items():
+                env.setenv(name, value)
+            assert main(["plan", str(catalog), *flags]) == 0
+        out = capsys.readouterr().out
+        assert f"planned for {said}" in out, said
+        assert f"prices for {said.split()[0]}" in out
+    config.unlink()
+    (tmp_path / "cat.plan.json").unlink()
+    assert main(["plan", str(catalog)]) == 0
+    assert "planned for us-east-1 (from the default: no region set)" in capsys.readouterr().out
+
+
+def test_a_plan_keeps_its_region_and_says_which_region_the_environment_names(
+    tmp_path, capsys, monkeypatch
+):
+    catalog = write(tmp_path, MODELS)
+    assert main(["plan", str(catalog), "--region", "eu-west-1"]) == 0
+    assert "planned for eu-west-1 (from --region)" in capsys.readouterr().out
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    assert main(["plan", str(catalog)]) == 0
+    captured = capsys.readouterr()
+    assert "planned for eu-west-1 (from the plan file)" in captured.out
+    assert (
+        "warning: planning for eu-west-1, the plan file's region; AWS_REGION names us-east-1: "
+        "pass --region us-east-1 to re-plan the catalog for it"
+    ) in captured.err
+    assert main(["plan", str(catalog), "--region", "us-east-1"]) == 0
+    captured = capsys.readouterr()
+    assert "planned for us-east-1 (from --region)" in captured.out
+    assert captured.err == (
+        "warning: the plan moves from eu-west-1 to us-east-1: its stacks deploy to us-east-1; "
+        "those deployed in eu-west-1 stay until you destroy them\n"
+    )
+    assert json.loads((tmp_path / "cat.plan.json").read_text())["region"] == "us-east-1"
+
+
+def test_the_help_gives_the_order_the_region_is_taken_in(capsys):
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "The region is --region, else the plan file's region (a plan keeps its region until "
+        "--region moves it), else AWS_REGION, else AWS_DEFAULT_REGION, else the region of the "
+        "profile (--profile, else AWS_PROFILE, else default) in the AWS config file, else "
+        "us-east-1."
+    ) in help_text
+
+
 def test_explain_prints_scores_candidates_and_rejections(tmp_path, capsys):
     catalog = write(tmp_path, MODELS)
     assert main(["plan", str(catalog), "--explain", "chat-8b"]) == 0
@@ -75,6 +157,7 @@ def test_explain_prints_scores_candidates_and_rejections(tmp_path, capsys):
         "rejected types",
         "text generation is not served on CPU types",
         "has no bf16",
+        "planned for us-east-1 (from the default: no region set)",
     ):
         assert text in out, text
     assert not (tmp_path / "cat.plan.json").exists()

@@ -45,7 +45,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from aws_cdk import CfnOutput
+from aws_cdk import CfnOutput, Environment, Stage, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
@@ -344,7 +344,13 @@ def fleet_stacks(
 ) -> dict[str, InferenceStack]:
     """One :class:`InferenceStack` per plan stack, by stack name, all reading their models
     from one :class:`ModelArtifactsStack` named ``<catalog>-artifacts`` (deploy it and
-    upload the models first)."""
+    upload the models first).
+
+    Every stack is bound to the plan's region (its images, prices and ECR grants are that
+    region's): their ``env`` is ``Environment(region=plan.region)`` with the account of an
+    ``env`` given in ``stack_kwargs`` (else the enclosing stage's, else the deploying
+    credentials'); an ``env`` or a stage of another region is refused."""
+    stack_kwargs = {**stack_kwargs, "env": _plan_environment(scope, plan, stack_kwargs.get("env"))}
     artifacts = ModelArtifactsStack(
         scope,
         f"{plan.catalog}-artifacts",
@@ -366,6 +372,34 @@ def fleet_stacks(
     _grant_weights_keys(plan, catalog, stacks)
     _add_adapters(plan, catalog, stacks)
     return stacks
+
+
+def _plan_environment(
+    scope: Construct, plan: Plan, env: Environment | dict[str, Any] | None
+) -> Environment:
+    """The environment of a plan's stacks: the plan's region, and the account of ``env``
+    (when given). A region of ``env`` or of the stage holding ``scope`` other than the
+    plan's is refused: the plan's images and prices are its region's (re-plan with ``fmp
+    plan --region``)."""
+    if isinstance(env, dict):
+        env = Environment(**env)
+    problems = Problems("fleet environment")
+    stage = scope if isinstance(scope, Stage) else Stage.of(scope)
+    for field, region in (
+        ("env.region", env.region if env is not None else None),
+        ("stage region", stage.region if stage is not None else None),
+    ):
+        if region is not None and (Token.is_unresolved(region) or region != plan.region):
+            problems.add(
+                field,
+                region,
+                f"the plan of catalog {plan.catalog} is for {plan.region} (its images, prices "
+                f"and ECR grants are that region's): deploy its stacks to {plan.region} "
+                "(leave the region out or give it), or re-plan for this region with fmp plan "
+                "--region REGION",
+            )
+    problems.raise_if_any()
+    return Environment(account=env.account if env is not None else None, region=plan.region)
 
 
 def _role_of(stack: InferenceStack, endpoint: EndpointPlan, model: str) -> iam.IRole:
