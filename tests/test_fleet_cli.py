@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
 
-import pytest
 import yaml
 
 from fm_platform.cli.main import main
-from fm_platform.fleet import bound, serving
-from tests.fleet_support import record_forks
 from tests.support import ROOT
 
 
@@ -187,35 +183,6 @@ def test_repack_prints_moves_and_writes_nothing_without_apply(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "repacking moves" in out and "at least $10 a month" in out and "add --apply" in out
     assert (tmp_path / "cat.plan.json").read_text() == before
-
-
-def test_a_repack_stops_the_bound_it_does_not_print(tmp_path, capsys, monkeypatch):
-    started = record_forks(monkeypatch, bound)
-    monkeypatch.setattr(bound, "two_processes_pay", lambda shapes: True)
-    catalog = write(tmp_path, MODELS[:1])
-    main(["plan", str(catalog)])
-    write(tmp_path, MODELS)
-    for apply in ([], ["--apply"]):
-        assert main(["plan", str(catalog), "--repack", "--min-saving", "10", *apply]) == 0
-    assert "add --apply" in capsys.readouterr().out
-    assert len(started) == 3
-    for process in started:
-        with pytest.raises(ProcessLookupError):
-            os.kill(process.pid, 0)  # waited for or stopped, and reaped
-
-
-def test_a_failure_after_planning_stops_the_bound(tmp_path, monkeypatch):
-    started = record_forks(monkeypatch, bound)
-    monkeypatch.setattr(bound, "two_processes_pay", lambda shapes: True)
-
-    def interrupted(plan, served):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(serving, "annotate", interrupted)
-    assert main(["plan", str(write(tmp_path, MODELS))]) == 130  # fmp: interrupted
-    assert len(started) == 1
-    with pytest.raises(ProcessLookupError):
-        os.kill(started[0].pid, 0)  # stopped and reaped, though never read
 
 
 def test_charts_without_matplotlib_name_the_extra_and_write_nothing(tmp_path):

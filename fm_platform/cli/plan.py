@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import configparser
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -62,13 +61,8 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
-    with contextlib.ExitStack() as stops:  # a bound not read is stopped on every way out
-        return _run(ctx, args, stops)
-
-
-def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) -> int:
     from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.bound import plan_with_bound
+    from fm_platform.fleet.bound import lower_bound
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
     from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
@@ -99,11 +93,7 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
             print(f"warning: {warning}", file=sys.stderr)
         served, catalog = catalog, planning_catalog(catalog)
         planner = Planner(catalog, previous, region=region)
-        # the bound is started beside placing unless only one model is explained
-        planned, bound_of = (planner.run(), None) if args.explain else plan_with_bound(planner)
-        if bound_of is not None:
-            stops.callback(bound_of.cancel)  # nothing once the bound has been read
-        plan = annotate(planned, served)
+        plan = annotate(planner.run(), served)
         if args.explain:
             if args.explain not in plan.placements:
                 raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
@@ -115,7 +105,6 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
                 print("cost of the catalog's choice:\n" + "\n".join(choice_lines(mine)))
             return 0
         changes = plan_changes(previous, plan, planner.moves) if previous else []
-        assert bound_of is not None  # --explain returned above
         if args.repack:
             from fm_platform.fleet.repack import repack
 
@@ -137,11 +126,7 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
             plan = repacked
     except ValueError as error:
         raise CliError(str(error)) from None
-    if plan is planner.plan:
-        bound, note = _bound(bound_of)
-    else:  # a repacked plan prints no bound: stopped now, not after the plan is written
-        bound_of.cancel()
-        bound, note = None, ""
+    bound, note = _bound(lambda: lower_bound(planner)) if plan is planner.plan else (None, "")
     costs = choice_costs(planner) if plan is planner.plan else []
     for warning in choice_warnings(costs, catalog.choice_warning_monthly):
         print(f"warning: {warning}", file=sys.stderr)

@@ -28,12 +28,9 @@ its component after the new endpoint (:attr:`Placement.component_suffix`).
 
 from __future__ import annotations
 
-import gc
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,32 +132,10 @@ def _model_key(model: ModelEntry, catalog: Catalog, needs: tuple) -> tuple:
     return (needs, traffic, model.tenant is not None, model.group, extra, own)
 
 
-@contextmanager
-def without_cycle_collection() -> Iterator[None]:
-    """Planning (and building the bound's program) allocates hundreds of thousands of
-    small objects that form no cycles, and the cyclic garbage collector's passes over them
-    took a third of the time of a 50,000-model plan (scripts/bench_fleet.py): it is paused
-    meanwhile and left as it was after (reference counting frees objects meanwhile; a
-    cycle waits for the next full pass). What survives is moved to the oldest generation
-    (``gc.freeze`` then ``gc.unfreeze``), so the first pass after does not scan it all
-    (0.6 s after a 50,000-model plan)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
-
-
 class Planner:
     """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
     keeping ``previous``'s assignments; models to place get their option from ``forced``
-    when it names them (a repacking's moves); ``split`` assesses on two processes (True),
-    one (False) or two where they pay (None, the default:
-    :func:`~fm_platform.fleet.assessing.assess_entries`). After :meth:`run`: ``assessed``
+    when it names them (a repacking's moves). After :meth:`run`: ``assessed``
     (per model) and ``moves`` (model -> why it left its endpoint)."""
 
     def __init__(
@@ -171,10 +146,8 @@ class Planner:
         region: str | None = None,
         limits: Limits = Limits(),
         forced: dict[str, Option] | None = None,
-        split: bool | None = None,
     ) -> None:
         self.forced = forced or {}
-        self.split = split
         self.catalog = catalog
         self.previous = previous
         self.region = region or (previous.region if previous else DEFAULT_REGION)
@@ -225,7 +198,7 @@ class Planner:
             entries.append(number)
         results: dict[int, Result] = {
             **unresolved,
-            **assess_entries(work, self.region, Decider(self.catalog), split=self.split),
+            **assess_entries(work, self.region, Decider(self.catalog)),
         }
         known: dict[int, Assessed] = {}
         for model, number in zip(self.catalog.models, entries, strict=True):
@@ -889,9 +862,8 @@ class Planner:
 
     def run(self) -> Plan:
         """:meth:`assess_all`, then :meth:`place_all`."""
-        with without_cycle_collection():
-            self.assess_all()
-            return self.place_all()
+        self.assess_all()
+        return self.place_all()
 
     def place_all(self) -> Plan:
         """The plan of the models assessed (:meth:`assess_all`): each placed, every
