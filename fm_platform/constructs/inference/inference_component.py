@@ -49,6 +49,7 @@ from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.capacity import CopyDemand, check_fit
+from fm_platform.rules.isolation import check_model_isolation
 from fm_platform.rules.components import (
     check_component_name_free,
     check_copy_resources,
@@ -191,7 +192,9 @@ class InferenceComponentModelOptions:
         any, the component gets one ``Specifications`` entry per type; by default the
         fields above apply on every type, which each copy must fit.
     network_isolation: run this model without network access; by default the endpoint's
-        setting (a model downloading its weights from the internet needs False).
+        setting. False (a model downloading its weights from the internet) needs an
+        endpoint that is not network-isolated: the endpoint's setting applies to every
+        container on it (:mod:`fm_platform.rules.isolation`).
     """
 
     model_name: str
@@ -344,6 +347,12 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
         )
         placed = endpoint.component_names if endpoint is not None else set()
         check_component_name_free(problems, "component_name", name, name in placed or name in taken)
+        check_model_isolation(
+            problems,
+            "network_isolation",
+            props.network_isolation,
+            getattr(endpoint, "network_isolation", None),
+        )
         problems.raise_if_any()
 
 
