@@ -396,9 +396,17 @@ class Planner:
             why = known.assessment.rejected.get(endpoint.instance_type, "its needs changed")
             return None, f"{endpoint.instance_type} can no longer run it: {why}"
         option = options[0]
-        if self._group_key(model, option) != endpoint.group:
-            return None, f"its group changed (endpoint group {endpoint.group})"
-        return option, ""
+        group = self._group_key(model, option)
+        if group == endpoint.group:
+            return option, ""
+        if group == endpoint.group + HUB_GROUP_SUFFIX:
+            return None, (
+                "it downloads its weights from the hub and its endpoint is network-isolated; "
+                "hub models get endpoints of their own"
+            )
+        if group + HUB_GROUP_SUFFIX == endpoint.group:
+            return None, "its weights are no longer from the hub (it leaves the hub models' endpoint)"
+        return None, f"its group changed (endpoint group {endpoint.group})"
 
     def _priced(self, instance_type: str) -> bool:
         """Whether ``instance_type`` (or a serverless memory size) has a price here."""
