@@ -141,7 +141,9 @@ def test_an_adapter_of_a_moved_base_follows_its_name_suffix_in_name_and_id():
         stack,
         "Support",
         AdapterComponentProps(
-            base=base, adapter_name="support-ft", artifact_url="s3://adapters/support/adapter.tar.gz"
+            base=base,
+            adapter_name="support-ft",
+            artifact_url="s3://adapters/support/adapter.tar.gz",
         ),
     )
     assert adapter.component_name == "Serving-support-ft-62e167c0-ic-g5-002"

@@ -135,8 +135,7 @@ def test_point_1_a_hub_model_never_runs_on_a_network_isolated_endpoint(fleet):
     # the plan file and --explain say where the weights come from and the endpoint's state
     assistant = fleet.plan.placements["assistant-8b"]
     assert serving_line(fleet.plan, "assistant-8b").endswith(
-        f"weights from {assistant.weights_from}; endpoint {assistant.endpoint} "
-        "not network-isolated"
+        f"weights from {assistant.weights_from}; endpoint {assistant.endpoint} not network-isolated"
     )
     assert assistant.weights_from.startswith("hub meta-llama/Llama-3.1-8B-Instruct@")
     regulated = fleet.plan.placements["claims-summarizer-regulated"]
@@ -189,8 +188,11 @@ def test_point_5_a_container_is_checked_against_the_task_its_architecture_gives(
     served = _served(fleet)
     for name, family in (("marketing-sdxl", "stabilityai"), ("call-transcriber", "huggingface")):
         assert fleet.plan.placements[name].container == family
-        assert f"/{image(family, 'gpu').repository}:" in (  # type: ignore[union-attr]
-            served[name].model["PrimaryContainer"]["Image"]
+        assert (
+            f"/{image(family, 'gpu').repository}:"
+            in (  # type: ignore[union-attr]
+                served[name].model["PrimaryContainer"]["Image"]
+            )
         )
     data = yaml.safe_load(CATALOG.read_text())
     wrong = {"marketing-sdxl": "tei", "call-transcriber": "lmi"}

@@ -405,7 +405,10 @@ class Planner:
                 "hub models get endpoints of their own"
             )
         if group + HUB_GROUP_SUFFIX == endpoint.group:
-            return None, "its weights are no longer from the hub (it leaves the hub models' endpoint)"
+            return (
+                None,
+                "its weights no longer come from the hub: it leaves the hub models' endpoint",
+            )
         return None, f"its group changed (endpoint group {endpoint.group})"
 
     def _priced(self, instance_type: str) -> bool:

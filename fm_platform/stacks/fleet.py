@@ -339,9 +339,7 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
         single_model_endpoints=tuple(
             _single(plan, catalog, e) for e in endpoints if e.kind == SINGLE
         ),
-        multi_model_endpoints=tuple(
-            _multi(plan, catalog, e) for e in endpoints if e.kind == MULTI
-        ),
+        multi_model_endpoints=tuple(_multi(plan, catalog, e) for e in endpoints if e.kind == MULTI),
         async_endpoints=tuple(_async(plan, catalog, e) for e in endpoints if e.kind == ASYNC),
         serverless_endpoints=tuple(
             _serverless(plan, catalog, e) for e in endpoints if e.kind == SERVERLESS

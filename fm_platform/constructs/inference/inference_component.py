@@ -49,7 +49,6 @@ from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.capacity import CopyDemand, check_fit
-from fm_platform.rules.isolation import check_model_isolation
 from fm_platform.rules.components import (
     check_component_name_free,
     check_copy_resources,
@@ -58,6 +57,7 @@ from fm_platform.rules.components import (
     check_rolling_update,
     check_startup_timeouts,
 )
+from fm_platform.rules.isolation import check_model_isolation
 from fm_platform.rules.pools import check_per_type_resources
 from fm_platform.rules.problems import Problems
 
