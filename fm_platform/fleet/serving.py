@@ -120,7 +120,7 @@ def endpoint_isolated(endpoint: EndpointPlan, entries: Mapping[str, ModelEntry])
     Serverless endpoints support no network isolation."""
     if KINDS[endpoint.kind].serverless:
         return False
-    return all(entries[name].hub is None for name in endpoint.models if name in entries)
+    return all(entries[name].hub is None for name in endpoint.models)
 
 
 def annotate(plan: Plan, catalog: Catalog) -> Plan:
