@@ -242,7 +242,7 @@ def _team_entry(model: dict[str, Any]) -> dict[str, Any]:
         entry = {
             "name": entry["name"],
             "base_model": ADAPTER_BASES[suffix],
-            "adapter": f"{TEAM_BUCKET}/adapters/{tenant}/{suffix}/",
+            "adapter": f"{TEAM_BUCKET}/adapters/{tenant}/{suffix}/adapter.tar.gz",
             "weights_kms_key_arn": TEAM_KEY,
             "peak_rpm": entry["peak_rpm"],
             "active_hours": entry["active_hours"],

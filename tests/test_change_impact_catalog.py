@@ -149,7 +149,7 @@ def test_a_replan_that_moves_a_model_to_an_endpoint_of_the_same_type_deploys_in_
 def test_a_moved_base_takes_its_adapters_along_under_new_names():
     models = [
         MODELS[0],
-        {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a/"},
+        {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a.tar.gz"},
     ]
     base_catalog = catalog(models, name="ad")
     base = annotate(Planner(planning_catalog(base_catalog)).run(), base_catalog)

@@ -35,7 +35,7 @@ MODELS = [
         "hub_token_secret": SECRET,
         "peak_rpm": 120,
     },
-    {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a/"},
+    {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a.tar.gz"},
     {
         "name": "support-b",
         "base_model": "chat-8b",
@@ -169,7 +169,7 @@ def test_adapters_are_components_on_their_base_sized_for_the_combined_traffic(fl
     components = _components(assembly)
     base = next(n for n in components if _model_of(n).endswith("chat-8b"))
     for adapter, url in (
-        ("support-a", "s3://team-adapters/a/"),
+        ("support-a", "s3://team-adapters/a.tar.gz"),
         ("support-b", "s3://team-adapters/b.tar.gz"),
     ):
         name = next(n for n in components if _model_of(n).endswith(adapter))
@@ -230,7 +230,7 @@ def test_the_weights_key_and_bucket_are_granted_to_the_role_reading_them(fleet):
     text = json.dumps([s.template for s in assembly.stacks])
     assert f'{{"Action": "kms:Decrypt", "Effect": "Allow", "Resource": "{KEY}"}}' in text
     assert ':s3:::team-models/mistral-7b/*"' in text
-    assert ':s3:::team-adapters/a/*"' in text and ':s3:::team-adapters/b.tar.gz"' in text
+    assert ':s3:::team-adapters/a.tar.gz"' in text and ':s3:::team-adapters/b.tar.gz"' in text
 
 
 def test_tei_serves_embeddings_and_rerankers_with_the_planned_batches(fleet):
@@ -281,7 +281,7 @@ def test_an_explicit_image_runs_as_given_with_nothing_planned_into_it(fleet):
 def test_an_adapter_whose_base_is_planned_off_inference_components_is_refused():
     models = [
         {"name": "base", "architecture": "llama-3.1-8b", "latency_class": "strict"},
-        {"name": "ft", "base_model": "base", "adapter": "s3://team-adapters/ft/"},
+        {"name": "ft", "base_model": "base", "adapter": "s3://team-adapters/ft.tar.gz"},
     ]
     catalog = catalog_from_data({"name": "t", "models": models}, family_types("us-east-1"))
     plan = plan_fleet(planning_catalog(catalog), region="us-east-1")

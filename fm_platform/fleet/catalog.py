@@ -24,7 +24,12 @@ from fm_platform.fleet.architectures import architecture, known_architectures
 from fm_platform.fleet.diffusion import check_image_keys
 from fm_platform.fleet.kinds import BATCH, KINDS
 from fm_platform.fleet.speech import check_speech_keys
-from fm_platform.fleet.weights import check_adapters, check_image_region, check_sources
+from fm_platform.fleet.weights import (
+    check_adapters,
+    check_group_sources,
+    check_image_region,
+    check_sources,
+)
 from fm_platform.rules.pools import check_fallback_request
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
@@ -293,7 +298,8 @@ def _check_model(
     check_fallback_request(problems, f"{path}.fallback_instance_types", m.fallback_instance_types)
     if m.image is not None and region is not None:
         check_image_region(problems, path, m.image, region)
-    return check_sources(problems, path, m)
+    known_task = None if bad & {"task", "architecture"} else task
+    return check_sources(problems, path, m, known_task)
 
 
 def _task_of(m: ModelEntry) -> str | None:
@@ -415,6 +421,7 @@ def catalog_from_data(
         problems.add("name", name, "must be letters, digits and single hyphens")
     problems.check_unique("models[].name", (m.name for m in models))
     check_adapters(problems, models)
+    check_group_sources(problems, models)
     _check_weights(problems, "weights", top.get("weights"))
     tenants = top.get("tenants") or {}
     tenant_weights = {}

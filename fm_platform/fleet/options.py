@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import NamedTuple
 
-from fm_platform.containers.images import container_problem
+from fm_platform.containers.images import MULTI_MODEL_FAMILIES, container_problem
 from fm_platform.fleet.kinds import KINDS, Kind
 from fm_platform.fleet.performance import (
     COMPUTE_EFFICIENCY,
@@ -772,16 +772,25 @@ def _specs(region: str) -> tuple[tuple[InstanceSpec, float], ...]:
     return tuple((instance_spec(t), p) for t, p in sorted(prices.items(), key=lambda i: i[1]))
 
 
-def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
+def _kind_needs(needs: Needs, unavailable: dict[str, str]) -> list[tuple[Kind, Needs]]:
     """The kinds that may host ``needs``, each with the needs it serves: the objective at
     most the kind's request limit (module docstring); kinds of one limit share one needs
-    (so what :class:`_Shared` computes for one serves the others)."""
+    (so what :class:`_Shared` computes for one serves the others). A multi-model endpoint
+    runs one container for all its models, the PyTorch one: a model of another container
+    has none, and ``unavailable`` says why."""
     kinds = []
     tightened: dict[float, Needs] = {}
     for kind in KINDS.values():
         if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
             continue
         if kind.pools_memory and needs.generative:
+            continue
+        if kind.pools_memory and needs.container not in MULTI_MODEL_FAMILIES:
+            unavailable[kind.name] = (
+                f"container {needs.container} does not serve a multi-model endpoint, which "
+                f"runs the {' or '.join(MULTI_MODEL_FAMILIES)} container for all its models "
+                "(framework: pytorch)"
+            )
             continue
         if kind.refuses(needs.batch, needs.payload_mb) is not None:
             continue
@@ -813,7 +822,7 @@ def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     it per process)."""
     options: dict[str, list[Option]] = {}
     result = AlikeOptions(options)
-    kinds = _kind_needs(needs)
+    kinds = _kind_needs(needs, result.unavailable)
     result.limited = {
         kind.name: kind.max_request_s for kind, served in kinds if served is not needs
     }

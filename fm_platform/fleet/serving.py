@@ -11,6 +11,7 @@ the inputs one request carries and the seconds a request may take on its kind of
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from fm_platform.containers.environment import ServingSettings, serving_environment
@@ -18,7 +19,7 @@ from fm_platform.containers.images import CUSTOM, hardware_kind, image
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.kinds import KINDS
-from fm_platform.fleet.plan import Placement, Plan
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.serverless import spec_of
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
@@ -149,11 +150,28 @@ def model_serving(
     )
 
 
+def endpoint_isolated(endpoint: EndpointPlan, entries: Mapping[str, ModelEntry]) -> bool:
+    """Whether ``endpoint``'s containers run network-isolated (``EnableNetworkIsolation``
+    on its endpoint config and models): when none of its models (``entries``: the catalog's
+    models by name) downloads its weights from the hub. botocore,
+    ``CreateEndpointConfigInput.EnableNetworkIsolation``: "Sets whether all model containers
+    deployed to the endpoint are isolated. If they are, no inbound or outbound network
+    calls can be made", whatever a model's own flag says; so the planner keeps hub models
+    on endpoints of their own (:meth:`fm_platform.fleet.planner.Planner._group_key`).
+    Serverless endpoints support no network isolation."""
+    if KINDS[endpoint.kind].serverless:
+        return False
+    return all(entries[name].hub is None for name in endpoint.models)
+
+
 def annotate(plan: Plan, catalog: Catalog) -> Plan:
     """Write into each placement of ``plan`` its container, where its weights come from and
-    the adapters on it (``catalog``: the catalog with its adapters); returns ``plan``."""
+    the adapters on it, and into each endpoint whether it is network-isolated
+    (``catalog``: the catalog with its adapters); returns ``plan``."""
     entries = {m.name: m for m in catalog.models}
     adapters = adapters_by_base(catalog)
+    for endpoint in plan.endpoints.values():
+        endpoint.network_isolation = endpoint_isolated(endpoint, entries)
     for placement in plan.placements.values():
         entry = entries.get(placement.name)
         if entry is None:
@@ -167,7 +185,12 @@ def annotate(plan: Plan, catalog: Catalog) -> Plan:
 def serving_line(plan: Plan, name: str) -> str:
     """What ``--explain`` says of a model's container, weights, adapters and limits."""
     p = plan.placements[name]
-    line = f"serving: container {p.container}, weights from {p.weights_from}"
+    endpoint = plan.endpoints[p.endpoint]
+    isolation = "network-isolated" if endpoint.network_isolation else "not network-isolated"
+    line = (
+        f"serving: container {p.container}, weights from {p.weights_from}; "
+        f"endpoint {endpoint.name} {isolation}"
+    )
     if p.adapters:
         line += f"; {len(p.adapters)} LoRA adapters on its copies ({', '.join(p.adapters[:3])}"
         line += ", ...)" if len(p.adapters) > 3 else ")"

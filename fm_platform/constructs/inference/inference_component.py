@@ -57,6 +57,7 @@ from fm_platform.rules.components import (
     check_rolling_update,
     check_startup_timeouts,
 )
+from fm_platform.rules.isolation import check_model_isolation
 from fm_platform.rules.pools import check_per_type_resources
 from fm_platform.rules.problems import Problems
 
@@ -191,7 +192,9 @@ class InferenceComponentModelOptions:
         any, the component gets one ``Specifications`` entry per type; by default the
         fields above apply on every type, which each copy must fit.
     network_isolation: run this model without network access; by default the endpoint's
-        setting (a model downloading its weights from the internet needs False).
+        setting. False (a model downloading its weights from the internet) needs an
+        endpoint that is not network-isolated: the endpoint's setting applies to every
+        container on it (:mod:`fm_platform.rules.isolation`).
     """
 
     model_name: str
@@ -344,6 +347,12 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
         )
         placed = endpoint.component_names if endpoint is not None else set()
         check_component_name_free(problems, "component_name", name, name in placed or name in taken)
+        check_model_isolation(
+            problems,
+            "network_isolation",
+            props.network_isolation,
+            getattr(endpoint, "network_isolation", None),
+        )
         problems.raise_if_any()
 
 
