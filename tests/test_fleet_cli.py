@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from fm_platform.cli.main import main
