@@ -121,7 +121,7 @@ def test_the_component_carries_every_component_option(every_option):
     assert policy["MaximumExecutionTimeoutInSeconds"] == 1800
 
 
-def test_defaults_leave_the_new_properties_out():
+def test_defaults_leave_the_new_properties_out_but_turn_detailed_observability_off():
     stack = cdk.Stack(new_app(), "Plain")
     endpoint = InferenceComponentEndpoint(
         stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
@@ -136,7 +136,12 @@ def test_defaults_leave_the_new_properties_out():
     template = Template.from_stack(stack).to_json()
     config = _one(template, "AWS::SageMaker::EndpointConfig")
     (variant,) = config["ProductionVariants"]
-    assert "MetricsConfig" not in config
+    # botocore MetricsConfig.EnableDetailedObservability: "The default value for new
+    # endpoint configurations is True"; the option's default (False) is written.
+    assert config["MetricsConfig"] == {
+        "EnableDetailedObservability": False,
+        "EnableEnhancedMetrics": False,
+    }
     for key in (
         "CapacityReservationConfig",
         "InferenceAmiVersion",

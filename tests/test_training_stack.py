@@ -208,11 +208,7 @@ def test_the_cluster_policys_remaining_wildcards_are_acknowledged_for_scanners(t
         for s in policy["Properties"]["PolicyDocument"]["Statement"]
         if s["Resource"] == "*"
     ]
-    assert sorted(on_star) == [
-        "DescribeClusterNetwork",
-        "DescribeSharedFileSystem",
-        "ReleaseClusterInterfaces",
-    ]
+    assert sorted(on_star) == ["DescribeClusterNetwork", "DescribeSharedFileSystem"]
     assert _scanner_ids(policy) == ({"CKV_AWS_109", "CKV_AWS_111"}, {"W13"})
     assert "HyperPod guide grants these EC2 actions" in json.dumps(policy["Metadata"])
 

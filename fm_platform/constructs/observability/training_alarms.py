@@ -40,6 +40,7 @@ from constructs import Construct
 
 from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.core.dependencies import drop_redundant_depends_on
+from fm_platform.core.encryption import allow_cloudwatch_logs
 from fm_platform.rules.functions import check_reserved_concurrency
 from fm_platform.rules.observability import check_percent
 from fm_platform.rules.problems import Problems
@@ -215,6 +216,21 @@ class LifecycleErrorAlarm(Construct):
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         role = self._function_role(cluster_arn, groups_arn, placement.log_group)
+        # The key encrypts the cluster's group once associated: CloudWatch Logs may use it
+        # for HyperPod's cluster groups (the key's stack cannot name this cluster's id).
+        key_stack = Stack.of(placement.log_key)
+        allow_cloudwatch_logs(
+            placement.log_key,
+            key_stack.region,
+            [
+                key_stack.format_arn(
+                    service="logs",
+                    resource="log-group",
+                    resource_name=f"{CLUSTER_LOG_GROUP_PREFIX}*",
+                    arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                )
+            ],
+        )
 
         def sdk_resource(
             construct_id: str, call: cr.AwsSdkCall, *, update: bool

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from aws_cdk import Annotations, CfnResource, Fn, RemovalPolicy, Stack
+from aws_cdk import Annotations, ArnFormat, CfnResource, Fn, Names, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -26,7 +26,7 @@ from fm_platform.core.compliance import (
     suppress_scanner_findings,
 )
 from fm_platform.core.dependencies import drop_redundant_depends_on
-from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.encryption import allow_cloudwatch_logs, customer_managed_key
 from fm_platform.core.options import Props, checked
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.lifecycle import (
@@ -463,16 +463,36 @@ def lifecycle_bucket(scope: Construct) -> s3.IBucket:
 
 def upload_log_group(scope: Construct) -> logs.LogGroup:
     """A KMS-encrypted log group ``UploadLogs`` (key ``UploadLogsKey``) in ``scope`` for the
-    upload function, kept for a year and retained with its key."""
+    upload function, kept for a year and retained with its key.
+
+    It is named ``/fm-platform/<stack name>/<scope's unique ID>/upload`` (see
+    :func:`upload_log_group_name`), so that the key's policy can let CloudWatch Logs use
+    the key for this log group only: a generated name is known after the key, whose policy
+    the log group's creation waits for."""
+    stack = Stack.of(scope)
     key = customer_managed_key(scope, "UploadLogsKey", purpose="lifecycle upload logs")
-    key.grant_encrypt_decrypt(iam.ServicePrincipal(f"logs.{Stack.of(scope).region}.amazonaws.com"))
+    name = upload_log_group_name(scope)
+    group_arn = stack.format_arn(
+        service="logs",
+        resource="log-group",
+        resource_name=name,
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+    allow_cloudwatch_logs(key, stack.region, [group_arn])
     return logs.LogGroup(
         scope,
         "UploadLogs",
+        log_group_name=name,
         encryption_key=key,
         retention=logs.RetentionDays.ONE_YEAR,
         removal_policy=RemovalPolicy.RETAIN,
     )
+
+
+def upload_log_group_name(scope: Construct) -> str:
+    """The upload log group's name in ``scope``: unique in the account and Region as long
+    as stack names are (``Names.unique_id`` of the scope within its stack)."""
+    return f"/fm-platform/{Stack.of(scope).stack_name}/{Names.unique_id(scope)}/upload"
 
 
 def upload_security_group(scope: Construct, vpc: ec2.IVpc) -> ec2.SecurityGroup:
