@@ -205,6 +205,34 @@ def test_upload_waits_for_its_policy_and_logs_encrypted(template: Template) -> N
     )
 
 
+def test_cloudwatch_logs_may_use_the_upload_key_for_the_upload_log_group_only(
+    template: Template,
+) -> None:
+    # CloudWatch Logs User Guide (encrypting log data with AWS KMS): the key policy names
+    # the log group in kms:EncryptionContext:aws:logs:arn; the group's name is fixed so that
+    # the key's policy can name it before the group exists.
+    resources = template.to_json()["Resources"]
+    (group,) = [r for r in resources.values() if r["Type"] == "AWS::Logs::LogGroup"]
+    assert group["Properties"]["LogGroupName"] == "/fm-platform/Training/Lifecycle/upload"
+    (key,) = [
+        r
+        for name, r in resources.items()
+        if r["Type"] == "AWS::KMS::Key" and name.startswith("LifecycleUploadLogsKey")
+    ]
+    (statement,) = [
+        s
+        for s in key["Properties"]["KeyPolicy"]["Statement"]
+        if "Service" in s["Principal"] and "logs." in json.dumps(s["Principal"])
+    ]
+    condition = statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]
+    parts = condition["Fn::Join"][1]
+    rendered = "".join(p if isinstance(p, str) else p["Ref"] for p in parts)
+    assert rendered == (
+        "arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:"
+        "/fm-platform/Training/Lifecycle/upload"
+    )
+
+
 def test_stateful_logical_ids_are_pinned(template: Template) -> None:
     resources = template.to_json()["Resources"]
     assert resources[BUCKET_ID]["Type"] == "AWS::S3::Bucket"

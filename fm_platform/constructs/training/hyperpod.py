@@ -39,6 +39,7 @@ from fm_platform.constructs.training.cluster_role import (
 from fm_platform.constructs.training.instance_groups import (
     InstanceGroup,
     NodeRole,
+    addresses_of_groups,
     provisioning_parameters,
     validate_instance_groups,
 )
@@ -306,12 +307,14 @@ class HyperPodClusterProps(HyperPodClusterOptions, Props):
         if props.managed:
             props._check_managed_mounts(problems)
         cidr = _known_cidr(self.subnet)
+        addresses, left_out = addresses_of_groups(props.instance_groups or ())
         check_subnet_capacity(
             problems,
             "subnet",
             cidr,
             ipaddress.IPv4Network(cidr, strict=False).prefixlen if cidr else None,
-            props.required_ipv4_addresses,
+            addresses,
+            left_out=left_out,
         )
 
     def _check_managed_mounts(self, problems: Problems) -> None:

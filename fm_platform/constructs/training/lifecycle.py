@@ -3,12 +3,13 @@ Slurm mode (provisioning parameters or node setup) and, optionally, the shared u
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from aws_cdk import Annotations, ArnFormat, CfnResource, Fn, Names, RemovalPolicy, Stack
+from aws_cdk import Annotations, ArnFormat, CfnResource, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -465,7 +466,7 @@ def upload_log_group(scope: Construct) -> logs.LogGroup:
     """A KMS-encrypted log group ``UploadLogs`` (key ``UploadLogsKey``) in ``scope`` for the
     upload function, kept for a year and retained with its key.
 
-    It is named ``/fm-platform/<stack name>/<scope's unique ID>/upload`` (see
+    It is named ``/fm-platform/<stack name>/<scope's path in the stack>/upload`` (see
     :func:`upload_log_group_name`), so that the key's policy can let CloudWatch Logs use
     the key for this log group only: a generated name is known after the key, whose policy
     the log group's creation waits for."""
@@ -490,9 +491,17 @@ def upload_log_group(scope: Construct) -> logs.LogGroup:
 
 
 def upload_log_group_name(scope: Construct) -> str:
-    """The upload log group's name in ``scope``: unique in the account and Region as long
-    as stack names are (``Names.unique_id`` of the scope within its stack)."""
-    return f"/fm-platform/{Stack.of(scope).stack_name}/{Names.unique_id(scope)}/upload"
+    """The upload log group's name in ``scope``: ``/fm-platform/<stack name>/<scope's path
+    in its stack>/upload``, unique in the account and Region as long as stack names are
+    (characters a log group name cannot hold become ``-``)."""
+    stack = Stack.of(scope)
+    path = scope.node.path.removeprefix(f"{stack.node.path}/")
+    return f"/fm-platform/{stack.stack_name}/{_LOG_GROUP_UNSAFE.sub('-', path)}/upload"
+
+
+#: What a log group name cannot hold (CloudWatch Logs API Reference, CreateLogGroup:
+#: ``[\.\-_/#A-Za-z0-9]+``).
+_LOG_GROUP_UNSAFE = re.compile(r"[^.\-_/#A-Za-z0-9]")
 
 
 def upload_security_group(scope: Construct, vpc: ec2.IVpc) -> ec2.SecurityGroup:
