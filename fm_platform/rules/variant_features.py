@@ -21,7 +21,8 @@ CLOUDFORMATION_ROUTING_STRATEGIES = ("LEAST_OUTSTANDING_REQUESTS", "PREFIX_AWARE
 #: CloudFormation schema's enum.
 PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
 #: The publish frequency the copy and instance counts assume: they count the datapoints a
-#: utilisation metric gets per minute (AWS documents no copy- or instance-count metric).
+#: utilisation metric gets per minute (the copy and instance counts detailed observability
+#: publishes are OpenTelemetry metrics for PromQL, which metric-math alarms cannot use).
 COUNTED_FREQUENCY_S = 60
 
 
@@ -173,6 +174,6 @@ def check_counted_frequency(
             publish_frequency_s,
             f"{COUNTED_FREQUENCY_S} while the endpoint's alarms count instances or copies "
             "(instances_at_max, copies_at_max): they count the datapoints a utilisation "
-            "metric gets per minute (AWS documents no copy- or instance-count metric); "
+            "metric gets per minute (no copy or instance count joins metric math); "
             "turn those conditions off to publish at another frequency",
         )

@@ -593,8 +593,12 @@ class InferenceComponentModel(Construct):
         """The component's running copies: every copy reports ``CPUUtilizationNormalized``
         (namespace ``/aws/sagemaker/InferenceComponents``) once per publishing period, 60 s
         unless the endpoint config changes it, so its SampleCount over one minute counts
-        the copies (by default that SampleCount over 1 minute). SageMaker publishes no
-        copy-count metric of its own."""
+        the copies (by default that SampleCount over 1 minute). The copy counts detailed
+        observability publishes (copies per Availability Zone) are OpenTelemetry metrics
+        queried with PromQL (SageMaker Developer Guide, "OpenTelemetry metrics
+        reference"), without a namespace and dimensions a ``cloudwatch.Metric`` or metric
+        math can name, and only where detailed observability is on; see
+        docs/endpoint-options.md."""
         return self.metric(
             COPIES_METRIC,
             **with_statistic(options, cloudwatch.Stats.SAMPLE_COUNT),

@@ -156,8 +156,10 @@ class FunctionPlacement:
     """Where the custom resource function runs and logs: ``vpc`` and ``subnet`` (its
     network interface, in a security group of its own; it reaches the SageMaker and
     CloudWatch Logs APIs through the subnet's NAT), ``log_group`` (its logs,
-    encrypted) and ``log_key`` (the key it gives the cluster's lifecycle log group: one
-    CloudWatch Logs may use, kept with the data, e.g. the key of ``log_group``), and
+    encrypted) and ``log_key`` (the key it gives the cluster's lifecycle log group, kept
+    with the data, e.g. the key of ``log_group``; its policy is extended so that CloudWatch
+    Logs may use it for HyperPod's ``/aws/sagemaker/Clusters/`` log groups, and an
+    imported key's policy must already allow that), and
     ``reserved_concurrency`` (its reserved concurrent executions; by default none)."""
 
     vpc: ec2.IVpc
