@@ -9,7 +9,8 @@ Metrics (SageMaker Developer Guide, "Amazon SageMaker AI metrics in Amazon Cloud
 when a request finds nothing to serve it ("Scale an endpoint to zero instances"); the
 copies as the SampleCount of the per-copy ``CPUUtilizationNormalized`` in
 ``/aws/sagemaker/InferenceComponents`` (detailed observability's copy counts are PromQL
-metrics, which metric math cannot combine; see :meth:`InferenceComponentModel.metric_copies`). The conditions share one alarm (see
+metrics, which metric math cannot combine; see
+:meth:`InferenceComponentModel.metric_copies`). The conditions share one alarm (see
 :mod:`~fm_platform.constructs.observability.conditions`): one resource per model, written
 as plain CloudFormation (a typed alarm with CDK metric objects costs a thousand-model fleet
 several seconds of synth).
