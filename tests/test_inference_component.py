@@ -200,6 +200,47 @@ def test_rollback_alarms_named_by_name_are_read_by_their_arn_in_the_stack():
     assert rendered == [f"{here}chat-errors", f"{here}chat-latency"]
 
 
+def test_a_component_of_another_stack_grants_its_rollback_alarms_in_its_own_stack():
+    # The endpoint's role lives in the serving stack; naming the tenant's alarm in that
+    # role's policy would make each stack depend on the other.
+    app = new_app()
+    serving = cdk.Stack(app, "Serving")
+    endpoint = InferenceComponentEndpoint(
+        serving, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    tenant = cdk.Stack(app, "Tenant")
+    alarm = cloudwatch.Alarm(
+        tenant,
+        "Errors",
+        metric=cloudwatch.Metric(namespace="AWS/SageMaker", metric_name="Invocation5XXErrors"),
+        threshold=1,
+        evaluation_periods=1,
+    )
+    InferenceComponentModel(
+        tenant,
+        "Remote",
+        _model(endpoint, "remote", rolling_update=RollingUpdate(rollback_alarms=[alarm])),
+    )
+    app.synth()  # no cycle between the stacks
+    resources = Template.from_stack(tenant).to_json()["Resources"]
+    (policy_id,) = [k for k, r in resources.items() if r["Type"] == "AWS::IAM::Policy"]
+    policy = resources[policy_id]["Properties"]
+    alarm_id = next(k for k, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm")
+    assert policy["PolicyDocument"]["Statement"] == [
+        {
+            "Action": "cloudwatch:DescribeAlarms",
+            "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [alarm_id, "Arn"]},
+        }
+    ]
+    assert "EndpointExecutionRole" in json.dumps(policy["Roles"])  # the serving role
+    (component,) = [
+        r for r in resources.values() if r["Type"] == "AWS::SageMaker::InferenceComponent"
+    ]
+    assert policy_id in component["DependsOn"]
+    assert "DescribeAlarms" not in json.dumps(Template.from_stack(serving).to_json())
+
+
 def test_models_placed_on_an_imported_endpoint_are_counted_on_it():
     stack = cdk.Stack(new_app(), "Legacy")
     role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")

@@ -47,9 +47,10 @@ from fm_platform.constructs.inference.instance_pools import (
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
+from fm_platform.core.compliance import acknowledge
 from fm_platform.core.options import checked
 from fm_platform.core.rollback_alarms import read_rollback_alarms_statement
-from fm_platform.core.scopes import inherit_stack
+from fm_platform.core.scopes import inherit_stack, stack_of
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.capacity import CopyDemand, check_fit
@@ -477,14 +478,28 @@ class InferenceComponentModel(Construct):
 
     def _grant_rollback_alarms(self, rolling_update: RollingUpdate | None) -> None:
         """Let the execution role read the rollback alarms' state before the component
-        can be updated (:mod:`fm_platform.core.rollback_alarms`)."""
+        can be updated (:mod:`fm_platform.core.rollback_alarms`): in the role's policy,
+        or, for a role of another stack (an endpoint placed on from here), in a policy of
+        this stack (``ReadRollbackAlarms``), so that the role's stack names no alarm of
+        this one."""
         if rolling_update is None or not rolling_update.rollback_alarms:
             return
         role = self.endpoint.execution_role
-        role.add_to_principal_policy(
-            read_rollback_alarms_statement(self, rolling_update.rollback_alarms)
+        statement = read_rollback_alarms_statement(self, rolling_update.rollback_alarms)
+        if stack_of(role) is stack_of(self):
+            role.add_to_principal_policy(statement)
+            depend_on_role_policies(self.component, role)
+            return
+        policy = iam.Policy(self, "ReadRollbackAlarms", roles=[role], statements=[statement])
+        acknowledge(
+            policy,
+            "The endpoint's execution role lives in another stack; the read of this "
+            "component's rollback alarms is kept in this stack with the component, so that "
+            "the role's stack does not depend on this one.",
+            "HIPAA.Security-IAMNoInlinePolicy",
+            "NIST.800.53.R5-IAMNoInlinePolicy",
         )
-        depend_on_role_policies(self.component, role)
+        self.component.node.add_dependency(policy)
 
     def _component(
         self,
