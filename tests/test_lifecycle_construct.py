@@ -13,12 +13,14 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
+from constructs import Construct
 
 from fm_platform.constructs.training.lifecycle import (
     LifecycleScripts,
     LifecycleScriptsProps,
     SharedUser,
     default_assets_path,
+    upload_log_group_name,
 )
 from fm_platform.core.compliance import acknowledge
 from tests.lifecycle_support import asset_module
@@ -231,6 +233,12 @@ def test_cloudwatch_logs_may_use_the_upload_key_for_the_upload_log_group_only(
         "arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:"
         "/fm-platform/Training/Lifecycle/upload"
     )
+
+
+def test_the_upload_log_group_name_holds_only_what_log_group_names_may() -> None:
+    stack = cdk.Stack(new_app(), "Data")
+    scope = Construct(Construct(stack, "Life Cycle"), "Storage+1")
+    assert upload_log_group_name(scope) == "/fm-platform/Data/Life-Cycle/Storage-1/upload"
 
 
 def test_stateful_logical_ids_are_pinned(template: Template) -> None:

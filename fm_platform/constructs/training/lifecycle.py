@@ -44,6 +44,9 @@ from fm_platform.rules.lifecycle import (
 from fm_platform.rules.problems import Problems
 
 _DEPLOYMENT_SINGLETON_ID = "Custom::CDKBucketDeployment"
+#: What a log group name cannot hold (CloudWatch Logs API Reference, CreateLogGroup:
+#: ``[\.\-_/#A-Za-z0-9]+``).
+_LOG_GROUP_UNSAFE = re.compile(r"[^.\-_/#A-Za-z0-9]")
 _UPLOAD_MEMORY_MIB = 512
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-lc-"
 _LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
@@ -497,11 +500,6 @@ def upload_log_group_name(scope: Construct) -> str:
     stack = Stack.of(scope)
     path = scope.node.path.removeprefix(f"{stack.node.path}/")
     return f"/fm-platform/{stack.stack_name}/{_LOG_GROUP_UNSAFE.sub('-', path)}/upload"
-
-
-#: What a log group name cannot hold (CloudWatch Logs API Reference, CreateLogGroup:
-#: ``[\.\-_/#A-Za-z0-9]+``).
-_LOG_GROUP_UNSAFE = re.compile(r"[^.\-_/#A-Za-z0-9]")
 
 
 def upload_security_group(scope: Construct, vpc: ec2.IVpc) -> ec2.SecurityGroup:
