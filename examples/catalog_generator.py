@@ -191,7 +191,13 @@ TEAM_KEYS: dict[str, dict[str, Any]] = {
 #: classifier on CPU, an image-generation model (SDXL at 30 steps and 1024x1024, sized
 #: from its pipeline) and a classifier in the team's own image.
 TEAM_MODELS: list[dict[str, Any]] = [
-    {"name": "search-reranker", "params_b": 0.56, "task": "reranking", "peak_rpm": 600},
+    {
+        "name": "search-reranker",
+        "params_b": 0.56,
+        "task": "reranking",
+        "peak_rpm": 600,
+        "inputs_per_request": 20,
+    },
     {
         "name": "support-intent-cpu",
         "architecture": "deberta-v3-base",
@@ -236,7 +242,7 @@ def _team_entry(model: dict[str, Any]) -> dict[str, Any]:
         entry = {
             "name": entry["name"],
             "base_model": ADAPTER_BASES[suffix],
-            "adapter": f"{TEAM_BUCKET}/adapters/{tenant}/{suffix}/",
+            "adapter": f"{TEAM_BUCKET}/adapters/{tenant}/{suffix}/adapter.tar.gz",
             "weights_kms_key_arn": TEAM_KEY,
             "peak_rpm": entry["peak_rpm"],
             "active_hours": entry["active_hours"],

@@ -82,8 +82,15 @@ ENDPOINT_NAME = (
     "generated name changes with the resource"
 )
 ENDPOINT_UPDATE = (
-    "SageMaker API, UpdateEndpoint: the new configuration's instances are provisioned and "
-    "traffic moves to them before the old ones are deleted"
+    "SageMaker API, UpdateEndpoint (botocore): the configuration is deployed 'to a new fleet "
+    "of instances', traffic shifts to them, then the old instances are deleted; Developer "
+    "Guide, 'Blue/Green Deployments' (the green fleet runs beside the blue one until the "
+    "baking period ends) and RollingUpdatePolicy (batches of the variant's instances)"
+)
+#: What the report adds to an update or replacement that provisions instances.
+FLEET_QUOTA = (
+    "SageMaker's per-type account quota '<type> for endpoint usage' counts both fleets "
+    "(ResourceLimitExceeded names it, e.g. aws/amazon-sagemaker-examples #307)"
 )
 IC_INSTANCE_TYPE = (
     "SageMaker: 'Cannot update endpoint with a different instance type for endpoints to "
@@ -94,6 +101,12 @@ COPY_COUNT = (
     "CloudFormation schema of AWS::SageMaker::InferenceComponent: RuntimeConfig.CopyCount "
     "is write-only, so an update sends it again (README, 'What an update of FmpInference "
     "does to running models')"
+)
+COMPONENT_UPDATE = (
+    "AWS Machine Learning Blog, 'Enhance deployment guardrails with inference component "
+    "rolling updates for Amazon SageMaker AI inference' (2025-03-26): a blue/green update "
+    "provisions the new copies beside the current ones; InferenceComponentRollingUpdatePolicy "
+    "(botocore): each step provisions a batch on the new fleet before the old one's ends"
 )
 COMPONENT_NAME = (
     "SageMaker: inference component names are unique per account and Region; EndpointName "
@@ -466,13 +479,86 @@ def _outputs_naming(template: Template, logical_id: str) -> list[str]:
     )
 
 
-def _variant_types(template: Template, endpoint: Mapping[str, Any]) -> set[str]:
+def _variants(template: Template, endpoint: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The production variants of the endpoint config ``endpoint`` uses in ``template``."""
     config = endpoint.get("Properties", {}).get("EndpointConfigName")
     for logical_id, resource in template.get("Resources", {}).items():
         if resource.get("Type") == ENDPOINT_CONFIG and _refers_to(config, logical_id):
-            variants = resource.get("Properties", {}).get("ProductionVariants", [])
-            return {v.get("InstanceType") for v in variants if v.get("InstanceType")}
-    return set()
+            return list(resource.get("Properties", {}).get("ProductionVariants", []))
+    return []
+
+
+def _variant_types(template: Template, endpoint: Mapping[str, Any]) -> set[str]:
+    return {str(v["InstanceType"]) for v in _variants(template, endpoint) if v.get("InstanceType")}
+
+
+def _fleet(variant: Mapping[str, Any]) -> tuple[int, int]:
+    """The instances a variant starts with and the most it may grow to while it takes the
+    endpoint's models (managed instance scaling's maximum, on an Inference Components
+    endpoint); (0, 0) for a serverless variant or counts known only at deploy time."""
+    start = variant.get("InitialInstanceCount")
+    if not isinstance(start, int):
+        return 0, 0
+    scaling = variant.get("ManagedInstanceScaling") or {}
+    most = scaling.get("MaxInstanceCount") if scaling.get("Status") == "ENABLED" else None
+    return start, max(start, most) if isinstance(most, int) else start
+
+
+def _batch(policy: Mapping[str, Any], instances: int) -> int | None:
+    """The instances one step of a rolling update provisions (its MaximumBatchSize of
+    ``instances``), or None when the size is known only at deploy time."""
+    size = policy.get("MaximumBatchSize") or {}
+    value = size.get("Value")
+    if not isinstance(value, int):
+        return None
+    if size.get("Type") == "CAPACITY_PERCENT":
+        return max(1, -(-value * instances // 100))
+    return min(value, instances)
+
+
+def _instance_types(variant: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """A variant's instance type and its fallback types: its ``InstancePools`` by priority
+    stand for its ``InstanceType`` when it has pools."""
+    pools = sorted(variant.get("InstancePools", []), key=lambda pool: pool.get("Priority", 0))
+    listed = [str(pool.get("InstanceType")) for pool in pools]
+    kind = str(variant.get("InstanceType") or (listed[0] if listed else "instance"))
+    return kind, [t for t in listed if t != kind]
+
+
+def new_instances(template: Template, endpoint: Mapping[str, Any], *, rolling: bool) -> str:
+    """What the new fleet of ``endpoint`` (as ``template`` has it) needs beside the running
+    one while an update or replacement runs: each variant's instances and type, and the
+    quotas that must leave room for them; empty for a serverless endpoint. ``rolling``: an
+    in-place update, where the endpoint's RollingUpdatePolicy (one variant only: Developer
+    Guide, 'Exclusions') provisions a batch at a time."""
+    variants = _variants(template, endpoint)
+    policy = _at(_props(endpoint), ("DeploymentConfig", "RollingUpdatePolicy"))
+    parts, types = [], []
+    for variant in variants:
+        start, most = _fleet(variant)
+        if not most:
+            continue
+        kind, fallbacks = _instance_types(variant)
+        types.append(kind)
+        on = f"{kind} (or of its fallback types {', '.join(fallbacks)})" if fallbacks else kind
+        batch = _batch(policy, most) if rolling and policy and len(variants) == 1 else None
+        if batch is not None:
+            parts.append(f"{batch} more {on} at a time (its rolling update's batch of {most})")
+        elif most > start:
+            parts.append(
+                f"{start} to {most} more {on} (managed instance scaling adds instances up to "
+                "its maximum as the components' copies are placed)"
+            )
+        else:
+            parts.append(f"{most} more {on}")
+    if not parts:
+        return ""
+    quotas = ", ".join(f"'{kind} for endpoint usage'" for kind in dict.fromkeys(types))
+    return (
+        f"; while it runs, the new instances run beside the old ones: {' and '.join(parts)}; "
+        f"the account's quota {quotas} must have room for them beside the running ones, or "
+        "the deploy fails and rolls back"
+    )
 
 
 def _has_components(template: Template, endpoint_id: str) -> bool:
@@ -533,18 +619,21 @@ def endpoint_impacts(
                 stack, where,
                 f"endpoint replaced by {_name(successor, lid)}{why}: its name changes for every "
                 "caller once the old one is deleted"
-                + (f"; the new name is in the output {', '.join(outputs)}" if outputs else ""),
-                ENDPOINT_NAME,
+                + (f"; the new name is in the output {', '.join(outputs)}" if outputs else "")
+                + new_instances(head[stack], successor, rolling=False),
+                _with_quota(ENDPOINT_NAME, head[stack], successor),
             )  # fmt: skip
             continue
         old, new_props = _props(resource), _props(after[(stack, logical_id)])
         if old.get("EndpointName") != new_props.get("EndpointName"):
             outputs = _outputs_naming(head[stack], logical_id)
+            new = after[(stack, logical_id)]
             yield Impact(
                 stack, where,
                 "endpoint replaced: its name changes for every caller"
-                + (f"; the new name is in the output {', '.join(outputs)}" if outputs else ""),
-                ENDPOINT_NAME,
+                + (f"; the new name is in the output {', '.join(outputs)}" if outputs else "")
+                + new_instances(head[stack], new, rolling=False),
+                _with_quota(ENDPOINT_NAME, head[stack], new),
             )  # fmt: skip
             continue
         types_before = _variant_types(base[stack], resource)
@@ -558,14 +647,21 @@ def endpoint_impacts(
                 steps="give the endpoint a new construct ID (the project's endpoints put the "
                 "instance type in it), so that a new endpoint and new components are made",
             )  # fmt: skip
-        elif _config_changed(base[stack], head[stack], resource, after[(stack, logical_id)]):
+        elif _config_changed(base, head, stack, resource, after[(stack, logical_id)]):
+            new = after[(stack, logical_id)]
             yield Impact(
                 stack,
                 where,
                 "endpoint updated in place: new instances are provisioned and traffic moves "
-                "to them; its name stays",
-                ENDPOINT_UPDATE,
+                "to them; its name stays" + new_instances(head[stack], new, rolling=True),
+                _with_quota(ENDPOINT_UPDATE, head[stack], new),
             )
+
+
+def _with_quota(source: str, template: Template, endpoint: Mapping[str, Any]) -> str:
+    """``source``, and the quota's when the endpoint's new fleet has instances."""
+    fleet = any(_fleet(v)[1] for v in _variants(template, endpoint))
+    return f"{source}; {FLEET_QUOTA}" if fleet else source
 
 
 def _endpoint_parent(path: str) -> str:
@@ -573,7 +669,17 @@ def _endpoint_parent(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def _config_changed(base: Template, head: Template, old: Mapping, new: Mapping) -> bool:
+def _config_changed(
+    base: Mapping[str, Template],
+    head: Mapping[str, Template],
+    stack: str,
+    old: Mapping,
+    new: Mapping,
+) -> bool:
+    """Whether the endpoint gets a new endpoint config: its config changed, or a resource
+    the config names is replaced (a model's container is create-only: a new model, so a
+    new config, whose ``ModelName`` reads the same in the template)."""
+
     def config(template: Template, endpoint: Mapping) -> Any:
         ref = endpoint.get("Properties", {}).get("EndpointConfigName")
         for logical_id, resource in template.get("Resources", {}).items():
@@ -581,7 +687,10 @@ def _config_changed(base: Template, head: Template, old: Mapping, new: Mapping) 
                 return logical_id, resource.get("Properties")
         return ref
 
-    return config(base, old) != config(head, new)
+    before, after = config(base[stack], old), config(head[stack], new)
+    return before != after or (
+        isinstance(after, tuple) and bool(replaced_references(after[1], base, head))
+    )
 
 
 def _component_name(resource: Mapping[str, Any]) -> str:
@@ -679,9 +788,35 @@ def component_impacts(
                 stack,
                 where,
                 f"component updated: its running copies are set to {copies} (its initial "
-                "count) and autoscaling moves on from there",
-                COPY_COUNT,
+                "count) and autoscaling moves on from there" + _new_copies(_props(after[key])),
+                f"{COPY_COUNT}; {COMPONENT_UPDATE}",
             )
+
+
+def _new_copies(component: Mapping[str, Any]) -> str:
+    """Where an updated component's new copies run while the update runs: beside the old
+    ones, all at once or a rolling update's batch at a time."""
+    copies = _at(component, ("RuntimeConfig", "CopyCount"))
+    devices = _at(
+        component,
+        ("Specification", "ComputeResourceRequirements", "NumberOfAcceleratorDevicesRequired"),
+    )
+    if not isinstance(copies, int) or not copies:
+        return ""
+    batch = _at(component, ("DeploymentConfig", "RollingUpdatePolicy", "MaximumBatchSize"))
+    if isinstance(batch, Mapping) and isinstance(batch.get("Value"), int):
+        copy_count = " copy" if batch["Value"] == 1 else " copies"
+        unit = copy_count if batch.get("Type") == "COPY_COUNT" else "% of its copies"
+        count = f"{batch['Value']}{unit} at a time (its rolling update's batch)"
+    else:
+        count = f"all {copies} at once (blue/green)"
+    plural = "s" if devices != 1 else ""
+    each = f" of {devices} accelerator{plural} each" if isinstance(devices, int) and devices else ""
+    return (
+        f"; its new copies{each} start beside the old ones, {count}: they need free room on "
+        "the endpoint's instances, else managed instance scaling adds instances (up to its "
+        "maximum, within the account's quota for the type) while the update runs"
+    )
 
 
 def _new_component(template: Template, component: Mapping[str, Any]) -> str:

@@ -23,17 +23,3 @@ def example(count):
 
 
 __all__ = ["FAMILIES", "catalog", "catalog_data", "example", "realistic_catalog_data"]
-
-
-def record_forks(monkeypatch, module) -> list:
-    """Patches ``module.forked`` to record each process it starts (a
-    :class:`~fm_platform.fleet.forking.Forked`); the list they are recorded in."""
-    started: list = []
-    real = module.forked
-
-    def forked(compute):
-        started.append(real(compute))
-        return started[-1]
-
-    monkeypatch.setattr(module, "forked", forked)
-    return started

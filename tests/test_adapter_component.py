@@ -58,7 +58,7 @@ def test_an_adapter_names_its_base_and_weights_and_reserves_no_compute():
         AdapterComponentProps(
             base=base,
             adapter_name="support-ft",
-            artifact_url="s3://adapters/support/",
+            artifact_url="s3://adapters/support/adapter.tar.gz",
             artifact_key=key,
         ),
     )
@@ -73,7 +73,7 @@ def test_an_adapter_names_its_base_and_weights_and_reserves_no_compute():
                 "EndpointName": Match.any_value(),
                 "Specification": {
                     "BaseInferenceComponentName": "Serving-llama-8b-62e167c0",
-                    "Container": {"ArtifactUrl": "s3://adapters/support/"},
+                    "Container": {"ArtifactUrl": "s3://adapters/support/adapter.tar.gz"},
                 },
                 "RuntimeConfig": Match.absent(),
             },
@@ -81,7 +81,7 @@ def test_an_adapter_names_its_base_and_weights_and_reserves_no_compute():
         },
     )
     policies = str(template.find_resources("AWS::IAM::Policy"))
-    assert "adapters/support/*" in policies and "kms:Decrypt" in policies
+    assert "adapters/support/adapter.tar.gz" in policies and "kms:Decrypt" in policies
     assert adapter.component_name == "Serving-support-ft-62e167c0"
     assert nag_findings(app) == []
 
@@ -102,8 +102,34 @@ def test_every_problem_is_reported_at_once():
         )
     message = str(error.value)
     assert "adapter_name='bad_name': underscores are not allowed" in message
-    assert "artifact_url='https://adapters/x': must be an s3:// URI" in message
+    assert (
+        "artifact_url='https://adapters/x': must be the s3:// URI of one gzip-compressed tar "
+        "archive ending in .tar.gz" in message
+    )
     assert "component_name='Serving-llama-8b-62e167c0': must be unique on the endpoint" in message
+
+
+def test_an_adapter_prefix_is_refused_with_how_to_package_one_archive():
+    # botocore InferenceComponentContainerSpecification.ArtifactUrl: "This path must point
+    # to a single gzip compressed tar archive (.tar.gz suffix)."
+    stack = cdk.Stack(new_app(), "Serving")
+    base = _base(stack)
+    with pytest.raises(ValueError) as error:
+        AdapterComponent(
+            stack,
+            "Prefix",
+            AdapterComponentProps(
+                base=base, adapter_name="support-ft", artifact_url="s3://adapters/support/"
+            ),
+        )
+    assert str(error.value).splitlines()[1:] == [
+        "  - artifact_url='s3://adapters/support/': must be the s3:// URI of one "
+        "gzip-compressed tar archive ending in .tar.gz (SageMaker loads an adapter from a "
+        "single archive, not a prefix): package the adapter's directory (adapter_config.json "
+        "and its weights) as one archive with `tar -czf adapter.tar.gz -C <adapter dir> .`, "
+        "upload it with `aws s3 cp adapter.tar.gz s3://<bucket>/<path>/adapter.tar.gz` and "
+        "give that URI"
+    ]
 
 
 def test_an_adapter_of_a_moved_base_follows_its_name_suffix_in_name_and_id():
@@ -115,7 +141,9 @@ def test_an_adapter_of_a_moved_base_follows_its_name_suffix_in_name_and_id():
         stack,
         "Support",
         AdapterComponentProps(
-            base=base, adapter_name="support-ft", artifact_url="s3://adapters/support/"
+            base=base,
+            adapter_name="support-ft",
+            artifact_url="s3://adapters/support/adapter.tar.gz",
         ),
     )
     assert adapter.component_name == "Serving-support-ft-62e167c0-ic-g5-002"

@@ -22,6 +22,14 @@ from fm_platform.fleet.sizing import resolve
 from tests.support import ROOT
 
 SECRET = "arn:aws:secretsmanager:us-east-1:111122223333:secret:hf-token-AbCdEf"
+#: The refusal of an adapter that is no single .tar.gz archive in S3.
+NOT_AN_ARCHIVE = (
+    "must be the s3:// URI of one gzip-compressed tar archive ending in .tar.gz (SageMaker "
+    "loads an adapter from a single archive, not a prefix): package the adapter's directory "
+    "(adapter_config.json and its weights) as one archive with `tar -czf adapter.tar.gz -C "
+    "<adapter dir> .`, upload it with `aws s3 cp adapter.tar.gz "
+    "s3://<bucket>/<path>/adapter.tar.gz` and give that URI"
+)
 
 
 def _problems(models, region="us-east-1"):
@@ -46,8 +54,8 @@ def test_every_serving_mistake_is_reported_in_one_pass_naming_its_key():
                 "params_b": 1,
                 "image": "763104351884.dkr.ecr.eu-west-1.amazonaws.com/x:1",
             },
-            {"name": "d", "base_model": "missing", "adapter": "s3://team-bucket/d/"},
-            {"name": "e", "base_model": "f", "adapter": "s3://team-bucket/e/"},
+            {"name": "d", "base_model": "missing", "adapter": "s3://team-bucket/d.tar.gz"},
+            {"name": "e", "base_model": "f", "adapter": "s3://team-bucket/e.tar.gz"},
             {"name": "f", "params_b": 8, "isolation": "dedicated", "isolation_reason": "PII"},
             {"name": "g", "params_b": 8, "adapter": "not-a-uri"},
             {
@@ -69,10 +77,11 @@ def test_every_serving_mistake_is_reported_in_one_pass_naming_its_key():
         "arn:aws:secretsmanager:us-east-1:111122223333:secret:hf-token (an ARN of kms)",
         "  - models[2].image='763104351884.dkr.ecr.eu-west-1.amazonaws.com/x:1': is in "
         "eu-west-1; the fleet deploys to us-east-1: use the image's copy in us-east-1",
-        "  - models[6].adapter='not-a-uri': must be an s3://bucket/key URI",
+        f"  - models[6].adapter='not-a-uri': {NOT_AN_ARCHIVE}",
         "  - models[6].adapter='not-a-uri': needs base_model (a LoRA adapter names both)",
         "  - models[7].container='tei': serves embedding, reranking, classification, not task "
-        "image-generation: name a container for it",
+        "image-generation: name a container for it (huggingface, pytorch, stabilityai) or "
+        "leave container unset",
         "  - models[8].environment={'A': True}: must map names to strings",
         "  - models[3].base_model='missing': is no model of the catalog",
         "  - models[4].base_model='f': is dedicated (a single-model endpoint); adapters are "
@@ -149,6 +158,9 @@ def test_neuron_lmi_and_gpus_without_bf16_get_their_own_settings():
         "OPTION_MAX_ROLLING_BATCH_SIZE": "2",  # the catalog's environment wins
         "OPTION_N_POSITIONS": "4096",
         "OPTION_DTYPE": "fp16",
+        # no traffic given: the sequences it runs, and the real-time limit
+        "SERVING_JOB_QUEUE_SIZE": "4",
+        "OPTION_PREDICT_TIMEOUT": "60",
     }
     int4 = serving_environment(dataclasses.replace(neuron, family="tgi", dtype="int4"))
     assert "QUANTIZE" not in int4 and int4["DTYPE"] == "float16"
@@ -206,3 +218,66 @@ def test_tgi_refuses_fp32_and_neuron_types_refuse_fp8_and_int4():
         assert rejected["ml.inf2.xlarge"] == (
             f"LMI on Neuron (transformers-neuronx) quantizes int8 weights only, not {dtype}"
         )
+
+
+def test_a_container_is_checked_against_the_task_an_architecture_gives():
+    # SDXL and Whisper name their task through their architecture: the same refusal as
+    # with task: given, in the same one-pass list as the catalog's other problems.
+    problems = _problems(
+        [
+            {"name": "sdxl", "architecture": "sdxl-base-1.0", "container": "tei"},
+            {"name": "whisper", "architecture": "whisper-large-v3", "container": "lmi"},
+            {
+                "name": "sdxl-task",
+                "architecture": "sdxl-base-1.0",
+                "task": "image-generation",
+                "container": "tei",
+            },
+            {"name": "ok", "params_b": 1, "peak_rpm": -1},
+        ]
+    )
+    assert problems == [
+        "  - models[0].container='tei': serves embedding, reranking, classification, not task "
+        "image-generation (architecture sdxl-base-1.0's task): name a container for it "
+        "(huggingface, pytorch, stabilityai) or leave container unset",
+        "  - models[1].container='lmi': serves text-generation, not task speech-to-text "
+        "(architecture whisper-large-v3's task): name a container for it (huggingface, "
+        "pytorch) or leave container unset",
+        "  - models[2].container='tei': serves embedding, reranking, classification, not task "
+        "image-generation: name a container for it (huggingface, pytorch, stabilityai) or "
+        "leave container unset",
+        "  - models[3].peak_rpm=-1: must be >= 0",
+    ]
+
+
+def test_an_adapter_prefix_is_refused_with_how_to_package_one_archive():
+    problems = _problems(
+        [
+            {"name": "chat", "params_b": 8},
+            {"name": "ft", "base_model": "chat", "adapter": "s3://team-adapters/ft/"},
+            {"name": "ok", "base_model": "chat", "adapter": "s3://team-adapters/ok.tar.gz"},
+        ]
+    )
+    assert problems == [f"  - models[1].adapter='s3://team-adapters/ft/': {NOT_AN_ARCHIVE}"]
+
+
+def test_a_network_isolated_model_is_refused_its_hub_weights_with_what_to_do():
+    hub = {"hub": "org/model", "revision": "abc123", "params_b": 8}
+    problems = _problems(
+        [
+            {"name": "regulated", "isolation": "dedicated", "isolation_reason": "PII", **hub},
+            {"name": "a", "group": "tenant-a", **hub},
+            {"name": "b", "group": "tenant-a", "params_b": 8},
+            {"name": "c", "group": "tenant-b", **hub},
+        ]
+    )
+    assert problems == [
+        "  - models[0].hub='org/model': conflicts with isolation: dedicated; a dedicated model "
+        "runs network-isolated and makes no outbound call, so it cannot download from the "
+        "hub: put the weights in S3 and give weights_uri instead of hub (e.g. "
+        "`huggingface-cli download <hub id> --revision <commit> --local-dir <dir>`, then "
+        "`aws s3 cp --recursive <dir> s3://<bucket>/<path>/`)",
+        "  - models[1].group='tenant-a': puts hub models (a) with models whose weights are in "
+        "S3 (b) on one endpoint, which would then not be network-isolated: give the hub "
+        "models weights_uri, or another group",
+    ]

@@ -246,7 +246,7 @@ def test_another_instance_type_under_inference_components_replaces_endpoint_and_
     replaced = only(impacts, "endpoint replaced by FmpInference/IcEndpoint-shared-g5/Endpoint/")
     assert replaced.resource == "FmpInference/IcEndpoint-shared-g5/Endpoint/Endpoint62e167c0"
     assert "(instance type ml.g5.12xlarge -> ml.g5.24xlarge)" in replaced.what
-    assert replaced.what.endswith("the new name is in the output EndpointSharedG5")
+    assert "; the new name is in the output EndpointSharedG5; while it runs" in replaced.what
     component = only(impacts, "Model-llama-7b-chat/Component")
     assert component.what.startswith("component replaced by FmpInference/IcEndpoint-shared-g5/")
     assert "callers that name the component read the new name" in component.what
@@ -261,7 +261,9 @@ def test_a_single_model_endpoints_new_name_is_given_by_its_output():
     replaced = only(impacts, "endpoint replaced")
     assert replaced.what == (
         "endpoint replaced: its name changes for every caller; the new name is in the output "
-        "EndpointSummarizer"
+        "EndpointSummarizer; while it runs, the new instances run beside the old ones: 1 more "
+        "ml.g5.2xlarge; the account's quota 'ml.g5.2xlarge for endpoint usage' must have room "
+        "for them beside the running ones, or the deploy fails and rolls back"
     )
 
 

@@ -94,7 +94,10 @@ def test_a_changed_catalog_reports_moves_removals_additions_and_retyped_endpoint
         "  pair-01: pair-01/IcEndpoint-ic-p4d-001/Endpoint/Endpoint540daf22: endpoint replaced "
         "by pair-01/IcEndpoint-ic-p4d-001/Endpoint/Endpoint415abb6e (instance type "
         "ml.p4d.24xlarge -> ml.p4de.24xlarge): its name changes for every caller once the old "
-        "one is deleted; the new name is in the output EndpointIcP4d001",
+        "one is deleted; the new name is in the output EndpointIcP4d001; while it runs, the new "
+        "instances run beside the old ones: 1 more ml.p4de.24xlarge; the account's quota "
+        "'ml.p4de.24xlarge for endpoint usage' must have room for them beside the running "
+        "ones, or the deploy fails and rolls back",
         "  pair-01: pair-01/SingleModelEndpoint-sme-emb-a/Endpoint: endpoint removed: callers "
         "using its name get errors once it is deleted",
         "  pair-01: pair-01/IcEndpoint-ic-g6e-001/Model-chat-8b/Component424d77b4: model moves "
@@ -146,7 +149,7 @@ def test_a_replan_that_moves_a_model_to_an_endpoint_of_the_same_type_deploys_in_
 def test_a_moved_base_takes_its_adapters_along_under_new_names():
     models = [
         MODELS[0],
-        {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a/"},
+        {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a.tar.gz"},
     ]
     base_catalog = catalog(models, name="ad")
     base = annotate(Planner(planning_catalog(base_catalog)).run(), base_catalog)

@@ -95,9 +95,10 @@ def test_every_mistake_of_a_configuration_is_reported_at_once_by_config_key():
         "training.instance_groups[1].instance_type='ml.p5.48xl': not supported: not among the "
         "209 values of botocore's ClusterInstanceType; did you mean ml.p5.48xlarge or "
         "ml.p5e.48xlarge?",
-        "training.private_subnet_cidr_mask=26: 59 usable addresses, but the "
-        "instance groups need 149 (one per instance and per EFA interface, plus 16 spare); use "
-        "a /24 subnet or a larger one (a mask of 24 or less)",
+        "training.private_subnet_cidr_mask=26: 59 usable addresses, but the instance groups "
+        "need at least 145 (one per instance and per EFA interface, plus 16 spare; counting "
+        "only the groups whose instance type and count are known, not workers); use a /24 "
+        "subnet or a larger one (a mask of 24 or less)",
         "inference.ic_endpoints[0].models[0].accelerators=8 (model 'big' on endpoint "
         "'shared'): at most 4 (nvidia-gpu devices on one ml.g5.12xlarge)",
         "inference.ic_endpoints[1].instance_type='ml.g5.13xlarge' (endpoint 'other'): not an "
@@ -109,6 +110,54 @@ def test_every_mistake_of_a_configuration_is_reported_at_once_by_config_key():
         "'summarizer'): must be between 0 and 100",
     ]
     assert not any("Props" in line for line in lines)  # no internal class names
+
+
+def test_a_misspelled_type_and_other_network_mistakes_hide_no_group_from_the_subnet_check():
+    # One pass: the misspelled group is left out of the count (its addresses per instance
+    # are unknown), the 16 ml.p5.48xlarge (32 EFA interfaces each) are still counted, and
+    # neither a bad zone ID nor a bad VPC block hides the subnet's shortfall.
+    data = {
+        "deploy_inference": False,
+        "training": {
+            "availability_zone_id": "use1-az",
+            "vpc_cidr": "10.0.0.0/33",
+            "storage_capacity_gib": 1000,
+            "private_subnet_cidr_mask": 26,
+            "instance_groups": [
+                CONTROLLER,
+                {
+                    "name": "workers",
+                    "role": "worker",
+                    "instance_type": "ml.p5.48xl",
+                    "instance_count": 4,
+                    "partition": "dev",
+                },
+                {
+                    "name": "gpus",
+                    "role": "worker",
+                    "instance_type": "ml.p5.48xlarge",
+                    "instance_count": 16,
+                    "partition": "gpu",
+                    "threads_per_core": 3,
+                },
+            ],
+        },
+    }
+    lines = problem_lines(data)
+    assert lines[-1] == (
+        "training.private_subnet_cidr_mask=26: 59 usable addresses, but the instance groups "
+        "need at least 529 (one per instance and per EFA interface, plus 16 spare; counting "
+        "only the groups whose instance type and count are known, not workers); use a /22 "
+        "subnet or a larger one (a mask of 22 or less)"
+    )
+    assert [line.split("=")[0] for line in lines] == [
+        "training.availability_zone_id",
+        "training.vpc_cidr",
+        "training.storage_capacity_gib",
+        "training.instance_groups[1].instance_type",
+        "training.instance_groups[2].threads_per_core",
+        "training.private_subnet_cidr_mask",
+    ]
 
 
 def test_a_misspelled_or_mistyped_key_hides_nothing_else_of_its_item():

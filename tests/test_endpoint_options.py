@@ -127,7 +127,7 @@ def test_the_component_carries_every_component_option(every_option):
     }
 
 
-def test_defaults_leave_the_new_properties_out():
+def test_defaults_leave_the_new_properties_out_but_turn_detailed_observability_off():
     stack = cdk.Stack(new_app(), "Plain")
     endpoint = InferenceComponentEndpoint(
         stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
@@ -142,7 +142,12 @@ def test_defaults_leave_the_new_properties_out():
     template = Template.from_stack(stack).to_json()
     config = _one(template, "AWS::SageMaker::EndpointConfig")
     (variant,) = config["ProductionVariants"]
-    assert "MetricsConfig" not in config
+    # botocore MetricsConfig.EnableDetailedObservability: "The default value for new
+    # endpoint configurations is True"; the option's default (False) is written.
+    assert config["MetricsConfig"] == {
+        "EnableDetailedObservability": False,
+        "EnableEnhancedMetrics": False,
+    }
     for key in (
         "CapacityReservationConfig",
         "InferenceAmiVersion",
@@ -155,6 +160,45 @@ def test_defaults_leave_the_new_properties_out():
     specification = _one(template, "AWS::SageMaker::InferenceComponent")["Specification"]
     assert "SchedulingConfig" not in specification
     assert "DataCacheConfig" not in specification
+
+
+@pytest.mark.parametrize(
+    ("scheduling", "balance"),
+    [
+        # A strategy alone asks for no balance across zones: botocore's MaxImbalance
+        # defaults to 0 (copies held level), so its largest value, 100, is written.
+        (
+            ComponentScheduling(placement_strategy="BINPACK"),
+            {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 100},
+        ),
+        (
+            ComponentScheduling(placement_strategy="SPREAD", max_az_imbalance=0),
+            {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 0},
+        ),
+    ],
+)
+def test_the_zone_balance_written_is_the_one_asked_for(scheduling, balance):
+    stack = cdk.Stack(new_app(), "Placed")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        InferenceComponentModelProps(
+            endpoint=endpoint,
+            model_name="chat",
+            accelerators=1,
+            min_memory_mib=16384,
+            scheduling=scheduling,
+        ),
+    )
+    template = Template.from_stack(stack).to_json()
+    specification = _one(template, "AWS::SageMaker::InferenceComponent")["Specification"]
+    assert specification["SchedulingConfig"] == {
+        "PlacementStrategy": scheduling.placement_strategy,
+        "AvailabilityZoneBalance": balance,
+    }
 
 
 BASE = InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
@@ -226,6 +270,51 @@ def test_bad_endpoint_options_are_refused_by_key(changes, expected):
             cdk.Stack(new_app(), "Bad"), "Endpoint", replace(BASE, **changes)
         )
     assert expected in str(error.value)
+
+
+def test_prefix_aware_routing_without_its_two_settings_is_refused_with_both():
+    # botocore PrefixAwareRoutingConfig: PrefixLength and ConcurrencyThreshold are each
+    # "Required when RoutingStrategy is PREFIX_AWARE"; CloudFormation's schema cannot say so.
+    with pytest.raises(ValueError) as error:
+        InferenceComponentEndpoint(
+            cdk.Stack(new_app(), "Bad"), "Endpoint", replace(BASE, routing_strategy="PREFIX_AWARE")
+        )
+    problems = error.value.problems  # type: ignore[attr-defined]
+    assert problems == (
+        "prefix_aware_routing.prefix_length=None: required with routing_strategy PREFIX_AWARE "
+        "(botocore PrefixAwareRoutingConfig.PrefixLength): set 1024-65536, the bytes of the "
+        "request body (characters of the messages with the OpenAI-compatible API) that "
+        "requests must share to go to the same copy: the shared system prompt and a little "
+        "more",
+        "prefix_aware_routing.concurrency_threshold=None: required with routing_strategy "
+        "PREFIX_AWARE (botocore PrefixAwareRoutingConfig.ConcurrencyThreshold): set 1-1024, "
+        "the requests in flight on a copy at which the endpoint sends the next one elsewhere: "
+        "what the copy that serves the fewest concurrent requests serves",
+    )
+
+
+def test_prefix_aware_routing_with_one_setting_is_refused_for_the_other():
+    changes = {
+        "routing_strategy": "PREFIX_AWARE",
+        "prefix_aware_routing": PrefixAwareRouting(prefix_length=2048),
+    }
+    with pytest.raises(ValueError) as error:
+        InferenceComponentEndpoint(
+            cdk.Stack(new_app(), "Bad"), "Endpoint", replace(BASE, **changes)
+        )
+    (problem,) = error.value.problems  # type: ignore[attr-defined]
+    assert problem.startswith("prefix_aware_routing.concurrency_threshold=None: required with")
+
+
+def test_prefix_aware_routing_in_the_configuration_names_the_key():
+    mapping = _mapping()
+    del mapping["inference"]["ic_endpoints"][0]["prefix_aware_routing"]["prefix_length"]
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert (
+        "inference.ic_endpoints[0].prefix_aware_routing.prefix_length=None (endpoint "
+        "'every-option'): required with routing_strategy PREFIX_AWARE" in str(error.value)
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ def _adapters(base, count):
         {
             "name": f"{base}-ft{i}",
             "base_model": base,
-            "adapter": f"s3://adapters/{base}/{i}/",
+            "adapter": f"s3://adapters/{base}/{i}.tar.gz",
             "peak_rpm": 1,
         }
         for i in range(count)

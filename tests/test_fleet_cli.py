@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
 
@@ -13,9 +12,16 @@ import pytest
 import yaml
 
 from fm_platform.cli.main import main
-from fm_platform.fleet import bound, serving
-from tests.fleet_support import record_forks
 from tests.support import ROOT
+
+
+@pytest.fixture(autouse=True)
+def no_ambient_region(monkeypatch, tmp_path):
+    """No region from the machine running the tests: none in the environment, no AWS
+    config file."""
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
 
 
 def write(tmp_path, models, name="cat.yaml"):
@@ -61,6 +67,79 @@ def test_region_picks_the_prices_and_the_plan_keeps_it(tmp_path, capsys):
     assert "prices for eu-west-1" in capsys.readouterr().out
 
 
+def test_aws_region_picks_the_region_and_the_output_names_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    catalog = write(tmp_path, MODELS)
+    assert main(["plan", str(catalog)]) == 0
+    out = capsys.readouterr().out
+    assert "prices for eu-west-1" in out
+    assert f"planned for eu-west-1 (from AWS_REGION); plan written to {tmp_path}" in out
+    assert json.loads((tmp_path / "cat.plan.json").read_text())["region"] == "eu-west-1"
+
+
+def test_aws_default_region_then_the_profile_then_us_east_1(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\nregion = eu-central-1\n[profile dev]\nregion = us-west-2\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    catalog = write(tmp_path, MODELS)
+    cases = [
+        ({"AWS_DEFAULT_REGION": "eu-west-1"}, [], "eu-west-1 (from AWS_DEFAULT_REGION)"),
+        ({}, ["--profile", "dev"], f"us-west-2 (from profile dev in {config})"),
+        ({"AWS_PROFILE": "dev"}, [], f"us-west-2 (from profile dev in {config})"),
+        ({}, [], f"eu-central-1 (from profile default in {config})"),
+    ]
+    for environ, flags, said in cases:
+        (tmp_path / "cat.plan.json").unlink(missing_ok=True)
+        with monkeypatch.context() as env:
+            for name, value in environ.items():
+                env.setenv(name, value)
+            assert main(["plan", str(catalog), *flags]) == 0
+        out = capsys.readouterr().out
+        assert f"planned for {said}" in out, said
+        assert f"prices for {said.split()[0]}" in out
+    config.unlink()
+    (tmp_path / "cat.plan.json").unlink()
+    assert main(["plan", str(catalog)]) == 0
+    assert "planned for us-east-1 (from the default: no region set)" in capsys.readouterr().out
+
+
+def test_a_plan_keeps_its_region_and_says_which_region_the_environment_names(
+    tmp_path, capsys, monkeypatch
+):
+    catalog = write(tmp_path, MODELS)
+    assert main(["plan", str(catalog), "--region", "eu-west-1"]) == 0
+    assert "planned for eu-west-1 (from --region)" in capsys.readouterr().out
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    assert main(["plan", str(catalog)]) == 0
+    captured = capsys.readouterr()
+    assert "planned for eu-west-1 (from the plan file)" in captured.out
+    assert (
+        "warning: planning for eu-west-1, the plan file's region; AWS_REGION names us-east-1: "
+        "pass --region us-east-1 to re-plan the catalog for it"
+    ) in captured.err
+    assert main(["plan", str(catalog), "--region", "us-east-1"]) == 0
+    captured = capsys.readouterr()
+    assert "planned for us-east-1 (from --region)" in captured.out
+    assert captured.err == (
+        "warning: the plan moves from eu-west-1 to us-east-1: its stacks deploy to us-east-1; "
+        "those deployed in eu-west-1 stay until you destroy them\n"
+    )
+    assert json.loads((tmp_path / "cat.plan.json").read_text())["region"] == "us-east-1"
+
+
+def test_the_help_gives_the_order_the_region_is_taken_in(capsys):
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "The region is --region, else the plan file's region (a plan keeps its region until "
+        "--region moves it), else AWS_REGION, else AWS_DEFAULT_REGION, else the region of the "
+        "profile (--profile, else AWS_PROFILE, else default) in the AWS config file, else "
+        "us-east-1."
+    ) in help_text
+
+
 def test_explain_prints_scores_candidates_and_rejections(tmp_path, capsys):
     catalog = write(tmp_path, MODELS)
     assert main(["plan", str(catalog), "--explain", "chat-8b"]) == 0
@@ -75,6 +154,7 @@ def test_explain_prints_scores_candidates_and_rejections(tmp_path, capsys):
         "rejected types",
         "text generation is not served on CPU types",
         "has no bf16",
+        "planned for us-east-1 (from the default: no region set)",
     ):
         assert text in out, text
     assert not (tmp_path / "cat.plan.json").exists()
@@ -104,35 +184,6 @@ def test_repack_prints_moves_and_writes_nothing_without_apply(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "repacking moves" in out and "at least $10 a month" in out and "add --apply" in out
     assert (tmp_path / "cat.plan.json").read_text() == before
-
-
-def test_a_repack_stops_the_bound_it_does_not_print(tmp_path, capsys, monkeypatch):
-    started = record_forks(monkeypatch, bound)
-    monkeypatch.setattr(bound, "two_processes_pay", lambda shapes: True)
-    catalog = write(tmp_path, MODELS[:1])
-    main(["plan", str(catalog)])
-    write(tmp_path, MODELS)
-    for apply in ([], ["--apply"]):
-        assert main(["plan", str(catalog), "--repack", "--min-saving", "10", *apply]) == 0
-    assert "add --apply" in capsys.readouterr().out
-    assert len(started) == 3
-    for process in started:
-        with pytest.raises(ProcessLookupError):
-            os.kill(process.pid, 0)  # waited for or stopped, and reaped
-
-
-def test_a_failure_after_planning_stops_the_bound(tmp_path, monkeypatch):
-    started = record_forks(monkeypatch, bound)
-    monkeypatch.setattr(bound, "two_processes_pay", lambda shapes: True)
-
-    def interrupted(plan, served):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(serving, "annotate", interrupted)
-    assert main(["plan", str(write(tmp_path, MODELS))]) == 130  # fmp: interrupted
-    assert len(started) == 1
-    with pytest.raises(ProcessLookupError):
-        os.kill(started[0].pid, 0)  # stopped and reaped, though never read
 
 
 def test_charts_without_matplotlib_name_the_extra_and_write_nothing(tmp_path):

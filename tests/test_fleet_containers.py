@@ -5,6 +5,7 @@ base's component."""
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import aws_cdk as cdk
@@ -34,7 +35,7 @@ MODELS = [
         "hub_token_secret": SECRET,
         "peak_rpm": 120,
     },
-    {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a/"},
+    {"name": "support-a", "base_model": "chat-8b", "adapter": "s3://team-adapters/a.tar.gz"},
     {
         "name": "support-b",
         "base_model": "chat-8b",
@@ -140,6 +141,9 @@ def test_lmi_runs_the_planned_parallelism_concurrency_context_and_dtype(fleet):
     needs = resolve(next(m for m in catalog.models if m.name == "chat-8b"), catalog)
     assert env["OPTION_TENSOR_PARALLEL_DEGREE"] == str(p.accelerators)
     assert env["OPTION_MAX_ROLLING_BATCH_SIZE"] == str(p.concurrency)
+    # the requests the copy finishes within the real-time limit queue; more are rejected
+    assert int(env["SERVING_JOB_QUEUE_SIZE"]) == max(p.concurrency, math.ceil(p.rpm_per_copy))
+    assert env["OPTION_PREDICT_TIMEOUT"] == "60"
     assert env["OPTION_MAX_MODEL_LEN"] == str(needs.context_tokens)
     assert env["OPTION_DTYPE"] == "bf16" and "OPTION_QUANTIZE" not in env
     assert env["HF_MODEL_ID"] == "meta-llama/Llama-3.1-8B-Instruct"
@@ -165,7 +169,7 @@ def test_adapters_are_components_on_their_base_sized_for_the_combined_traffic(fl
     components = _components(assembly)
     base = next(n for n in components if _model_of(n).endswith("chat-8b"))
     for adapter, url in (
-        ("support-a", "s3://team-adapters/a/"),
+        ("support-a", "s3://team-adapters/a.tar.gz"),
         ("support-b", "s3://team-adapters/b.tar.gz"),
     ):
         name = next(n for n in components if _model_of(n).endswith(adapter))
@@ -210,7 +214,9 @@ def test_tgi_shards_batches_and_quantizes_as_planned_reading_weights_from_s3(fle
     p = plan.placements["tgi-7b"]
     needs = resolve(next(m for m in catalog.models if m.name == "tgi-7b"), catalog)
     assert env["NUM_SHARD"] == env["SM_NUM_GPUS"] == str(p.accelerators)
-    assert env["MAX_CONCURRENT_REQUESTS"] == str(p.concurrency)
+    # the planned sequences run; the requests a copy finishes in 60 s wait, more get 429
+    assert env["MAX_BATCH_SIZE"] == str(p.concurrency)
+    assert int(env["MAX_CONCURRENT_REQUESTS"]) == math.ceil(p.rpm_per_copy) > p.concurrency
     assert env["MAX_TOTAL_TOKENS"] == str(needs.context_tokens)
     assert int(env["MAX_INPUT_TOKENS"]) == needs.context_tokens - needs.output_tokens
     assert env["QUANTIZE"] == "fp8" and "DTYPE" not in env
@@ -224,7 +230,7 @@ def test_the_weights_key_and_bucket_are_granted_to_the_role_reading_them(fleet):
     text = json.dumps([s.template for s in assembly.stacks])
     assert f'{{"Action": "kms:Decrypt", "Effect": "Allow", "Resource": "{KEY}"}}' in text
     assert ':s3:::team-models/mistral-7b/*"' in text
-    assert ':s3:::team-adapters/a/*"' in text and ':s3:::team-adapters/b.tar.gz"' in text
+    assert ':s3:::team-adapters/a.tar.gz"' in text and ':s3:::team-adapters/b.tar.gz"' in text
 
 
 def test_tei_serves_embeddings_and_rerankers_with_the_planned_batches(fleet):
@@ -233,9 +239,11 @@ def test_tei_serves_embeddings_and_rerankers_with_the_planned_batches(fleet):
         env = _container_of(assembly, name)["PrimaryContainer"]["Environment"]
         p = plan.placements[name]
         needs = resolve(next(m for m in catalog.models if m.name == name), catalog)
-        assert env["MAX_CONCURRENT_REQUESTS"] == str(p.concurrency)
-        assert env["MAX_CLIENT_BATCH_SIZE"] == str(p.concurrency)
-        assert env["MAX_BATCH_TOKENS"] == str(p.concurrency * needs.context_tokens)
+        # one input per request (the default): a permit per request the copy finishes
+        # within the real-time limit; TEI's own client batch size; one whole context
+        assert int(env["MAX_CONCURRENT_REQUESTS"]) == math.ceil(p.rpm_per_copy) > p.concurrency
+        assert env["MAX_CLIENT_BATCH_SIZE"] == "32"
+        assert env["MAX_BATCH_TOKENS"] == str(needs.context_tokens)
         image_uri = _container_of(assembly, name)["PrimaryContainer"]["Image"]
         assert "/tei" in image_uri and not image_uri.startswith("763104351884")
 
@@ -247,13 +255,17 @@ def test_toolkit_families_run_one_worker_with_their_pipeline(fleet):
     assert intent["Environment"] == {
         "HF_TASK": "text-classification",
         "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
+        "SAGEMAKER_MODEL_SERVER_TIMEOUT": "60",
     }
     assert "-cpu-" in intent["Image"]
     whisper = _container_of(assembly, "whisper")["PrimaryContainer"]
     assert whisper["Environment"]["HF_TASK"] == "automatic-speech-recognition"
     sdxl = _container_of(assembly, "sdxl")["PrimaryContainer"]
     assert "stabilityai-pytorch-inference" in sdxl["Image"]
-    assert sdxl["Environment"] == {"SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+    assert sdxl["Environment"] == {
+        "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
+        "SAGEMAKER_MODEL_SERVER_TIMEOUT": "60",
+    }
     assert plan.endpoints[plan.placements["sdxl"].endpoint].instance_type.startswith(
         ("ml.g", "ml.p")
     )
@@ -269,7 +281,7 @@ def test_an_explicit_image_runs_as_given_with_nothing_planned_into_it(fleet):
 def test_an_adapter_whose_base_is_planned_off_inference_components_is_refused():
     models = [
         {"name": "base", "architecture": "llama-3.1-8b", "latency_class": "strict"},
-        {"name": "ft", "base_model": "base", "adapter": "s3://team-adapters/ft/"},
+        {"name": "ft", "base_model": "base", "adapter": "s3://team-adapters/ft.tar.gz"},
     ]
     catalog = catalog_from_data({"name": "t", "models": models}, family_types("us-east-1"))
     plan = plan_fleet(planning_catalog(catalog), region="us-east-1")

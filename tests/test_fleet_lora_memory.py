@@ -19,7 +19,7 @@ BASE = {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 30}
 
 
 def _adapter(name, rank=None):
-    entry = {"name": name, "base_model": "chat", "adapter": f"s3://team-adapters/{name}/"}
+    entry = {"name": name, "base_model": "chat", "adapter": f"s3://team-adapters/{name}.tar.gz"}
     return entry if rank is None else {**entry, "adapter_rank": rank}
 
 

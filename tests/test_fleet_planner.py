@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 import re
 import subprocess
@@ -292,23 +291,6 @@ def test_generative_models_never_land_on_cpu_or_multi_model_endpoints():
         assert instance_spec(endpoint.instance_type).is_accelerated
 
 
-def test_what_planning_allocated_is_in_the_oldest_generation():
-    # the first collection after planning would otherwise scan every object planned
-    placement = next(iter(plan_fleet(example(20)).placements.values()))
-    assert any(o is placement for o in gc.get_objects(generation=2))
-
-
-def test_planning_leaves_the_garbage_collector_as_it_found_it():
-    plan_fleet(example(10))
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        plan_fleet(example(10))
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-
-
 _PLAN_EXAMPLE = (
     "from fm_platform.fleet.catalog import load_catalog\n"
     "from fm_platform.fleet.options import family_types\n"
@@ -345,3 +327,32 @@ def test_each_grouped_model_is_explained_by_its_own_group():
     assert "group alpha" in plan.placements["a1"].reason
     assert "group beta" in plan.placements["b1"].reason
     assert "alpha" not in plan.placements["b1"].reason
+
+
+def test_hub_models_get_inference_components_endpoints_of_their_own():
+    # an endpoint's network isolation applies to every model on it; a hub model downloads
+    entry = {"architecture": "llama-3.2-3b", "peak_rpm": 30, "active_hours": 8}
+    hub = {"hub": "meta-llama/Llama-3.1-8B-Instruct", "revision": "abc"}
+    models = [
+        {**entry, "name": "s3-a"},
+        {**entry, "name": "s3-b"},
+        {**entry, "name": "hub-a", **hub},
+    ]
+    plan = plan_fleet(catalog(models))
+    assert plan.placements["s3-a"].endpoint == plan.placements["s3-b"].endpoint
+    assert plan.placements["hub-a"].endpoint != plan.placements["s3-a"].endpoint
+    hub_endpoint = plan.endpoints[plan.placements["hub-a"].endpoint]
+    assert hub_endpoint.kind == IC and re.fullmatch(r"ic-[a-z0-9]+-hub-\d{3}", hub_endpoint.name)
+    # a plan that had the hub model beside the others moves it, and says why
+    shared = plan_from_json(plan.to_json())
+    s3_endpoint = shared.placements["s3-a"].endpoint
+    shared.endpoints[s3_endpoint].models.append("hub-a")
+    shared.placements["hub-a"].endpoint = s3_endpoint
+    del shared.endpoints[hub_endpoint.name]
+    planner = Planner(catalog(models), shared)
+    replanned = planner.run()
+    assert replanned.placements["hub-a"].endpoint != s3_endpoint
+    assert planner.moves["hub-a"] == (
+        "it downloads its weights from the hub and its endpoint is network-isolated; hub "
+        "models get endpoints of their own"
+    )

@@ -33,7 +33,7 @@ def _plain_alike(needs, region: str) -> dict[str, list[options.Option]]:
     kind's memory sizes on their own, as it has no instance types)."""
     found: dict[str, list[options.Option]] = {}
     kinds = []
-    for kind, kind_needs in options._kind_needs(needs):
+    for kind, kind_needs in options._kind_needs(needs, {}):
         if kind.serverless:
             options._serverless_options(kind_needs, kind, region, options.AlikeOptions(), found)
         else:

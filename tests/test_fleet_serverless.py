@@ -120,9 +120,9 @@ def test_the_bound_counts_the_serverless_option():
             "payload_mb 5 exceeds the 4 MB a request body may have",
         ),
         (
-            {**TAGGER, "container": "lmi"},
+            {**TAGGER, "architecture": "sdxl-base-1.0"},  # its task's container: stabilityai
             "us-east-1",
-            "container lmi has no cpu image (it has gpu, neuron); name another container or "
+            "container stabilityai has no cpu image (it has gpu); name another container or "
             "an image",
         ),
         (

@@ -154,6 +154,9 @@ def test_catalog_mode_plans_reads_no_configuration_and_says_it_is_for_this_comma
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     stacks = [n for n, a in manifest["artifacts"].items() if a["type"].endswith("stack")]
     assert sorted(stacks) == ["small-01", "small-artifacts"]
+    # Bound to the plan's region (us-east-1: no plan file yet), the account left to deploy.
+    environments = {manifest["artifacts"][name]["environment"] for name in stacks}
+    assert environments == {"aws://unknown-account/us-east-1"}
     assert (tmp_path / "cat.plan.json").exists()
 
 

@@ -241,9 +241,37 @@ def test_role_writes_logs_and_metrics_only_where_sagemaker_does(role_template):
     ]
 
 
+def _flat(resources: object) -> list[str]:
+    """Each resource of a statement as text, tokens joined (``Ref`` as its name)."""
+    items = resources if isinstance(resources, list) else [resources]
+    return [
+        "".join(p if isinstance(p, str) else p["Ref"] for p in r["Fn::Join"][1])
+        if isinstance(r, dict)
+        else r
+        for r in items
+    ]
+
+
 def test_role_manages_vpc_interfaces_when_in_a_vpc(role_template):
-    [eni] = _statements_with(role_template, "ec2:CreateNetworkInterface")
-    assert eni["Resource"] == "*"
+    # The interface actions name this account's interfaces, subnets and security groups;
+    # DeleteNetworkInterfacePermission's resource is the interface (EC2's service
+    # authorization reference), so it is not granted on "*"; only Describe* is.
+    here = "arn:AWS::Partition:ec2:AWS::Region:AWS::AccountId:"
+    [create] = _statements_with(role_template, "ec2:CreateNetworkInterface")
+    assert sorted(_flat(create["Resource"])) == [
+        f"{here}network-interface/*",
+        f"{here}security-group/*",
+        f"{here}subnet/*",
+    ]
+    for action in (
+        "ec2:DeleteNetworkInterfacePermission",
+        "ec2:DeleteNetworkInterface",
+        "ec2:CreateNetworkInterfacePermission",
+    ):
+        [statement] = _statements_with(role_template, action)
+        assert _flat(statement["Resource"]) == [f"{here}network-interface/*"], action
+    [describe] = _statements_with(role_template, "ec2:DescribeSubnets")
+    assert describe["Resource"] == "*"
 
 
 def _region_token_image(stack: cdk.Stack) -> str:

@@ -268,11 +268,16 @@ def test_role_creates_interfaces_only_in_the_cluster_subnet_and_group(template):
     assert ":network-interface/*" in resources
     assert "NetworkVpcPrivateSubnet1Subnet" in resources and ":subnet/" in resources
     assert "NetworkClusterSecurityGroup" in resources and ":security-group/" in resources
-    for action in ("ec2:DeleteNetworkInterface", "ec2:CreateTags"):
+    # DeleteNetworkInterfacePermission's resource is the interface (EC2's service
+    # authorization reference), so it is bound like the other interface actions.
+    for action in (
+        "ec2:DeleteNetworkInterface",
+        "ec2:CreateTags",
+        "ec2:DeleteNetworkInterfacePermission",
+    ):
         resource = json.dumps(statement_for(template, action)["Resource"])
         assert resource.endswith(':network-interface/*"]]}'), (action, resource)
-    for action in ("ec2:DescribeSubnets", "ec2:DeleteNetworkInterfacePermission"):
-        assert statement_for(template, action)["Resource"] == "*"
+    assert statement_for(template, "ec2:DescribeSubnets")["Resource"] == "*"
     # Detaching authorises the interface (this account's) and the instance (HyperPod's).
     detach = json.dumps(statement_for(template, "ec2:DetachNetworkInterface")["Resource"])
     assert ':network-interface/*"]]}' in detach and ':*:instance/*"]]}' in detach

@@ -146,6 +146,101 @@ def test_component_spec(synthesized):
     )
 
 
+def test_the_execution_role_may_read_the_rollback_alarms_before_the_update(synthesized):
+    # Deployment guardrails: "Ensure that your IAM execution role has permission to perform
+    # the cloudwatch:DescribeAlarms action on the auto-rollback alarms you specify".
+    template = synthesized["serving"].to_json()
+    alarm = next(
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::CloudWatch::Alarm" and k.startswith("Errors")
+    )
+    (policy_id,) = [
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::IAM::Policy" and k.startswith("EndpointExecutionRole")
+    ]
+    statements = template["Resources"][policy_id]["Properties"]["PolicyDocument"]["Statement"]
+    (read,) = [s for s in statements if s["Action"] == "cloudwatch:DescribeAlarms"]
+    assert read["Resource"] == {"Fn::GetAtt": [alarm, "Arn"]}
+    component = _logical_id(
+        synthesized["serving"], "AWS::SageMaker::InferenceComponent", "Serving-idle-chat-62e167c0"
+    )
+    assert policy_id in template["Resources"][component]["DependsOn"]
+    # Components without rollback alarms add no read.
+    assert sum(s["Action"] == "cloudwatch:DescribeAlarms" for s in statements) == 1
+
+
+def test_rollback_alarms_named_by_name_are_read_by_their_arn_in_the_stack():
+    stack = cdk.Stack(new_app(), "Named")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    InferenceComponentModel(
+        stack,
+        "Chat",
+        _model(
+            endpoint,
+            "chat",
+            rolling_update=RollingUpdate(rollback_alarms=["chat-errors", "chat-latency"]),
+        ),
+    )
+    statements = [
+        s
+        for policy in Template.from_stack(stack).find_resources("AWS::IAM::Policy").values()
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if s["Action"] == "cloudwatch:DescribeAlarms"
+    ]
+    (read,) = statements
+    rendered = [
+        "".join(p if isinstance(p, str) else p["Ref"] for p in r["Fn::Join"][1])
+        for r in read["Resource"]
+    ]
+    here = "arn:AWS::Partition:cloudwatch:AWS::Region:AWS::AccountId:alarm:"
+    assert rendered == [f"{here}chat-errors", f"{here}chat-latency"]
+
+
+def test_a_component_of_another_stack_grants_its_rollback_alarms_in_its_own_stack():
+    # The endpoint's role lives in the serving stack; naming the tenant's alarm in that
+    # role's policy would make each stack depend on the other.
+    app = new_app()
+    serving = cdk.Stack(app, "Serving")
+    endpoint = InferenceComponentEndpoint(
+        serving, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    tenant = cdk.Stack(app, "Tenant")
+    alarm = cloudwatch.Alarm(
+        tenant,
+        "Errors",
+        metric=cloudwatch.Metric(namespace="AWS/SageMaker", metric_name="Invocation5XXErrors"),
+        threshold=1,
+        evaluation_periods=1,
+    )
+    InferenceComponentModel(
+        tenant,
+        "Remote",
+        _model(endpoint, "remote", rolling_update=RollingUpdate(rollback_alarms=[alarm])),
+    )
+    app.synth()  # no cycle between the stacks
+    resources = Template.from_stack(tenant).to_json()["Resources"]
+    (policy_id,) = [k for k, r in resources.items() if r["Type"] == "AWS::IAM::Policy"]
+    policy = resources[policy_id]["Properties"]
+    alarm_id = next(k for k, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm")
+    assert policy["PolicyDocument"]["Statement"] == [
+        {
+            "Action": "cloudwatch:DescribeAlarms",
+            "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [alarm_id, "Arn"]},
+        }
+    ]
+    assert "EndpointExecutionRole" in json.dumps(policy["Roles"])  # the serving role
+    (component,) = [
+        r for r in resources.values() if r["Type"] == "AWS::SageMaker::InferenceComponent"
+    ]
+    assert policy_id in component["DependsOn"]
+    assert "DescribeAlarms" not in json.dumps(Template.from_stack(serving).to_json())
+
+
 def test_models_placed_on_an_imported_endpoint_are_counted_on_it():
     stack = cdk.Stack(new_app(), "Legacy")
     role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/hosting")

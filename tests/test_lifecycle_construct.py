@@ -13,12 +13,14 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
+from constructs import Construct
 
 from fm_platform.constructs.training.lifecycle import (
     LifecycleScripts,
     LifecycleScriptsProps,
     SharedUser,
     default_assets_path,
+    upload_log_group_name,
 )
 from fm_platform.core.compliance import acknowledge
 from tests.lifecycle_support import asset_module
@@ -203,6 +205,40 @@ def test_upload_waits_for_its_policy_and_logs_encrypted(template: Template) -> N
         "AWS::Lambda::Function",
         {"LoggingConfig": {"LogGroup": {"Ref": Match.string_like_regexp("LifecycleUploadLogs")}}},
     )
+
+
+def test_cloudwatch_logs_may_use_the_upload_key_for_the_upload_log_group_only(
+    template: Template,
+) -> None:
+    # CloudWatch Logs User Guide (encrypting log data with AWS KMS): the key policy names
+    # the log group in kms:EncryptionContext:aws:logs:arn; the group's name is fixed so that
+    # the key's policy can name it before the group exists.
+    resources = template.to_json()["Resources"]
+    (group,) = [r for r in resources.values() if r["Type"] == "AWS::Logs::LogGroup"]
+    assert group["Properties"]["LogGroupName"] == "/fm-platform/Training/Lifecycle/upload"
+    (key,) = [
+        r
+        for name, r in resources.items()
+        if r["Type"] == "AWS::KMS::Key" and name.startswith("LifecycleUploadLogsKey")
+    ]
+    (statement,) = [
+        s
+        for s in key["Properties"]["KeyPolicy"]["Statement"]
+        if "Service" in s["Principal"] and "logs." in json.dumps(s["Principal"])
+    ]
+    condition = statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]
+    parts = condition["Fn::Join"][1]
+    rendered = "".join(p if isinstance(p, str) else p["Ref"] for p in parts)
+    assert rendered == (
+        "arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:"
+        "/fm-platform/Training/Lifecycle/upload"
+    )
+
+
+def test_the_upload_log_group_name_holds_only_what_log_group_names_may() -> None:
+    stack = cdk.Stack(new_app(), "Data")
+    scope = Construct(Construct(stack, "Life Cycle"), "Storage+1")
+    assert upload_log_group_name(scope) == "/fm-platform/Data/Life-Cycle/Storage-1/upload"
 
 
 def test_stateful_logical_ids_are_pinned(template: Template) -> None:

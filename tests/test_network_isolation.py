@@ -137,3 +137,31 @@ def test_every_model_of_the_default_stack_is_isolated():
     template.all_resources_properties(
         "AWS::SageMaker::Model", Match.object_like({"EnableNetworkIsolation": True})
     )
+
+
+def test_a_model_asking_for_the_network_on_an_isolated_endpoint_is_refused():
+    # botocore CreateEndpointConfigInput.EnableNetworkIsolation: "all model containers
+    # deployed to the endpoint are isolated", whatever the model's own flag says
+    stack = cdk.Stack(cdk.App(), "Serving")
+    endpoint = InferenceComponentEndpoint(
+        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+    )
+    with pytest.raises(ValueError) as error:
+        InferenceComponentModel(
+            stack,
+            "Hub",
+            InferenceComponentModelProps(
+                model_name="hub",
+                endpoint=endpoint,
+                container=ModelContainer(image=IMAGE, environment={"HF_MODEL_ID": "org/m"}),
+                accelerators=1,
+                min_memory_mib=16384,
+                network_isolation=False,
+            ),
+        )
+    assert str(error.value).splitlines()[1:] == [
+        "  - network_isolation=False: the endpoint runs network-isolated, which applies to "
+        "every container on it (botocore CreateEndpointConfigInput.EnableNetworkIsolation): "
+        "place the model on an endpoint with network_isolation=False, or give it its weights "
+        "in S3 and leave network_isolation unset"
+    ]

@@ -208,7 +208,7 @@ def test_a_models_description_names_the_model_its_component_and_endpoint(built):
     assert "8 = p50 model latency over the 800 ms objective" in flat
     assert (
         "4 = copies at the maximum (4; counted as the copies' CPUUtilizationNormalized "
-        "datapoints per minute, AWS publishing no copy count)"
+        "datapoints per minute, AWS publishing no copy count for metric math)"
     ) in flat
     endpoint = built.stack.ic_endpoints["shared"]
     assert built.stack.get_logical_id(endpoint.endpoint) in flat  # the endpoint's name

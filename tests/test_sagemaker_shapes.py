@@ -8,7 +8,12 @@ import sys
 import botocore.session
 import pytest
 
-from fm_platform.rules.sagemaker_model import SHAPES_FILE, member_shape_name, shape_rule
+from fm_platform.rules.sagemaker_model import (
+    SHAPES_FILE,
+    ShapeRule,
+    member_shape_name,
+    shape_rule,
+)
 from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -62,3 +67,15 @@ def test_planning_a_catalog_loads_no_aws_sdk_client_code(tmp_path):
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert run.stdout.splitlines()[-1] == "LOADED []"
+
+
+@pytest.mark.parametrize(
+    ("rule", "allowed"),
+    [
+        (ShapeRule("OnlyMin", min=128), "at least 128"),
+        (ShapeRule("OnlyMax", max=5, pattern="a"), "matching a; at most 5 characters"),
+        (ShapeRule("Both", min=1, max=3), "1-3"),
+    ],
+)
+def test_an_open_range_is_described_without_none(rule, allowed):
+    assert rule.describe_allowed() == allowed

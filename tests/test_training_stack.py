@@ -208,11 +208,7 @@ def test_the_cluster_policys_remaining_wildcards_are_acknowledged_for_scanners(t
         for s in policy["Properties"]["PolicyDocument"]["Statement"]
         if s["Resource"] == "*"
     ]
-    assert sorted(on_star) == [
-        "DescribeClusterNetwork",
-        "DescribeSharedFileSystem",
-        "ReleaseClusterInterfaces",
-    ]
+    assert sorted(on_star) == ["DescribeClusterNetwork", "DescribeSharedFileSystem"]
     assert _scanner_ids(policy) == ({"CKV_AWS_109", "CKV_AWS_111"}, {"W13"})
     assert "HyperPod guide grants these EC2 actions" in json.dumps(policy["Metadata"])
 
@@ -821,3 +817,29 @@ def test_the_stack_checks_the_slurm_features_before_building_anything():
     assert "slurm_accounting=True: needs slurm_mode managed" in str(error.value)
     assert [child.node.id for child in app.node.children] == ["Early"]
     assert app.node.find_child("Early").node.children == []
+
+
+def test_the_upload_log_key_serves_the_upload_and_hyperpod_log_groups_only(data_template):
+    # The key encrypts the upload function's log group and, associated by the lifecycle
+    # alarm, the cluster's lifecycle log group: CloudWatch Logs may use it for those
+    # (kms:EncryptionContext:aws:logs:arn), not for any log group of the account.
+    (key,) = [
+        r
+        for name, r in data_template.find_resources("AWS::KMS::Key").items()
+        if name.startswith("LifecycleScriptsUploadLogsKey")
+    ]
+    logs_statements = [
+        s
+        for s in key["Properties"]["KeyPolicy"]["Statement"]
+        if "logs." in json.dumps(s["Principal"])
+    ]
+    groups = []
+    for statement in logs_statements:
+        condition = statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]
+        parts = condition["Fn::Join"][1]
+        groups.append("".join(p if isinstance(p, str) else p["Ref"] for p in parts))
+    here = "arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:"
+    assert sorted(groups) == [
+        f"{here}/aws/sagemaker/Clusters/*",
+        f"{here}/fm-platform/FmpTrainingData/LifecycleScripts/upload",
+    ]

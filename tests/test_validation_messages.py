@@ -125,6 +125,7 @@ def test_a_mistyped_count_elsewhere_no_longer_hides_the_subnet_check():
     assert lines == [
         "instance_groups[0].instance_count='1': must be an integer",
         "private_subnet_cidr_mask=24: 251 usable addresses, but the instance groups need at "
-        "least 528 (one per instance and per EFA interface, plus 16 spare); use a /22 subnet "
+        "least 528 (one per instance and per EFA interface, plus 16 spare; counting only the "
+        "groups whose instance type and count are known, not controller); use a /22 subnet "
         "or a larger one (a mask of 22 or less)",
     ]

@@ -11,9 +11,10 @@ Every catalog field, its default and unit: docs/planner.md, "Catalog fields".
 from __future__ import annotations
 
 import argparse
-import contextlib
+import configparser
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,13 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "plan",
         parents=[common],
         help="plan a model catalog onto endpoints and stacks",
-        description="Plan a model catalog onto SageMaker endpoints and stacks. --region picks "
-        "the on-demand prices (default: the plan file's region, else us-east-1). Every "
-        "catalog field, its default and unit: docs/planner.md, section 'Catalog fields'.",
+        description="Plan a model catalog onto SageMaker endpoints and stacks for one region: "
+        "its on-demand prices and container images, and the region the fleet stacks deploy "
+        "to. The region is --region, else the plan file's region (a plan keeps its region "
+        "until --region moves it), else AWS_REGION, else AWS_DEFAULT_REGION, else the "
+        "region of the profile (--profile, else AWS_PROFILE, else default) in the AWS config "
+        "file, else us-east-1. Every catalog field, its default and unit: docs/planner.md, "
+        "section 'Catalog fields'.",
     )
     parser.add_argument("catalog", help="catalog file (YAML or JSON)")
     parser.add_argument(
@@ -56,13 +61,8 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
-    with contextlib.ExitStack() as stops:  # a bound not read is stopped on every way out
-        return _run(ctx, args, stops)
-
-
-def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) -> int:
     from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.bound import plan_with_bound
+    from fm_platform.fleet.bound import lower_bound
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.changes import plan_changes
     from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
@@ -81,29 +81,30 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
     plan_file = Path(args.plan_file) if args.plan_file else default_plan_file(args.catalog)
     try:
         previous = read_plan(plan_file)
-        asked = getattr(args, "region", None)
-        region = asked or (previous.region if previous else DEFAULT_REGION)
+        kept = previous.region if previous else None
+        profile = getattr(args, "profile", None)
+        region, source = planning_region(
+            getattr(args, "region", None), kept, profile, os.environ, DEFAULT_REGION
+        )
+        for warning in _region_warnings(kept, region, source, profile):
+            print(f"warning: {warning}", file=sys.stderr)
         catalog = load_catalog(args.catalog, family_types(region), region)
         for warning in catalog.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         served, catalog = catalog, planning_catalog(catalog)
         planner = Planner(catalog, previous, region=region)
-        # the bound is started beside placing unless only one model is explained
-        planned, bound_of = (planner.run(), None) if args.explain else plan_with_bound(planner)
-        if bound_of is not None:
-            stops.callback(bound_of.cancel)  # nothing once the bound has been read
-        plan = annotate(planned, served)
+        plan = annotate(planner.run(), served)
         if args.explain:
             if args.explain not in plan.placements:
                 raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
             print(explain(planner, args.explain))
             print(serving_line(plan, args.explain))
+            print(f"planned for {region} (from {source})")
             mine = [c for c in choice_costs(planner) if args.explain in c.models]
             if mine:
                 print("cost of the catalog's choice:\n" + "\n".join(choice_lines(mine)))
             return 0
         changes = plan_changes(previous, plan, planner.moves) if previous else []
-        assert bound_of is not None  # --explain returned above
         if args.repack:
             from fm_platform.fleet.repack import repack
 
@@ -125,11 +126,7 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
             plan = repacked
     except ValueError as error:
         raise CliError(str(error)) from None
-    if plan is planner.plan:
-        bound, note = _bound(bound_of)
-    else:  # a repacked plan prints no bound: stopped now, not after the plan is written
-        bound_of.cancel()
-        bound, note = None, ""
+    bound, note = _bound(lambda: lower_bound(planner)) if plan is planner.plan else (None, "")
     costs = choice_costs(planner) if plan is planner.plan else []
     for warning in choice_warnings(costs, catalog.choice_warning_monthly):
         print(f"warning: {warning}", file=sys.stderr)
@@ -154,13 +151,75 @@ def _run(ctx: Context, args: argparse.Namespace, stops: contextlib.ExitStack) ->
             print("changes since the plan file:" if changes else "no changes since the plan file")
             for line in changes:
                 print(f"  {line}")
-        print(f"plan written to {plan_file}")
+        print(f"planned for {region} (from {source}); plan written to {plan_file}")
     if args.charts:
         from fm_platform.fleet.charts import draw_charts
 
         written = draw_charts(plan, args.charts)
         print(f"{len(written)} charts (overview and spider charts) written to {args.charts}")
     return 0
+
+
+def _region_warnings(
+    planned: str | None, region: str, source: str, profile: str | None
+) -> list[str]:
+    """What to say when the plan file's region is not the one planned for now (the plan
+    moves), or the environment names another region than the plan file's."""
+    if planned is None:
+        return []
+    if planned != region:
+        return [
+            f"the plan moves from {planned} to {region}: its stacks deploy to {region}; those "
+            f"deployed in {planned} stay until you destroy them"
+        ]
+    ambient = environment_region(profile, os.environ)
+    if source == "the plan file" and ambient is not None and ambient[0] != region:
+        return [
+            f"planning for {region}, the plan file's region; {ambient[1]} names {ambient[0]}: "
+            f"pass --region {ambient[0]} to re-plan the catalog for it"
+        ]
+    return []
+
+
+def planning_region(
+    flag: str | None,
+    plan_region: str | None,
+    profile: str | None,
+    environ: Mapping[str, str],
+    default: str,
+) -> tuple[str, str]:
+    """The region to plan for and where it came from: ``--region``, the plan file's
+    region, AWS_REGION, AWS_DEFAULT_REGION, the profile's region, ``default``."""
+    if flag:
+        return flag, "--region"
+    if plan_region:
+        return plan_region, "the plan file"
+    return environment_region(profile, environ) or (default, "the default: no region set")
+
+
+def environment_region(profile: str | None, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The region the environment names and where: AWS_REGION, AWS_DEFAULT_REGION, else
+    ``region`` of the profile (``profile``, else AWS_PROFILE, else ``default``) in the AWS
+    config file (AWS_CONFIG_FILE, else ~/.aws/config), the order of the AWS SDKs and Tools
+    Reference Guide, "AWS Region" (feature-region) and the AWS CLI User Guide,
+    "Configuring environment variables" (a variable overrides the profile); None when
+    none does. Read without botocore (which reads AWS_DEFAULT_REGION only): `fmp plan`
+    starts without it."""
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        if environ.get(name):
+            return environ[name], name
+    name = profile or environ.get("AWS_PROFILE") or "default"
+    path = Path(environ.get("AWS_CONFIG_FILE") or Path.home() / ".aws" / "config").expanduser()
+    config = configparser.RawConfigParser()
+    try:
+        config.read(path)
+    except configparser.Error:
+        return None
+    sections = ["default", "profile default"] if name == "default" else [f"profile {name}"]
+    for section in sections:
+        if config.has_option(section, "region"):
+            return config.get(section, "region"), f"profile {name} in {path}"
+    return None
 
 
 def _bound(bound_of: Callable[[], float]) -> tuple[float | None, str]:

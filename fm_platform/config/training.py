@@ -4,7 +4,6 @@ home file system and Slurm accounting database."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,11 @@ from fm_platform.constructs.observability.training_alarms import TrainingAlarmOp
 from fm_platform.constructs.training.filesystem import SharedFileSystemOptions
 from fm_platform.constructs.training.home_filesystem import HomeFileSystemOptions
 from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
-from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
+from fm_platform.constructs.training.instance_groups import (
+    InstanceGroup,
+    NodeRole,
+    addresses_of_groups,
+)
 from fm_platform.constructs.training.lifecycle import LifecycleScriptsOptions
 from fm_platform.constructs.training.network import ClusterNetworkOptions
 from fm_platform.rules.cluster import (
@@ -23,8 +26,7 @@ from fm_platform.rules.cluster import (
     check_slurm_config_strategy,
     continuous_provisioning,
 )
-from fm_platform.rules.instance_groups import required_addresses
-from fm_platform.rules.network import check_subnet_capacity
+from fm_platform.rules.network import check_subnet_capacity, subnet_mask_in_range, vpc_mask_of
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.types import read
 
@@ -97,25 +99,22 @@ class TrainingConfig(
     def check(self, problems: Problems) -> None:
         """Record every problem the training stacks' constructs would report, under the
         configuration's keys."""
-        network = problems.scoped("")
-        ClusterNetworkOptions.check(self, network)
+        ClusterNetworkOptions.check(self, problems)
         SharedFileSystemOptions.check(self, problems)
         HyperPodClusterOptions.check(self, problems)
-        if not network:  # the private subnet's size is known
-            # Groups whose count or type was mistyped (already reported) are left out, so
-            # that the others' need is still checked: a lower bound.
-            groups = [g for g in self.instance_groups or () if g]
-            known = [
-                (g.instance_type, g.instance_count) for g in groups if g.instance_count is not None
-            ]
+        # Another network mistake (the zone, the VPC's block) hides nothing here.
+        if subnet_mask_in_range(self.private_subnet_cidr_mask):
+            # Groups whose type or count is wrong (already reported) are left out, so that
+            # the others' need is still checked: a lower bound, which says so.
+            addresses, left_out = addresses_of_groups(self.instance_groups or ())
             check_subnet_capacity(
                 problems,
                 "private_subnet_cidr_mask",
                 self.private_subnet_cidr_mask,
                 self.private_subnet_cidr_mask,
-                required_addresses(known),
-                vpc_mask=_mask(self.vpc_cidr),
-                at_least=len(known) < len(self.instance_groups or ()),
+                addresses,
+                vpc_mask=vpc_mask_of(self.vpc_cidr),
+                left_out=left_out,
             )
         LifecycleScriptsOptions.check(self, problems)
         TrainingAlarmOptions.check(self, problems)
@@ -155,8 +154,3 @@ class TrainingConfig(
             self.home_file_system.check(problems, "home_file_system.")
         if self.managed:
             check_managed_mount_path(problems, "mount_path", self.mount_path)
-
-
-def _mask(cidr: str | None) -> int | None:
-    """The mask of a CIDR block already checked, None when unset."""
-    return ipaddress.IPv4Network(cidr, strict=False).prefixlen if cidr else None

@@ -18,10 +18,15 @@ limits). :func:`serving_environment` writes the family's own variable for each:
   ``OPTION_MAX_LORAS`` (unique adapters in one batch; LMI's default 4: the plan reserves
   room for every adapter of the base) and ``OPTION_MAX_LORA_RANK`` (their largest rank)
   on a base serving LoRA adapters (djl-serving ``serving/docs/adapters.md``,
-  "Configurations", LMI >= 0.27.0);
+  "Configurations", LMI >= 0.27.0), ``OPTION_PREDICT_TIMEOUT`` (how long a request waits
+  for a slot in a full rolling batch, and each call into the engine, before it fails:
+  ``RollingBatch.addInput``; default 120 s) and ``SERVING_JOB_QUEUE_SIZE``
+  (``job_queue_size``: requests queued beyond it are rejected; default 1000);
 - ``tgi`` (text-generation-launcher's arguments, read from the environment; the SageMaker
   image shards over ``SM_NUM_GPUS``): ``HF_MODEL_ID``, ``HF_MODEL_REVISION``,
-  ``SM_NUM_GPUS``, ``NUM_SHARD``, ``MAX_CONCURRENT_REQUESTS``, ``MAX_INPUT_TOKENS``,
+  ``SM_NUM_GPUS``, ``NUM_SHARD``, ``MAX_CONCURRENT_REQUESTS`` (requests past it get 429),
+  ``MAX_BATCH_SIZE`` (sequences in the running batch; the others wait in TGI's queue),
+  ``MAX_INPUT_TOKENS``,
   ``MAX_TOTAL_TOKENS``, ``DTYPE`` (``float16`` or ``bfloat16``: TGI has no float32, so a
   catalog refuses ``dtype: fp32`` on it) or ``QUANTIZE`` (TGI refuses both at once;
   huggingface/text-generation-inference ``launcher/src/main.rs``; the SageMaker entrypoint
@@ -30,20 +35,25 @@ limits). :func:`serving_environment` writes the family's own variable for each:
 - ``tei`` (text-embeddings-router's arguments, huggingface/text-embeddings-inference
   ``router/src/main.rs``; the SageMaker entrypoint maps ``HF_MODEL_ID`` and
   ``HF_MODEL_REVISION`` to ``MODEL_ID`` and ``REVISION``): ``HF_MODEL_ID``,
-  ``HF_MODEL_REVISION``, ``MAX_CONCURRENT_REQUESTS``, ``MAX_BATCH_TOKENS`` (concurrent
-  sequences x their length), ``MAX_CLIENT_BATCH_SIZE``, ``DTYPE`` (``float16`` or
-  ``float32``);
+  ``HF_MODEL_REVISION``, ``MAX_CONCURRENT_REQUESTS`` (one permit per input: requests
+  accepted x inputs per request), ``MAX_BATCH_TOKENS`` (the tokens the plan holds
+  activations for, at least one whole context), ``MAX_CLIENT_BATCH_SIZE`` (inputs per
+  request, at least TEI's default 32), ``DTYPE`` (``float16`` or ``float32``);
 - ``huggingface`` (the SageMaker Hugging Face inference toolkit): ``HF_MODEL_ID``,
   ``HF_MODEL_REVISION``, ``HF_TASK`` (the transformers pipeline of the task),
-  ``SAGEMAKER_MODEL_SERVER_WORKERS`` = 1 (the plan holds one copy of the weights);
+  ``SAGEMAKER_MODEL_SERVER_WORKERS`` = 1 (the plan holds one copy of the weights) and
+  ``SAGEMAKER_MODEL_SERVER_TIMEOUT`` (the model server's ``default_response_timeout``,
+  default 60 s: aws/sagemaker-inference-toolkit ``environment.py``, ``model_server.py``);
 - ``pytorch`` and ``stabilityai`` (TorchServe / multi-model server):
-  ``SAGEMAKER_MODEL_SERVER_WORKERS`` = 1;
+  ``SAGEMAKER_MODEL_SERVER_WORKERS`` = 1 and ``SAGEMAKER_MODEL_SERVER_TIMEOUT``
+  (aws/sagemaker-pytorch-inference-toolkit ``torchserve.py``);
 - an explicit image: nothing is planned into it; the catalog's ``environment`` only.
 
 A gated hub model's token is ``HF_TOKEN`` (and ``HF_API_TOKEN`` for the toolkit), written as
 a CloudFormation dynamic reference to the secret: the template never holds the token, but
 the deployed model's environment does (DescribeModel shows it to whoever may call it).
-The catalog's ``environment`` is applied last and wins.
+The catalog's ``environment`` is applied last and wins. docs/catalog.md, "Serving limits",
+lists every variable with what its engine does at the limit (refuse or queue).
 """
 
 from __future__ import annotations
@@ -72,6 +82,9 @@ NEURON_QUANTIZE = {"int8": "static_int8"}
 #: is not necessary to specify this option for pre-quantized models". Their activations run
 #: in fp16, the one dtype vLLM's AWQ kernels take (``AWQConfig.get_supported_act_dtypes``).
 PREQUANTIZED = "int4"
+#: TEI's own ``--max-client-batch-size`` (router/src/main.rs): a request of more inputs
+#: than this is refused; the limit is never set below it.
+TEI_CLIENT_BATCH_SIZE = 32
 #: The transformers pipeline of each task, for the Hugging Face toolkit's ``HF_TASK``.
 PIPELINES = {
     "classification": "text-classification",
@@ -95,6 +108,11 @@ class ServingSettings:
     revision: the hub id and revision (None: the weights are in ``/opt/ml/model``).
     token_secret_arn: the Secrets Manager ARN of the hub token. adapters: LoRA adapters
     served on the copy (LMI only), max_lora_rank: their largest rank.
+    requests_accepted: requests a copy accepts at once, running and waiting (at least
+    ``max_concurrency``; what the traffic sends it, :func:`fm_platform.fleet.serving.
+    model_serving`); inputs_per_request: the texts or documents one request carries;
+    batch_tokens: the tokens the plan holds activations for in one batch (encoders);
+    request_timeout_s: the seconds a request may take (the endpoint kind's limit).
     """
 
     family: str
@@ -111,6 +129,16 @@ class ServingSettings:
     token_secret_arn: str | None = None
     adapters: int = 0
     max_lora_rank: int = 0
+    requests_accepted: int = 0
+    inputs_per_request: int = 1
+    batch_tokens: int = 0
+    request_timeout_s: int = 60
+
+    @property
+    def accepted(self) -> int:
+        """Requests a copy accepts at once (running and waiting), at least the sequences it
+        runs."""
+        return max(self.max_concurrency, self.requests_accepted)
 
 
 def secret_reference(arn: str) -> str:
@@ -139,6 +167,8 @@ def _lmi(s: ServingSettings) -> dict[str, str]:
         "OPTION_MAX_ROLLING_BATCH_SIZE": str(s.max_concurrency),
         "OPTION_N_POSITIONS" if neuron else "OPTION_MAX_MODEL_LEN": str(s.max_model_len),
         "OPTION_DTYPE": _activation(s)[0],
+        "OPTION_PREDICT_TIMEOUT": str(s.request_timeout_s),
+        "SERVING_JOB_QUEUE_SIZE": str(s.accepted),
     }
     env.update(_revision(s, "OPTION_REVISION"))
     if s.adapters:
@@ -159,7 +189,8 @@ def _tgi(s: ServingSettings) -> dict[str, str]:
         "HF_MODEL_ID": s.hub or MODEL_DIRECTORY,
         "SM_NUM_GPUS": shards,
         "NUM_SHARD": shards,
-        "MAX_CONCURRENT_REQUESTS": str(s.max_concurrency),
+        "MAX_CONCURRENT_REQUESTS": str(s.accepted),
+        "MAX_BATCH_SIZE": str(s.max_concurrency),
         "MAX_INPUT_TOKENS": str(s.max_input_tokens),
         "MAX_TOTAL_TOKENS": str(s.max_model_len),
         **_revision(s, "HF_MODEL_REVISION"),
@@ -172,11 +203,16 @@ def _tgi(s: ServingSettings) -> dict[str, str]:
 
 
 def _tei(s: ServingSettings) -> dict[str, str]:
+    inputs = max(1, s.inputs_per_request)
     return {
         "HF_MODEL_ID": s.hub or MODEL_DIRECTORY,
-        "MAX_CONCURRENT_REQUESTS": str(s.max_concurrency),
-        "MAX_BATCH_TOKENS": str(s.max_concurrency * s.max_model_len),
-        "MAX_CLIENT_BATCH_SIZE": str(s.max_concurrency),
+        # one permit per input: a batched request's inputs wait for theirs, a single
+        # input past the limit is refused (429)
+        "MAX_CONCURRENT_REQUESTS": str(s.accepted * inputs),
+        # one input of the whole context fits a batch (TEI >= 1.9 refuses to start
+        # otherwise); the plan holds activations for batch_tokens
+        "MAX_BATCH_TOKENS": str(max(s.max_model_len, s.batch_tokens)),
+        "MAX_CLIENT_BATCH_SIZE": str(max(inputs, TEI_CLIENT_BATCH_SIZE)),
         # TEI runs float16 or float32; CPU types run float32
         "DTYPE": "float32" if s.hardware == "cpu" or s.dtype == "fp32" else "float16",
         **_revision(s, "HF_MODEL_REVISION"),
@@ -184,14 +220,17 @@ def _tei(s: ServingSettings) -> dict[str, str]:
 
 
 def _toolkit(s: ServingSettings) -> dict[str, str]:
-    env = {"HF_TASK": PIPELINES[s.task], "SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+    env = {"HF_TASK": PIPELINES[s.task], **_workers(s)}
     if s.hub:
         env["HF_MODEL_ID"] = s.hub
     return env | _revision(s, "HF_MODEL_REVISION")
 
 
 def _workers(s: ServingSettings) -> dict[str, str]:
-    return {"SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+    return {
+        "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
+        "SAGEMAKER_MODEL_SERVER_TIMEOUT": str(s.request_timeout_s),
+    }
 
 
 _FAMILIES = {

@@ -44,6 +44,13 @@ FAMILY_TASKS = {
 }
 #: The family a catalog model with an explicit ``image`` is said to run (any hardware).
 CUSTOM = "custom"
+#: The families whose container serves a multi-model endpoint, loading and unloading the
+#: models under its prefix: of this table, PyTorch's (TorchServe) only. SageMaker Developer
+#: Guide, "Supported algorithms, frameworks, and instances for multi-model endpoints": on
+#: CPU instances the XGBoost, k-NN, Linear Learner, RCF, TensorFlow, scikit-learn, MXNet
+#: and PyTorch containers; on GPU instances Triton only. TEI, TGI, LMI and the Hugging
+#: Face toolkit serve one model each.
+MULTI_MODEL_FAMILIES = ("pytorch",)
 
 
 @dataclass(frozen=True)

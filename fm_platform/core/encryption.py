@@ -45,3 +45,33 @@ def _grants_through_services_only() -> iam.PolicyStatement:
             }
         },
     )
+
+
+def allow_cloudwatch_logs(key: kms.IKey, region: str, log_group_arns: list[str]) -> None:
+    """Let CloudWatch Logs of ``region`` use ``key`` for the log groups ``log_group_arns``
+    only (ARNs, ``*`` allowed in the name). This is the key policy the CloudWatch Logs User
+    Guide gives for encrypted log groups ("Encrypt log data in CloudWatch Logs using AWS
+    Key Management Service", step 2): the service principal, with the
+    ``kms:EncryptionContext:aws:logs:arn`` condition naming the log groups, since CloudWatch
+    Logs sends each group's ARN as encryption context. An imported key's policy cannot be
+    changed here and must already allow it."""
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            actions=[
+                "kms:Encrypt*",
+                "kms:Decrypt*",
+                "kms:ReEncrypt*",
+                "kms:GenerateDataKey*",
+                "kms:Describe*",
+            ],
+            principals=[iam.ServicePrincipal(f"logs.{region}.amazonaws.com")],
+            resources=["*"],
+            conditions={
+                "ArnLike": {
+                    "kms:EncryptionContext:aws:logs:arn": (
+                        log_group_arns[0] if len(log_group_arns) == 1 else log_group_arns
+                    )
+                }
+            },
+        )
+    )

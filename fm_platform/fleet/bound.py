@@ -36,16 +36,12 @@ class on it at no higher cost is left out.
 from __future__ import annotations
 
 import math
-import struct
 from collections import Counter
 from functools import cache
 from typing import TYPE_CHECKING
 
-from fm_platform.fleet.assessing import two_processes_pay
-from fm_platform.fleet.forking import forked
 from fm_platform.fleet.kinds import KINDS, min_copies
-from fm_platform.fleet.plan import Plan
-from fm_platform.fleet.planner import Assessed, Planner, without_cycle_collection
+from fm_platform.fleet.planner import Assessed, Planner
 
 if TYPE_CHECKING:
     from fm_platform.fleet.relaxation import Columns, Program
@@ -136,63 +132,18 @@ def program(planner: Planner) -> Program:
     """The relaxation of a planner that has run, as a linear program before its
     reductions. Raises ``ImportError`` (naming the extra to install) when highspy is
     missing."""
-    # Loading numpy and HiGHS allocates enough to start a pass over the planner's objects.
-    with without_cycle_collection():
-        try:
-            from fm_platform.fleet import relaxation  # numpy and highspy: the extra
-        except ImportError as error:
-            raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
-        columns = relaxation.Columns()
-        for count, known, kinds in _alike(planner):
-            _add_class(columns, count, known, kinds)
-        return columns.program()
+    try:
+        from fm_platform.fleet import relaxation  # numpy and highspy: the extra
+    except ImportError as error:
+        raise ImportError(f"the cost bound needs HiGHS: {INSTALL_HINT}") from error
+    columns = relaxation.Columns()
+    for count, known, kinds in _alike(planner):
+        _add_class(columns, count, known, kinds)
+    return columns.program()
 
 
 def lower_bound(planner: Planner) -> float:
     """The relaxation's optimum in USD per hour for a planner that has assessed its models
     (:meth:`~fm_platform.fleet.planner.Planner.assess_all`; placing them changes nothing).
     Raises ``ImportError`` (naming the extra to install) when highspy is missing."""
-    found = program(planner)
-    with without_cycle_collection():
-        return found.reduced_optimum()
-
-
-class BoundBeside:
-    """:func:`lower_bound` of a planner that has assessed its models, when called. Where
-    the catalog's request shapes pay for a second process
-    (:func:`~fm_platform.fleet.assessing.two_processes_pay`), a forked process computes it
-    at once, beside whatever this one does next (the bound of 50,000 realistic models takes
-    0.8-1.1 s, placing them 2.4-3.0 s); else, or if that process fails, it is computed when
-    asked. :meth:`cancel` stops that process when the bound is no longer wanted."""
-
-    def __init__(self, planner: Planner) -> None:
-        self._planner = planner
-        shapes = {id(known.assessment.options.alike) for known in planner.assessed.values()}
-        self._forked = (
-            forked(lambda: struct.pack("d", lower_bound(planner)))
-            if two_processes_pay(len(shapes))
-            else None
-        )
-
-    def __call__(self) -> float:
-        handed = self._forked() if self._forked is not None else None
-        return lower_bound(self._planner) if handed is None else struct.unpack("d", handed)[0]
-
-    def cancel(self) -> None:
-        """Stops the forked process, if there is one (a later call computes the bound here)."""
-        if self._forked is not None:
-            self._forked.cancel()
-
-
-def plan_with_bound(planner: Planner) -> tuple[Plan, BoundBeside]:
-    """``planner``'s plan (:meth:`~fm_platform.fleet.planner.Planner.run`) and its
-    :class:`BoundBeside`, started once its models are assessed (and cancelled when placing
-    them raises)."""
-    with without_cycle_collection():
-        planner.assess_all()
-        bound = BoundBeside(planner)
-        try:
-            return planner.place_all(), bound
-        except BaseException:
-            bound.cancel()
-            raise
+    return program(planner).reduced_optimum()

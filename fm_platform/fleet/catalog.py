@@ -24,7 +24,12 @@ from fm_platform.fleet.architectures import architecture, known_architectures
 from fm_platform.fleet.diffusion import check_image_keys
 from fm_platform.fleet.kinds import BATCH, KINDS
 from fm_platform.fleet.speech import check_speech_keys
-from fm_platform.fleet.weights import check_adapters, check_image_region, check_sources
+from fm_platform.fleet.weights import (
+    check_adapters,
+    check_group_sources,
+    check_image_region,
+    check_sources,
+)
 from fm_platform.rules.pools import check_fallback_request
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import shape_rule
@@ -45,6 +50,8 @@ TASKS = (
     "speech-to-text",
 )
 GENERATIVE_TASKS = ("text-generation",)
+#: The tasks whose request may carry several inputs (``inputs_per_request``).
+INPUT_TASKS = ("embedding", "reranking", "classification")
 #: The five fitness axes (see :mod:`fm_platform.fleet.fitness`), the keys of ``weights``.
 AXES = ("model_size", "latency", "isolation", "cost", "scalability")
 #: Model names also name inference components and (prefixed) endpoints: keep room.
@@ -68,9 +75,11 @@ class ModelEntry:
     :mod:`fm_platform.fleet.profiles`) with ``benchmark_experiment`` (the FMBench experiment
     or the plain CSV's ``model``); otherwise the shipped profiles or an estimate. Requests:
     ``prompt_tokens``, ``output_tokens``, ``context_tokens``, ``concurrency`` (defaults by
-    task and latency class), ``payload_mb`` (the largest request body in MB; by default
-    small, within any kind's limit). Objective: ``latency_p50_ms`` or ``latency_class``
-    (``batch``: callers do not wait, an asynchronous endpoint may host the model).
+    task and latency class), ``inputs_per_request`` (texts per embed or classify call,
+    documents per rerank: :data:`INPUT_TASKS` only; by default 1), ``payload_mb`` (the
+    largest request body in MB; by default small, within any kind's limit). Objective:
+    ``latency_p50_ms`` or ``latency_class`` (``batch``: callers do not wait, an
+    asynchronous endpoint may host the model).
     Placement: ``isolation`` (+ ``isolation_reason``), ``cold_start_tolerant`` (unset:
     decided by the model's cost and latency priorities), ``instance_family``, ``group``,
     ``tenant``, ``weights``. Hardware: ``dtype`` (by default bf16), ``allow_fp16`` (may run
@@ -110,6 +119,7 @@ class ModelEntry:
     output_tokens: int | None = None
     context_tokens: int | None = None
     concurrency: int | None = None
+    inputs_per_request: int | None = None
     payload_mb: float | None = None
     latency_p50_ms: float | None = None
     latency_class: str = "standard"
@@ -234,6 +244,7 @@ def _check_model(
         "prompt_tokens",
         "context_tokens",
         "concurrency",
+        "inputs_per_request",
         "payload_mb",
         "latency_p50_ms",
         "adapter_rank",
@@ -261,6 +272,7 @@ def _check_model(
         problems.check_choice(f"{path}.task", m.task, TASKS)
     task = _task_of(m)
     if "task" not in bad and "architecture" not in bad:
+        _check_inputs(problems, f"{path}.inputs_per_request", m.inputs_per_request, task)
         check_image_keys(problems, path, m, task)
         check_speech_keys(problems, path, m, task)
     if m.isolation == "dedicated" and not m.isolation_reason and "isolation_reason" not in bad:
@@ -286,7 +298,8 @@ def _check_model(
     check_fallback_request(problems, f"{path}.fallback_instance_types", m.fallback_instance_types)
     if m.image is not None and region is not None:
         check_image_region(problems, path, m.image, region)
-    return check_sources(problems, path, m)
+    known_task = None if bad & {"task", "architecture"} else task
+    return check_sources(problems, path, m, known_task)
 
 
 def _task_of(m: ModelEntry) -> str | None:
@@ -299,6 +312,18 @@ def _task_of(m: ModelEntry) -> str | None:
         return architecture(m.architecture).task
     except KeyError:  # an unknown architecture, reported already
         return None
+
+
+def _check_inputs(problems: Problems, field: str, inputs: int | None, task: str | None) -> None:
+    """Several inputs per request only where the task's request carries a list of them."""
+    if inputs is not None and inputs > 1 and task is not None and task not in INPUT_TASKS:
+        problems.add(
+            field,
+            inputs,
+            f"a {task} request carries one input; inputs_per_request is for "
+            + ", ".join(INPUT_TASKS)
+            + " models (texts per call, documents per rerank)",
+        )
 
 
 def _check_payload(problems: Problems, field: str, payload_mb: float, batch: bool) -> None:
@@ -396,6 +421,7 @@ def catalog_from_data(
         problems.add("name", name, "must be letters, digits and single hyphens")
     problems.check_unique("models[].name", (m.name for m in models))
     check_adapters(problems, models)
+    check_group_sources(problems, models)
     _check_weights(problems, "weights", top.get("weights"))
     tenants = top.get("tenants") or {}
     tenant_weights = {}

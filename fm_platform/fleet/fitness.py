@@ -258,6 +258,13 @@ def _exclusions(
             excluded.setdefault(k, f"group {model.group} shares an Inference Components endpoint")
         if kind.cold_start and k in assessed and not zero.tolerant:
             excluded.setdefault(k, f"cold starts not tolerated ({zero.tolerance_reason})")
+        if kind.pools_memory and (model.hub is not None or model.weights_uri is not None):
+            key = "hub" if model.hub is not None else "weights_uri"
+            excluded.setdefault(
+                k,
+                f"its weights come from {key}; a multi-model endpoint loads every model "
+                "from its own prefix in the fleet's artifacts bucket",
+            )
     return inapplicable, refused, excluded
 
 
@@ -410,6 +417,8 @@ _STANDING_FIELDS = operator.attrgetter(
     "group",
     "payload_mb",
     "active_hours",
+    "hub",
+    "weights_uri",
 )
 
 

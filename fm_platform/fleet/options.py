@@ -40,9 +40,9 @@ import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple
 
-from fm_platform.containers.images import container_problem
+from fm_platform.containers.images import MULTI_MODEL_FAMILIES, container_problem
 from fm_platform.fleet.kinds import KINDS, Kind
 from fm_platform.fleet.performance import (
     COMPUTE_EFFICIENCY,
@@ -141,24 +141,6 @@ class Option:
         if kind.whole_instance and not kind.queued:
             min_copies = max(1, min_copies)
         return self.copy_hourly * (a * max_copies + (1 - a) * min_copies)
-
-
-_T = TypeVar("_T")
-#: The fields, in order, of the classes an assessment hands over (:meth:`AlikeOptions.handover`).
-_FIELDS: dict[type, tuple[str, ...]] = {
-    cls: tuple(f.name for f in dataclasses.fields(cls))
-    for cls in (Shape, Option, Performance, MemoryParts)
-}
-_VALUES = {cls: operator.attrgetter(*names) for cls, names in _FIELDS.items()}
-
-
-def _restored(cls: type[_T], values: tuple) -> _T:
-    """An instance of dataclass ``cls`` with its fields' ``values`` in order, built
-    without its ``__init__`` (a frozen dataclass sets each field through
-    ``object.__setattr__``)."""
-    restored = object.__new__(cls)
-    restored.__dict__.update(zip(_FIELDS[cls], values, strict=True))
-    return restored
 
 
 def _sort_minimum(kind: str) -> int:
@@ -300,27 +282,6 @@ class PricedOptions(Mapping[str, list[Option]]):
             raise KeyError(kind)
         return self._alike.options[kind]
 
-    def handover(self) -> tuple:
-        """What this pricing has found, as plain values (:meth:`taken_over`): its traffic
-        and hours, and per (kind, copies at minimum) the least cost and the index of the
-        option found in its kind's options as assessed."""
-        found = {at: (cost, i) for at, (cost, _, i) in self._lowest_found.items()}
-        return self._peak_rpm, self._active_hours, found, tuple(self._cheapest)
-
-    @staticmethod
-    def taken_over(alike: AlikeOptions, row: tuple) -> PricedOptions:
-        """The pricing :meth:`handover` described, of the options ``alike``."""
-        peak_rpm, active_hours, found, cheapest = row
-        priced = alike.priced[(peak_rpm, active_hours)] = PricedOptions(
-            alike, peak_rpm, active_hours
-        )
-        for (kind, low), (cost, i) in found.items():
-            priced._lowest_found[(kind, low)] = (cost, alike.option(kind, i), i)
-        for kind in cheapest:
-            first = priced._lowest_found[(kind, _sort_minimum(kind))][1]
-            priced._cheapest[kind] = _with_traffic(first, peak_rpm)
-        return priced
-
 
 @dataclass(frozen=True)
 class Assessment:
@@ -341,66 +302,13 @@ class AlikeOptions:
     kind without traffic, the types rejected and the kinds that tightened the objective
     (as :class:`Assessment`), and their options priced per (peak rpm, active hours)."""
 
-    options: Mapping[str, list[Option]] = field(default_factory=dict)
+    options: dict[str, list[Option]] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)
     limited: dict[str, float] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     priced: dict[tuple[float, float], PricedOptions] = field(default_factory=dict)
     floors: dict[str, list[tuple[float, int, Option, float]]] = field(default_factory=dict)
     frontiers: dict[str, list[tuple[float, int, Option, float]]] = field(default_factory=dict)
-
-    def handover(self) -> tuple:
-        """These options as plain values (:meth:`taken_over`): per kind each option's
-        fields, its shape, throughput and memory parts by their index in tables of their
-        values (options share them), and the types rejected, the kinds that tightened the
-        objective and the kinds unavailable."""
-        tables: tuple[dict[tuple, int], ...] = ({}, {}, {})
-        rows: tuple[list[tuple], ...] = ([], [], [])
-        known: tuple[dict[int, int], ...] = ({}, {}, {})
-
-        def number(table: int, value: object) -> int:
-            found = known[table].get(id(value))
-            if found is None:
-                values = _VALUES[type(value)](value)
-                found = tables[table].get(values)
-                if found is None:
-                    found = tables[table][values] = len(rows[table])
-                    rows[table].append(values)
-                known[table][id(value)] = found
-            return found
-
-        options = {
-            kind: [
-                (
-                    o.instance_type,
-                    number(0, o.shape),
-                    number(1, o.perf),
-                    o.max_copies,
-                    o.price,
-                    o.copy_hourly,
-                    o.copy_gib,
-                    o.usable_gib,
-                    o.load,
-                    number(2, o.parts),
-                )
-                for o in found
-            ]
-            for kind, found in self.options.items()
-        }
-        return options, *rows, self.rejected, self.limited, self.unavailable
-
-    @staticmethod
-    def taken_over(row: tuple) -> AlikeOptions:
-        """The options :meth:`handover` described (each kind's restored when first read)."""
-        options, shapes, perfs, parts, rejected, limited, unavailable = row
-        return AlikeOptions(
-            _HandedOptions(options, (shapes, perfs, parts)), rejected, limited, unavailable
-        )
-
-    def option(self, kind: str, i: int) -> Option:
-        """``self.options[kind][i]`` (of handed-over options, restoring only that one)."""
-        options = self.options
-        return options.one(kind, i) if isinstance(options, _HandedOptions) else options[kind][i]
 
     def by_floor(self, kind: str) -> list[tuple[float, int, Option, float]]:
         """The options of ``kind`` (with their index and their copy's share of the usable
@@ -455,56 +363,6 @@ class AlikeOptions:
                 elif o.perf.rpm > fastest:
                     found.append(entry)
         return found
-
-
-class _HandedOptions(Mapping[str, list[Option]]):
-    """Options per kind handed over as rows (:meth:`AlikeOptions.handover`), restored when
-    first read, a kind or one option at a time: most kinds of most request shapes are
-    never read again once their models are decided, but for the option each decision
-    took."""
-
-    def __init__(self, rows: dict[str, list[tuple]], tables: tuple[list[tuple], ...]) -> None:
-        self._rows = rows
-        self._tables = tables
-        self._shared: tuple[list[Any], ...] = tuple([None] * len(t) for t in tables)
-        self._restored: dict[str, list[Option]] = {}
-        self._singles: dict[tuple[str, int], Option] = {}
-
-    def _value(self, table: int, cls: type[_T], i: int) -> _T:
-        found = self._shared[table][i]
-        if found is None:
-            found = self._shared[table][i] = _restored(cls, self._tables[table][i])
-        return found
-
-    def _option(self, kind: str, i: int) -> Option:
-        found = self._singles.get((kind, i))
-        if found is None:
-            t, s, p, n, price, hourly, gib, usable, load, m = self._rows[kind][i]
-            shape = self._value(0, Shape, s)
-            perf = self._value(1, Performance, p)
-            parts = self._value(2, MemoryParts, m)
-            values = (kind, t, shape, perf, n, price, hourly, gib, usable, load, parts)
-            found = self._singles[(kind, i)] = _restored(Option, values)
-        return found
-
-    def one(self, kind: str, i: int) -> Option:
-        """``self[kind][i]``, restoring only that option until the kind is read."""
-        found = self._restored.get(kind)
-        return found[i] if found is not None else self._option(kind, i)
-
-    def __getitem__(self, kind: str) -> list[Option]:
-        found = self._restored.get(kind)
-        if found is None:
-            found = self._restored[kind] = [
-                self._option(kind, i) for i in range(len(self._rows[kind]))
-            ]
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
 
 
 #: The fields of :class:`Needs` that :func:`hardware_problem` reads.
@@ -919,16 +777,25 @@ def _specs(region: str) -> tuple[tuple[InstanceSpec, float], ...]:
     return tuple((instance_spec(t), p) for t, p in sorted(prices.items(), key=lambda i: i[1]))
 
 
-def _kind_needs(needs: Needs) -> list[tuple[Kind, Needs]]:
+def _kind_needs(needs: Needs, unavailable: dict[str, str]) -> list[tuple[Kind, Needs]]:
     """The kinds that may host ``needs``, each with the needs it serves: the objective at
     most the kind's request limit (module docstring); kinds of one limit share one needs
-    (so what :class:`_Shared` computes for one serves the others)."""
+    (so what :class:`_Shared` computes for one serves the others). A multi-model endpoint
+    runs one container for all its models, the PyTorch one: a model of another container
+    has none, and ``unavailable`` says why."""
     kinds = []
     tightened: dict[float, Needs] = {}
     for kind in KINDS.values():
         if kind.max_params_b is not None and needs.params_b > kind.max_params_b:
             continue
         if kind.pools_memory and needs.generative:
+            continue
+        if kind.pools_memory and needs.container not in MULTI_MODEL_FAMILIES:
+            unavailable[kind.name] = (
+                f"container {needs.container} does not serve a multi-model endpoint, which "
+                f"runs the {' or '.join(MULTI_MODEL_FAMILIES)} container for all its models "
+                "(framework: pytorch)"
+            )
             continue
         if kind.refuses(needs.batch, needs.payload_mb) is not None:
             continue
@@ -960,7 +827,7 @@ def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     it per process)."""
     options: dict[str, list[Option]] = {}
     result = AlikeOptions(options)
-    kinds = _kind_needs(needs)
+    kinds = _kind_needs(needs, result.unavailable)
     result.limited = {
         kind.name: kind.max_request_s for kind, served in kinds if served is not needs
     }
@@ -987,8 +854,8 @@ def _assess_alike(needs: Needs, region: str) -> AlikeOptions:
     return result
 
 
-#: The options of models alike per (alike needs, region), computed or handed over once per
-#: process (:func:`alike_options`, :func:`keep_alike_options`).
+#: The options of models alike per (alike needs, region), computed once per process
+#: (:func:`alike_options`).
 _ALIKE_OPTIONS: dict[tuple[Needs, str], AlikeOptions] = {}
 
 
@@ -1000,17 +867,6 @@ def alike_options(alike: Needs, region: str) -> AlikeOptions:
     if found is None:
         found = _ALIKE_OPTIONS[key] = _assess_alike(alike, region)
     return found
-
-
-def has_alike_options(alike: Needs, region: str) -> bool:
-    """Whether :func:`alike_options` of ``alike`` is known in this process."""
-    return (alike, region) in _ALIKE_OPTIONS
-
-
-def keep_alike_options(alike: Needs, region: str, options: AlikeOptions) -> None:
-    """Keeps ``options`` (handed over by another process) as :func:`alike_options` of
-    ``alike``, so later planners in this process reuse them."""
-    _ALIKE_OPTIONS.setdefault((alike, region), options)
 
 
 def priced_assessment(alike: AlikeOptions, needs: Needs) -> Assessment:

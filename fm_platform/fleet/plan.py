@@ -10,7 +10,7 @@ JSON (version 2)::
     {"version": 2, "catalog": NAME, "region": REGION,
      "endpoints": [{"name", "kind", "instance_type", "stack", "group", "models",
                     "min_instances", "max_instances", "scaling_target",
-                    "min_hourly", "expected_hourly", "max_hourly",
+                    "min_hourly", "expected_hourly", "max_hourly", "network_isolation",
                     "pools": [{"instance_type", "priority", "min_instances",
                                "max_instances", "hourly", "expected_hourly", "reason",
                                "models": {NAME: {"accelerators", "memory_mib",
@@ -158,8 +158,10 @@ class EndpointPlan:
     """One endpoint: its kind, type, stack, models (in placement order), the group its
     models came from, instance counts at minimum/maximum scale, the scaling target of an
     instance-scaled endpoint (None for Inference Components, which scale per copy), its
-    cost in USD per hour at minimum, expected and maximum scale (on ``instance_type``) and
-    its fallback ``pools`` in priority order (none by default)."""
+    cost in USD per hour at minimum, expected and maximum scale (on ``instance_type``), its
+    fallback ``pools`` in priority order (none by default) and ``network_isolation``:
+    whether its containers run without network access, which every model on it has
+    (:func:`fm_platform.fleet.serving.endpoint_isolated`; a hub model needs it off)."""
 
     name: str
     kind: str
@@ -173,6 +175,7 @@ class EndpointPlan:
     min_hourly: float = 0.0
     expected_hourly: float = 0.0
     max_hourly: float = 0.0
+    network_isolation: bool = True
     pools: list[PoolPlan] = field(default_factory=list)
 
     @property

@@ -28,12 +28,9 @@ its component after the new endpoint (:attr:`Placement.component_suffix`).
 
 from __future__ import annotations
 
-import gc
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,32 +132,15 @@ def _model_key(model: ModelEntry, catalog: Catalog, needs: tuple) -> tuple:
     return (needs, traffic, model.tenant is not None, model.group, extra, own)
 
 
-@contextmanager
-def without_cycle_collection() -> Iterator[None]:
-    """Planning (and building the bound's program) allocates hundreds of thousands of
-    small objects that form no cycles, and the cyclic garbage collector's passes over them
-    took a third of the time of a 50,000-model plan (scripts/bench_fleet.py): it is paused
-    meanwhile and left as it was after (reference counting frees objects meanwhile; a
-    cycle waits for the next full pass). What survives is moved to the oldest generation
-    (``gc.freeze`` then ``gc.unfreeze``), so the first pass after does not scan it all
-    (0.6 s after a 50,000-model plan)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
+#: What follows the instance type in the group of an Inference Components endpoint whose
+#: models download their weights from the hub (not network-isolated).
+HUB_GROUP_SUFFIX = ":hub"
 
 
 class Planner:
     """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
     keeping ``previous``'s assignments; models to place get their option from ``forced``
-    when it names them (a repacking's moves); ``split`` assesses on two processes (True),
-    one (False) or two where they pay (None, the default:
-    :func:`~fm_platform.fleet.assessing.assess_entries`). After :meth:`run`: ``assessed``
+    when it names them (a repacking's moves). After :meth:`run`: ``assessed``
     (per model) and ``moves`` (model -> why it left its endpoint)."""
 
     def __init__(
@@ -171,10 +151,8 @@ class Planner:
         region: str | None = None,
         limits: Limits = Limits(),
         forced: dict[str, Option] | None = None,
-        split: bool | None = None,
     ) -> None:
         self.forced = forced or {}
-        self.split = split
         self.catalog = catalog
         self.previous = previous
         self.region = region or (previous.region if previous else DEFAULT_REGION)
@@ -225,7 +203,7 @@ class Planner:
             entries.append(number)
         results: dict[int, Result] = {
             **unresolved,
-            **assess_entries(work, self.region, Decider(self.catalog), split=self.split),
+            **assess_entries(work, self.region, Decider(self.catalog)),
         }
         known: dict[int, Assessed] = {}
         for model, number in zip(self.catalog.models, entries, strict=True):
@@ -351,11 +329,19 @@ class Planner:
     # -- stability --------------------------------------------------------------------------
 
     def _group_key(self, model: ModelEntry, option: Option) -> str:
+        """The endpoints ``model`` may share on ``option``: its catalog ``group``'s, else
+        those of its type, hub models apart (an endpoint's network isolation applies to
+        every model on it, and a hub model downloads its weights)."""
         kind = KINDS[option.kind]
         if kind.packs_devices:
-            return f"group:{model.group}" if model.group else option.instance_type
-        if kind.pools_memory:
-            return f"{kind.prefix}:{model.framework}:{option.instance_type}"
+            if model.group:
+                return f"group:{model.group}"
+            return option.instance_type + (HUB_GROUP_SUFFIX if model.hub is not None else "")
+        if kind.pools_memory:  # one container for all: models of one environment
+            key = f"{kind.prefix}:{model.framework}:{option.instance_type}"
+            if model.environment:
+                key += ":env:" + ",".join(f"{k}={v}" for k, v in sorted(model.environment.items()))
+            return key
         return "dedicated"  # an endpoint of its own (single-model, asynchronous)
 
     def stay_option(self, model: ModelEntry, endpoint: EndpointPlan) -> tuple[Option | None, str]:
@@ -383,9 +369,20 @@ class Planner:
             why = known.assessment.rejected.get(endpoint.instance_type, "its needs changed")
             return None, f"{endpoint.instance_type} can no longer run it: {why}"
         option = options[0]
-        if self._group_key(model, option) != endpoint.group:
-            return None, f"its group changed (endpoint group {endpoint.group})"
-        return option, ""
+        group = self._group_key(model, option)
+        if group == endpoint.group:
+            return option, ""
+        if group == endpoint.group + HUB_GROUP_SUFFIX:
+            return None, (
+                "it downloads its weights from the hub and its endpoint is network-isolated; "
+                "hub models get endpoints of their own"
+            )
+        if group + HUB_GROUP_SUFFIX == endpoint.group:
+            return (
+                None,
+                "its weights no longer come from the hub: it leaves the hub models' endpoint",
+            )
+        return None, f"its group changed (endpoint group {endpoint.group})"
 
     def _priced(self, instance_type: str) -> bool:
         """Whether ``instance_type`` (or a serverless memory size) has a price here."""
@@ -685,15 +682,18 @@ class Planner:
         include its queued endpoint (asynchronous: its instances alone, none while idle).
         Returns the moved models' options and why."""
         moved: dict[str, tuple[Option, str]] = {}
-        by_kind: dict[str, dict[str, dict[str, Option]]] = defaultdict(lambda: defaultdict(dict))
+        # by kind and network access: hub models share no endpoint with isolated ones
+        by_kind: dict[tuple[str, bool], dict[str, dict[str, Option]]] = defaultdict(
+            lambda: defaultdict(dict)
+        )
         for name in names:
             decision = self.assessed[name].decision
             if decision is None or self.models[name].group:
                 continue
             if KINDS[decision.option.kind].packs_devices:
-                kind = decision.option.kind
-                by_kind[kind][decision.option.instance_type][name] = decision.option
-        for kind, members in by_kind.items():
+                key = (decision.option.kind, self.models[name].hub is not None)
+                by_kind[key][decision.option.instance_type][name] = decision.option
+        for (kind, _), members in by_kind.items():
             queues = self._queue_options(members)
             for _ in range(4 * len(names)):
                 best = self._best_move(members, kind, queues)
@@ -765,6 +765,8 @@ class Planner:
                 continue
             if e.instance_type not in by_type or e.group.startswith("group:") or self.full(e):
                 continue
+            if e.group != self._group_key(self.models[name], by_type[e.instance_type][0]):
+                continue  # hub models and isolated ones never share an endpoint
             spare = self.spare_devices(e)
             alt = next((o for o in by_type[e.instance_type] if o.shape.accelerators <= spare), None)
             if alt is None:
@@ -842,6 +844,8 @@ class Planner:
                     stem = f"{prefix}-{name}"
                 elif KINDS[option.kind].packs_devices:
                     stem = f"{prefix}-{model.group or family(option.instance_type)}"
+                    if group.endswith(HUB_GROUP_SUFFIX):
+                        stem += "-hub"
                 else:
                     stem = f"{prefix}-{model.framework}"
                 endpoint = self.new_endpoint(option.kind, group, option.instance_type, stem)
@@ -889,9 +893,8 @@ class Planner:
 
     def run(self) -> Plan:
         """:meth:`assess_all`, then :meth:`place_all`."""
-        with without_cycle_collection():
-            self.assess_all()
-            return self.place_all()
+        self.assess_all()
+        return self.place_all()
 
     def place_all(self) -> Plan:
         """The plan of the models assessed (:meth:`assess_all`): each placed, every

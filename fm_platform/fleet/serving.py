@@ -3,18 +3,23 @@ isolation, from its catalog entry and its placement (which the plan sized).
 
 :func:`model_serving` is what the stacks write into each model's container; the planned
 settings (tensor parallelism, concurrent sequences, context length, dtype, quantization)
-reach the container's own variables (:mod:`fm_platform.containers.environment`).
+reach the container's own variables (:mod:`fm_platform.containers.environment`), and so
+do the traffic's limits: the requests a copy accepts at once (:func:`requests_accepted`),
+the inputs one request carries and the seconds a request may take on its kind of endpoint.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from fm_platform.containers.environment import ServingSettings, serving_environment
 from fm_platform.containers.images import CUSTOM, hardware_kind, image
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
-from fm_platform.fleet.plan import Placement, Plan
+from fm_platform.fleet.kinds import KINDS
+from fm_platform.fleet.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.serverless import spec_of
 from fm_platform.fleet.sizing import Needs, resolve
 from fm_platform.hardware.devices import BF16_MIN_CAPABILITY, device
@@ -55,6 +60,39 @@ def weights_from(entry: ModelEntry) -> str:
     return entry.weights_uri or "artifacts bucket"
 
 
+#: InvokeEndpointAsync's ``InvocationTimeoutSeconds`` when a call gives none (botocore's
+#: sagemaker-runtime model: "The default is 15 minutes, or 900 seconds"; at most 3600).
+ASYNC_DEFAULT_INVOCATION_S = 900
+
+
+def requests_accepted(placement: Placement, kind: str) -> int:
+    """Requests one copy accepts at once, running and waiting, on an endpoint of ``kind``:
+    what it completes within the kind's request limit at its planned rate (Little's law:
+    in flight = rate x time; real-time, 60 s: ``rpm_per_copy`` requests), so that a burst
+    above the planned rate queues in the container while scaling adds copies, and only
+    requests that could not be answered in time are refused; on an asynchronous endpoint
+    SageMaker sends each instance its planned concurrency and queues the rest itself.
+    Never below the sequences the copy runs at once."""
+    if KINDS[kind].batch_only:
+        return max(1, placement.concurrency)
+    in_time = placement.rpm_per_copy * KINDS[kind].max_request_s / 60
+    return max(1, placement.concurrency, math.ceil(in_time))
+
+
+def _timeout_s(entry: ModelEntry, placement: Placement, kind: str) -> int:
+    """The seconds a request may take on ``kind``: its limit, which the planned seconds
+    per request must fit (the planner keeps them so; a hand-edited plan may not)."""
+    limit = KINDS[kind].max_request_s
+    if placement.latency_ms is not None and placement.latency_ms > limit * 1000:
+        raise ValueError(
+            f"model {entry.name}: planned {placement.latency_ms / 1000:,.0f} s per request "
+            f"exceeds the {limit:,.0f} s an endpoint of kind {kind} waits for a request; plan "
+            "it again, or set latency_class: batch (an asynchronous endpoint processes a "
+            "request for up to an hour)"
+        )
+    return math.ceil(limit)
+
+
 def model_serving(
     entry: ModelEntry,
     needs: Needs,
@@ -62,11 +100,12 @@ def model_serving(
     instance_type: str,
     region: str,
     *,
+    kind: str,
     adapters: int = 0,
 ) -> ModelServing:
     """The container of ``entry`` placed as ``placement`` on ``instance_type`` (or a
-    serverless memory size) in ``region``; ``adapters``: LoRA adapters served on its
-    component."""
+    serverless memory size) in ``region`` on an endpoint of ``kind``; ``adapters``: LoRA
+    adapters served on its component."""
     spec = spec_of(instance_type)
     hardware = hardware_kind(spec.accelerator)
     family = needs.container
@@ -87,6 +126,10 @@ def model_serving(
         token_secret_arn=entry.hub_token_secret,
         adapters=adapters,
         max_lora_rank=needs.lora_rank,
+        requests_accepted=requests_accepted(placement, kind),
+        inputs_per_request=needs.inputs_per_request,
+        batch_tokens=needs.prompt_tokens * needs.inputs_per_request * max(1, placement.concurrency),
+        request_timeout_s=_timeout_s(entry, placement, kind),
     )
     uri: str | None = entry.image
     if family != CUSTOM:
@@ -107,11 +150,28 @@ def model_serving(
     )
 
 
+def endpoint_isolated(endpoint: EndpointPlan, entries: Mapping[str, ModelEntry]) -> bool:
+    """Whether ``endpoint``'s containers run network-isolated (``EnableNetworkIsolation``
+    on its endpoint config and models): when none of its models (``entries``: the catalog's
+    models by name) downloads its weights from the hub. botocore,
+    ``CreateEndpointConfigInput.EnableNetworkIsolation``: "Sets whether all model containers
+    deployed to the endpoint are isolated. If they are, no inbound or outbound network
+    calls can be made", whatever a model's own flag says; so the planner keeps hub models
+    on endpoints of their own (:meth:`fm_platform.fleet.planner.Planner._group_key`).
+    Serverless endpoints support no network isolation."""
+    if KINDS[endpoint.kind].serverless:
+        return False
+    return all(entries[name].hub is None for name in endpoint.models)
+
+
 def annotate(plan: Plan, catalog: Catalog) -> Plan:
     """Write into each placement of ``plan`` its container, where its weights come from and
-    the adapters on it (``catalog``: the catalog with its adapters); returns ``plan``."""
+    the adapters on it, and into each endpoint whether it is network-isolated
+    (``catalog``: the catalog with its adapters); returns ``plan``."""
     entries = {m.name: m for m in catalog.models}
     adapters = adapters_by_base(catalog)
+    for endpoint in plan.endpoints.values():
+        endpoint.network_isolation = endpoint_isolated(endpoint, entries)
     for placement in plan.placements.values():
         entry = entries.get(placement.name)
         if entry is None:
@@ -123,10 +183,32 @@ def annotate(plan: Plan, catalog: Catalog) -> Plan:
 
 
 def serving_line(plan: Plan, name: str) -> str:
-    """What ``--explain`` says of a model's container, weights and adapters."""
+    """What ``--explain`` says of a model's container, weights, adapters and limits."""
     p = plan.placements[name]
-    line = f"serving: container {p.container}, weights from {p.weights_from}"
+    endpoint = plan.endpoints[p.endpoint]
+    isolation = "network-isolated" if endpoint.network_isolation else "not network-isolated"
+    line = (
+        f"serving: container {p.container}, weights from {p.weights_from}; "
+        f"endpoint {endpoint.name} {isolation}"
+    )
     if p.adapters:
         line += f"; {len(p.adapters)} LoRA adapters on its copies ({', '.join(p.adapters[:3])}"
         line += ", ...)" if len(p.adapters) > 3 else ")"
+    return line + "\n" + limits_line(p, plan.endpoints[p.endpoint].kind)
+
+
+def limits_line(p: Placement, kind: str) -> str:
+    """The traffic's limits in ``p``'s container on an endpoint of ``kind``, and, on an
+    asynchronous endpoint, the invocation timeout its planned seconds per request need."""
+    limit = KINDS[kind].max_request_s
+    line = (
+        f"limits: a copy accepts {requests_accepted(p, kind)} requests at once (running "
+        f"and waiting), each for up to {limit:,.0f} s"
+    )
+    if KINDS[kind].batch_only and p.latency_ms is not None:
+        needed = math.ceil(p.latency_ms / 1000)
+        line += (
+            f"; invoke with InvocationTimeoutSeconds >= {needed} (planned seconds per "
+            f"request; {ASYNC_DEFAULT_INVOCATION_S} when not given)"
+        )
     return line

@@ -48,7 +48,9 @@ objective 5 / 20 / 60 s by class).
 ``peak_rpm`` defaults to 60.
 
 What one request computes (:attr:`Needs.request_flops`, the compute-bound estimate of
-:mod:`fm_platform.fleet.performance`): 2 x active parameters x prompt tokens (encoders);
+:mod:`fm_platform.fleet.performance`): 2 x active parameters x prompt tokens x inputs per
+request (encoders: ``inputs_per_request`` texts or documents, by default 1, batched by the
+engine as one forward pass; their activations are held for the same tokens);
 the encoder's 30 s windows plus the decoder's reads per output token (speech,
 :mod:`fm_platform.fleet.speech`); the denoiser's steps x guidance passes at the
 resolution, the text encoders and the VAE decode (image generation,
@@ -191,6 +193,9 @@ class Needs:
     lora_slots: int = 0
     lora_rank: int = 0
     adapters_gib: float = 0.0
+    #: inputs one request carries (texts per embed call, documents per rerank), each
+    #: ``prompt_tokens`` long: the engine batches them as one request's work
+    inputs_per_request: int = 1
     #: a mixture of experts: experts per layer and how many each token is routed to
     experts: int | None = None
     experts_per_token: int | None = None
@@ -250,7 +255,7 @@ class Needs:
         if self.task in (IMAGE, SPEECH):
             return self.fixed_headroom_gib
         if not self.generative:
-            tokens = self.prompt_tokens * max(1, concurrency)
+            tokens = self.prompt_tokens * self.inputs_per_request * max(1, concurrency)
             activations = tokens * self.hidden_size * ACTIVATION_BYTES_PER_HIDDEN / GIB
             return self.fixed_headroom_gib + activations
         step = BATCHED_TOKENS * self.hidden_size * ACTIVATION_BYTES_PER_HIDDEN
@@ -380,7 +385,9 @@ def _request_work(
         audio = model.audio_seconds or DEFAULT_AUDIO_S
         weight_bytes = DTYPE_BYTES[model.dtype]
         return speech_work(arch, params_b, hidden, layers, audio, output, weight_bytes, value_bytes)
-    return RequestWork(2 * active_b * 1e9 * prompt, 0.0, 0.5, None, "")
+    inputs = model.inputs_per_request or 1
+    detail = f"{inputs} inputs of {prompt} tokens per request" if inputs > 1 else ""
+    return RequestWork(2 * active_b * 1e9 * prompt * inputs, 0.0, 0.5, None, detail)
 
 
 def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
@@ -499,6 +506,7 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         fixed_headroom_gib=work.headroom_gib,
         compute_efficiency=work.efficiency,
         work_detail=work.detail,
+        inputs_per_request=model.inputs_per_request or 1,
         lora_slots=len(ranks),
         lora_rank=max(ranks, default=0),
         adapters_gib=adapters,

@@ -11,16 +11,20 @@ Keys of a model (all optional):
 - ``hub``: a Hugging Face hub id (``org/name``) the container downloads at start, with
   ``revision`` (a commit or tag; without one the latest is taken: a warning);
   ``hub_token_secret``: the ARN of a Secrets Manager secret holding the token of a gated
-  model. A hub model needs the internet, so network isolation is off for that model only
-  (the plan's placement says so).
+  model. A hub model needs the internet: its endpoint is not network-isolated, and the
+  planner gives hub models endpoints of their own, so models with weights in S3 stay
+  isolated (the plan's endpoint says ``network_isolation``). A ``dedicated`` model runs
+  network-isolated: it takes its weights from S3 (``weights_uri``), never from the hub; a
+  ``group`` shares one endpoint: hub models and models with weights in S3 do not mix.
 - ``container``: a container family (:func:`fm_platform.containers.images.families`); by
   default the task's (:data:`fm_platform.containers.images.TASK_CONTAINERS`). ``image``: an
   explicit image URI instead (an ECR image must be in the plan's region).
 - ``environment``: variables passed to the container as they are (they win over the
   planned settings of the same name), within SageMaker's limits (at most 100, each name
   and value at most 1024 bytes, 32 KB together).
-- ``base_model`` + ``adapter``: a LoRA adapter (``adapter``: its ``s3://`` URI) served on
-  the inference component of the catalog model ``base_model``.
+- ``base_model`` + ``adapter``: a LoRA adapter (``adapter``: the ``s3://`` URI of one
+  ``.tar.gz`` archive, :mod:`fm_platform.rules.adapters`) served on the inference
+  component of the catalog model ``base_model``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from fm_platform.containers.images import CUSTOM, FAMILY_TASKS, default_family, families
+from fm_platform.rules.adapters import adapter_artifact_problem
 from fm_platform.rules.model_container import check_environment, check_model_data_url
 from fm_platform.rules.problems import Problems
 
@@ -44,6 +49,15 @@ _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-
 # <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
 _ECR_REGION = re.compile(r"^\d{12}\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
 _KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
+
+
+#: Why an isolated model cannot download from the hub, and what to do.
+_HUB_ISOLATED = (
+    "a dedicated model runs network-isolated and makes no outbound call, so it cannot "
+    "download from the hub: put the weights in S3 and give weights_uri instead of hub "
+    "(e.g. `huggingface-cli download <hub id> --revision <commit> --local-dir <dir>`, then "
+    "`aws s3 cp --recursive <dir> s3://<bucket>/<path>/`)"
+)
 
 
 class _Recorder(Protocol):
@@ -64,8 +78,9 @@ def container_of(entry: Any, task: str) -> str:
     return entry.container or default_family(task, entry.framework)
 
 
-def check_sources(problems: Problems, path: str, m: Any) -> list[str]:
-    """Record every problem of ``m``'s weights, container and adapter keys under ``path``;
+def check_sources(problems: Problems, path: str, m: Any, task: str | None) -> list[str]:
+    """Record every problem of ``m``'s weights, container and adapter keys under ``path``
+    (``task``: the model's task, its own or its architecture's; None when unknown);
     return its warnings."""
     warnings: list[str] = []
     if m.weights_uri is not None and not is_s3_uri(m.weights_uri):
@@ -86,6 +101,10 @@ def check_sources(problems: Problems, path: str, m: Any) -> list[str]:
             problems.add(f"{path}.hub", m.hub, "must be a Hugging Face id such as org/name")
         if m.weights_uri is not None:
             problems.add(f"{path}.hub", m.hub, "conflicts with weights_uri: give one of them")
+        if m.isolation == "dedicated":
+            problems.add(
+                f"{path}.hub", m.hub, f"conflicts with isolation: dedicated; {_HUB_ISOLATED}"
+            )
         if m.revision is None:
             warnings.append(
                 f"{path}.hub={m.hub!r}: no revision; the container downloads whatever the "
@@ -108,13 +127,15 @@ def check_sources(problems: Problems, path: str, m: Any) -> list[str]:
         problems.check_choice(f"{path}.container", m.container, families())
         if m.image is not None:
             problems.add(f"{path}.image", m.image, "conflicts with container: give one of them")
-    if m.container in FAMILY_TASKS and m.task is not None:
+    if m.container in FAMILY_TASKS and task is not None:
         served = FAMILY_TASKS[m.container]
-        if m.task not in served:
+        if task not in served:
+            source = "" if m.task is not None else f" (architecture {m.architecture}'s task)"
             problems.add(
                 f"{path}.container",
                 m.container,
-                f"serves {', '.join(served)}, not task {m.task}: name a container for it",
+                f"serves {', '.join(served)}, not task {task}{source}: name a container "
+                f"for it ({', '.join(sorted(_families_for(task)))}) or leave container unset",
             )
     if m.container == "tgi" and m.dtype == "fp32":
         # text-generation-launcher's --dtype takes float16 or bfloat16 only
@@ -125,14 +146,19 @@ def check_sources(problems: Problems, path: str, m: Any) -> list[str]:
         problems.add(f"{path}.environment", m.environment, "must map names to strings")
     elif m.environment is not None:
         check_environment(problems, f"{path}.environment", m.environment)
-    if m.adapter is not None and not is_s3_uri(m.adapter):
-        problems.add(f"{path}.adapter", m.adapter, "must be an s3://bucket/key URI")
+    if m.adapter is not None and (problem := adapter_artifact_problem(m.adapter)) is not None:
+        problems.add(f"{path}.adapter", m.adapter, problem)
     if (m.adapter is None) != (m.base_model is None):
         given, missing = ("adapter", "base_model") if m.adapter else ("base_model", "adapter")
         problems.add(
             f"{path}.{given}", getattr(m, given), f"needs {missing} (a LoRA adapter names both)"
         )
     return warnings
+
+
+def _families_for(task: str) -> set[str]:
+    """The container families that serve ``task``."""
+    return {family for family, tasks in FAMILY_TASKS.items() if task in tasks}
 
 
 def _is_environment(value: Any) -> bool:
@@ -152,6 +178,26 @@ def check_image_region(problems: _Recorder, path: str, image: str, region: str) 
             f"is in {match['region']}; the fleet deploys to {region}: use the image's copy "
             f"in {region}",
         )
+
+
+def check_group_sources(problems: _Recorder, models: Sequence[Any]) -> None:
+    """A ``group`` shares one endpoint, network-isolated unless a model on it downloads
+    from the hub: hub models and models with weights in S3 are not grouped together."""
+    members: dict[str, list[tuple[int, Any]]] = {}
+    for index, m in enumerate(models):
+        if m.group is not None and m.base_model is None:
+            members.setdefault(m.group, []).append((index, m))
+    for group, found in members.items():
+        hub = [(i, m) for i, m in found if m.hub is not None]
+        stored = [m.name for _, m in found if m.hub is None]
+        if hub and stored:
+            problems.add(
+                f"models[{hub[0][0]}].group",
+                group,
+                f"puts hub models ({', '.join(m.name for _, m in hub)}) with models whose "
+                f"weights are in S3 ({', '.join(stored)}) on one endpoint, which would then "
+                "not be network-isolated: give the hub models weights_uri, or another group",
+            )
 
 
 def check_adapters(problems: _Recorder, models: Sequence[Any]) -> None:

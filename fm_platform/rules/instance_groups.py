@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.rules.network import SUBNET_ADDRESS_MARGIN
 from fm_platform.rules.problems import Problems
-from fm_platform.rules.sagemaker_model import member_shape_name
+from fm_platform.rules.sagemaker_model import member_shape_name, shape_rule
 
 CONTROLLER, LOGIN, WORKER = "controller", "login", "worker"
 
@@ -67,6 +67,23 @@ def required_addresses(groups: Sequence[tuple[str | None, int | None]]) -> int |
             return None
         total += count * addresses_per_instance(instance_type)
     return total + SUBNET_ADDRESS_MARGIN
+
+
+def addresses_of_known_groups(
+    groups: Sequence[tuple[str, str | None, int | None]],
+) -> tuple[int, tuple[str, ...]]:
+    """Subnet addresses (see :func:`required_addresses`) of the groups, given as ``(name,
+    instance_type, instance_count)``, whose count is known and whose type SageMaker knows
+    (botocore ``ClusterInstanceType``); and the names of the groups left out, whose type or
+    count is wrong (reported on its own key): the count is then a lower bound."""
+    types = shape_rule(member_shape_name(_SPEC, "InstanceType"))
+    counted, left_out = [], []
+    for name, instance_type, count in groups:
+        if count is None or instance_type is None or types.problem(instance_type) is not None:
+            left_out.append(name)
+        else:
+            counted.append((instance_type, count))
+    return required_addresses(counted) or 0, tuple(left_out)
 
 
 def check_instance_group(

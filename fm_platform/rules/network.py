@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 
 from fm_platform.rules.problems import Problems
 
@@ -74,6 +75,24 @@ def check_subnet_mask(
         )
 
 
+def vpc_mask_of(cidr: object) -> int | None:
+    """The mask of the VPC block ``cidr`` when it is an IPv4 CIDR block with a /16-/28 mask
+    (host bits aside: :func:`check_vpc_cidr` reports those), else None."""
+    if not isinstance(cidr, str):
+        return None
+    try:
+        mask = ipaddress.IPv4Network(cidr, strict=False).prefixlen
+    except ValueError:  # AddressValueError and NetmaskValueError are ValueErrors
+        return None
+    return mask if subnet_mask_in_range(mask) else None
+
+
+def subnet_mask_in_range(mask: object) -> bool:
+    """Whether ``mask`` is a subnet mask :func:`check_subnet_mask` accepts the size of
+    (an integer within /16-/28), so that the subnet's addresses are known."""
+    return isinstance(mask, int) and not isinstance(mask, bool) and MIN_MASK <= mask <= MAX_MASK
+
+
 def smallest_mask_holding(addresses: int) -> int | None:
     """The largest mask (smallest subnet) within /16-/28 whose usable addresses hold
     ``addresses``; None when even a /16 is too small."""
@@ -112,21 +131,27 @@ def check_subnet_capacity(
     required_addresses: int | None,
     *,
     vpc_mask: int | None = None,
-    at_least: bool = False,
+    left_out: Sequence[str] = (),
 ) -> None:
     """A ``/prefix_length`` subnet holds ``required_addresses`` (``value`` is what the user
-    wrote: a mask or a CIDR). ``at_least``: the count leaves out groups whose size is not
-    known (already reported), so it is a lower bound. ``vpc_mask``: the VPC's mask when
-    known, so that the suggested subnet fits in it."""
+    wrote: a mask or a CIDR). ``left_out``: the groups the count leaves out, whose type or
+    count is wrong (already reported), so that it is a lower bound and says so.
+    ``vpc_mask``: the VPC's mask when known, so that the suggested subnet fits in it."""
     if prefix_length is None or required_addresses is None:
         return
     usable = usable_addresses_of_mask(prefix_length)
     if required_addresses > usable:
-        need = f"at least {required_addresses}" if at_least else str(required_addresses)
+        need = f"at least {required_addresses}" if left_out else str(required_addresses)
+        counted = (
+            "; counting only the groups whose instance type and count are known, not "
+            + ", ".join(left_out)
+            if left_out
+            else ""
+        )
         problems.add(
             field,
             value,
             f"{usable} usable addresses, but the instance groups need {need} "
-            f"(one per instance and per EFA interface, plus {SUBNET_ADDRESS_MARGIN} spare); "
-            + _larger_subnet_hint(required_addresses, vpc_mask),
+            f"(one per instance and per EFA interface, plus {SUBNET_ADDRESS_MARGIN} spare"
+            f"{counted}); " + _larger_subnet_hint(required_addresses, vpc_mask),
         )

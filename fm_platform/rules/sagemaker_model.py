@@ -35,9 +35,13 @@ class ShapeRule:
             parts.append("one of " + ", ".join(self.enum))
         if self.pattern:
             parts.append(f"matching {self.pattern}")
-        if self.min is not None or self.max is not None:
-            unit = "characters" if self.pattern is not None else ""
-            parts.append(f"{self.min}-{self.max} {unit}".rstrip())
+        unit = " characters" if self.pattern is not None else ""
+        if self.min is not None and self.max is not None:
+            parts.append(f"{self.min}-{self.max}{unit}")
+        elif self.min is not None:
+            parts.append(f"at least {self.min}{unit}")
+        elif self.max is not None:
+            parts.append(f"at most {self.max}{unit}")
         return "; ".join(parts)
 
     def problem(self, value: object) -> str | None:

@@ -7,7 +7,7 @@ narrower, the narrower set is the allowed one, named as such."""
 from __future__ import annotations
 
 from fm_platform.rules.problems import Problems
-from fm_platform.rules.sagemaker_model import enum_values, member_shape_name
+from fm_platform.rules.sagemaker_model import enum_values, member_shape_name, shape_rule
 
 _VARIANT = "ProductionVariant"
 _SCALE_IN = "ProductionVariantManagedInstanceScalingScaleInPolicy"
@@ -21,8 +21,20 @@ CLOUDFORMATION_ROUTING_STRATEGIES = ("LEAST_OUTSTANDING_REQUESTS", "PREFIX_AWARE
 #: CloudFormation schema's enum.
 PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
 #: The publish frequency the copy and instance counts assume: they count the datapoints a
-#: utilisation metric gets per minute (AWS documents no copy- or instance-count metric).
+#: utilisation metric gets per minute (the copy and instance counts detailed observability
+#: publishes are OpenTelemetry metrics for PromQL, which metric-math alarms cannot use).
 COUNTED_FREQUENCY_S = 60
+
+
+#: What each prefix-aware setting measures (botocore's ``PrefixAwareRoutingConfig``).
+_PREFIX_AWARE_MEANING = {
+    "prefix_length": "the bytes of the request body (characters of the messages with the "
+    "OpenAI-compatible API) that requests must share to go to the same copy: the shared "
+    "system prompt and a little more",
+    "concurrency_threshold": "the requests in flight on a copy at which the endpoint sends "
+    "the next one elsewhere: what the copy that serves the fewest concurrent requests "
+    "serves",
+}
 
 
 def check_scale_in(
@@ -58,8 +70,9 @@ def check_routing(
     prefix_aware_given: bool,
 ) -> None:
     """``RoutingConfig``: a strategy botocore and CloudFormation both accept; prefix-aware
-    settings (prefix length 1024-65536 tokens, concurrency threshold 1-1024) only with
-    ``PREFIX_AWARE``."""
+    settings (prefix length 1024-65536, concurrency threshold 1-1024) only with
+    ``PREFIX_AWARE``, which needs both (botocore's ``PrefixAwareRoutingConfig``: each is
+    "Required when RoutingStrategy is PREFIX_AWARE")."""
     if strategy is not None:
         problems.check_shape("routing_strategy", strategy, "RoutingStrategy")
         if strategy in enum_values("RoutingStrategy") and (
@@ -77,16 +90,20 @@ def check_routing(
             strategy,
             "prefix-aware settings need routing_strategy PREFIX_AWARE",
         )
-    problems.check_shape(
-        "prefix_aware_routing.prefix_length",
-        prefix_length,
-        member_shape_name(_PREFIX_AWARE, "PrefixLength"),
-    )
-    problems.check_shape(
-        "prefix_aware_routing.concurrency_threshold",
-        concurrency_threshold,
-        member_shape_name(_PREFIX_AWARE, "ConcurrencyThreshold"),
-    )
+    for key, value, member in (
+        ("prefix_length", prefix_length, "PrefixLength"),
+        ("concurrency_threshold", concurrency_threshold, "ConcurrencyThreshold"),
+    ):
+        shape = member_shape_name(_PREFIX_AWARE, member)
+        problems.check_shape(f"prefix_aware_routing.{key}", value, shape)
+        if strategy == "PREFIX_AWARE" and value is None:
+            problems.add(
+                f"prefix_aware_routing.{key}",
+                value,
+                f"required with routing_strategy PREFIX_AWARE (botocore {_PREFIX_AWARE}."
+                f"{member}): set {shape_rule(shape).describe_allowed()}, "
+                + _PREFIX_AWARE_MEANING[key],
+            )
 
 
 def check_capacity_reservation(
@@ -157,6 +174,6 @@ def check_counted_frequency(
             publish_frequency_s,
             f"{COUNTED_FREQUENCY_S} while the endpoint's alarms count instances or copies "
             "(instances_at_max, copies_at_max): they count the datapoints a utilisation "
-            "metric gets per minute (AWS documents no copy- or instance-count metric); "
+            "metric gets per minute (no copy or instance count joins metric math); "
             "turn those conditions off to publish at another frequency",
         )

@@ -28,8 +28,11 @@ Containers: each model runs its container family's Deep Learning Container for t
 plan's region and the endpoint's hardware (or the catalog's ``image``), with the
 environment that makes it serve what the plan sized (:mod:`fm_platform.fleet.serving`),
 its weights from the catalog's ``weights_uri`` (read and decrypt granted to its role), the
-hub (no artifacts, network isolation off for that model) or the artifacts bucket. LoRA
-adapters of the catalog become adapter components on their base's component
+hub (no artifacts) or the artifacts bucket. An endpoint runs network-isolated unless a
+model on it downloads from the hub (:func:`fm_platform.fleet.serving.endpoint_isolated`;
+the planner keeps hub models on endpoints of their own). A multi-model endpoint runs the
+image and environment the plan's container family gives its models (one for all of
+them). LoRA adapters of the catalog become adapter components on their base's component
 (:mod:`fm_platform.fleet.adapters`).
 
 Moves: a model a re-plan moved to another Inference Components endpoint (the plan's
@@ -45,7 +48,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from aws_cdk import CfnOutput
+from aws_cdk import CfnOutput, Environment, Stage, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
@@ -77,7 +80,7 @@ from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
 from fm_platform.fleet.options import Shape
 from fm_platform.fleet.packing import instances_needed
 from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan
-from fm_platform.fleet.serving import ModelServing, model_serving
+from fm_platform.fleet.serving import ModelServing, endpoint_isolated, model_serving
 from fm_platform.fleet.sizing import resolve
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.rules.problems import Problems
@@ -129,6 +132,7 @@ def _serving(
         pool.instance_type if pool is not None else endpoint.instance_type,
         plan.region,
         adapters=len(adapters_by_base(catalog).get(name, ())),
+        kind=endpoint.kind,
     )
 
 
@@ -195,7 +199,6 @@ def _ic_endpoint(
                 cpu_cores=p.cpu_cores,
                 per_instance_type=_per_type(plan, catalog, endpoint, p, container),
                 container=container,
-                network_isolation=None if serving.network_isolation else False,
                 initial_copies=1,
                 scaling=None
                 if fixed
@@ -223,6 +226,7 @@ def _ic_endpoint(
         min_instance_count=endpoint.min_instances,
         max_instance_count=max(initial, _most_instances(endpoint)),
         fallback_instance_types=tuple(endpoint.fallback_types),
+        network_isolation=endpoint_isolated(endpoint, entries),
     )
 
 
@@ -268,11 +272,17 @@ def _fallback_pool(
     return FallbackPool(instance_type=pool.instance_type, container=container)
 
 
-def _multi(catalog: Catalog, endpoint: EndpointPlan) -> MultiModelEndpointConfig:
+def _multi(plan: Plan, catalog: Catalog, endpoint: EndpointPlan) -> MultiModelEndpointConfig:
+    """A multi-model endpoint running the container the plan names for its models: the
+    image and environment of their family on the endpoint's type (the planner gives one
+    endpoint models of one container and environment only)."""
     entries = {m.name: m for m in catalog.models}
+    serving = _serving(plan, catalog, endpoint, endpoint.models[0])
     return MultiModelEndpointConfig(
         name=endpoint.name,
         instance_type=endpoint.instance_type,
+        image=serving.image,
+        environment=serving.environment,
         model_size_gib=max(_weights_gib(entries[name], catalog) for name in endpoint.models),
         scaling=InstanceScaling(
             min_instances=endpoint.min_instances,
@@ -330,7 +340,7 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
         single_model_endpoints=tuple(
             _single(plan, catalog, e) for e in endpoints if e.kind == SINGLE
         ),
-        multi_model_endpoints=tuple(_multi(catalog, e) for e in endpoints if e.kind == MULTI),
+        multi_model_endpoints=tuple(_multi(plan, catalog, e) for e in endpoints if e.kind == MULTI),
         async_endpoints=tuple(_async(plan, catalog, e) for e in endpoints if e.kind == ASYNC),
         serverless_endpoints=tuple(
             _serverless(plan, catalog, e) for e in endpoints if e.kind == SERVERLESS
@@ -343,7 +353,13 @@ def fleet_stacks(
 ) -> dict[str, InferenceStack]:
     """One :class:`InferenceStack` per plan stack, by stack name, all reading their models
     from one :class:`ModelArtifactsStack` named ``<catalog>-artifacts`` (deploy it and
-    upload the models first)."""
+    upload the models first).
+
+    Every stack is bound to the plan's region (its images, prices and ECR grants are that
+    region's): their ``env`` is ``Environment(region=plan.region)`` with the account of an
+    ``env`` given in ``stack_kwargs`` (else the enclosing stage's, else the deploying
+    credentials'); an ``env`` or a stage of another region is refused."""
+    stack_kwargs = {**stack_kwargs, "env": _plan_environment(scope, plan, stack_kwargs.get("env"))}
     artifacts = ModelArtifactsStack(
         scope,
         f"{plan.catalog}-artifacts",
@@ -365,6 +381,34 @@ def fleet_stacks(
     _grant_weights_keys(plan, catalog, stacks)
     _add_adapters(plan, catalog, stacks)
     return stacks
+
+
+def _plan_environment(
+    scope: Construct, plan: Plan, env: Environment | dict[str, Any] | None
+) -> Environment:
+    """The environment of a plan's stacks: the plan's region, and the account of ``env``
+    (when given). A region of ``env`` or of the stage holding ``scope`` other than the
+    plan's is refused: the plan's images and prices are its region's (re-plan with ``fmp
+    plan --region``)."""
+    if isinstance(env, dict):
+        env = Environment(**env)
+    problems = Problems("fleet environment")
+    stage = scope if isinstance(scope, Stage) else Stage.of(scope)
+    for field, region in (
+        ("env.region", env.region if env is not None else None),
+        ("stage region", stage.region if stage is not None else None),
+    ):
+        if region is not None and (Token.is_unresolved(region) or region != plan.region):
+            problems.add(
+                field,
+                region,
+                f"the plan of catalog {plan.catalog} is for {plan.region} (its images, prices "
+                f"and ECR grants are that region's): deploy its stacks to {plan.region} "
+                "(leave the region out or give it), or re-plan for this region with fmp plan "
+                "--region REGION",
+            )
+    problems.raise_if_any()
+    return Environment(account=env.account if env is not None else None, region=plan.region)
 
 
 def _role_of(stack: InferenceStack, endpoint: EndpointPlan, model: str) -> iam.IRole:

@@ -26,10 +26,9 @@ from fm_platform.constructs.inference.inference_component import InferenceCompon
 from fm_platform.constructs.inference.role_grants import add_model_artifacts
 from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved
+from fm_platform.rules.adapters import check_adapter_artifact
 from fm_platform.rules.components import check_component_name_free
 from fm_platform.rules.problems import Problems
-
-_S3 = "s3://"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,8 +38,10 @@ class AdapterComponentProps:
     base: the base model's :class:`InferenceComponentModel`.
     adapter_name: a stable logical name (1-63 letters, digits and hyphens); with the
         stack's name it names the component unless ``component_name`` is given.
-    artifact_url: the ``s3://`` URI of the adapter's weights (a ``.tar.gz`` or a prefix);
-        the base endpoint's execution role gets read on it.
+    artifact_url: the ``s3://`` URI of the adapter's weights, one gzip-compressed tar
+        archive ending in ``.tar.gz`` (botocore ``ArtifactUrl``: a single archive, not a
+        prefix; :mod:`fm_platform.rules.adapters`); the base endpoint's execution role gets
+        read on it.
     artifact_key: the KMS key encrypting them; by default none is granted.
     component_name: the adapter component's name, used to invoke it; by default
         ``<stack name>-<adapter_name>-<endpoint key>`` (the base endpoint's replacement key,
@@ -60,8 +61,11 @@ class AdapterComponentProps:
         problems = Problems("adapter component props")
         problems.check_shape("adapter_name", self.adapter_name, "InferenceComponentName")
         problems.check_shape("component_name", self.component_name, "InferenceComponentName")
-        if not is_unresolved(self.artifact_url) and not self.artifact_url.startswith(_S3):
-            problems.add("artifact_url", self.artifact_url, "must be an s3:// URI")
+        check_adapter_artifact(
+            problems,
+            "artifact_url",
+            None if is_unresolved(self.artifact_url) else self.artifact_url,
+        )
         placed = component_name in taken or component_name in self.base.endpoint.component_names
         check_component_name_free(problems, "component_name", component_name, placed)
         problems.raise_if_any()

@@ -89,7 +89,7 @@ class InferenceComponentEndpointOptions:
     scale_in: how managed instance scaling releases instances (:class:`ScaleInPolicy`);
         by default SageMaker's behaviour (no ``ScaleInPolicy``).
     prefix_aware_routing: the settings of ``routing_strategy: PREFIX_AWARE``
-        (:class:`PrefixAwareRouting`); by default SageMaker's.
+        (:class:`PrefixAwareRouting`), required with it; by default none.
     capacity_reservation: serve only from an ML capacity reservation or training plan
         (:class:`CapacityReservation`); by default on-demand capacity.
     inference_ami_version: the variant's inference AMI (botocore
@@ -100,7 +100,8 @@ class InferenceComponentEndpointOptions:
         scale-out before it fails them (``VariantInstanceProvisionTimeoutInSeconds``,
         300-3600); by default SageMaker's.
     metrics: the endpoint config's ``MetricsConfig`` (:class:`EndpointMetrics`); by
-        default SageMaker's (one datapoint a minute, no enhanced metrics).
+        default one datapoint a minute, no enhanced metrics and detailed observability
+        off (written as ``false``: SageMaker turns it on otherwise).
     fallback_instance_types: instance types SageMaker provisions, in this order, when
         ``instance_type`` has no capacity (``InstancePools``, at most 4 besides
         ``instance_type``); each model's copies must fit each type (or give its own
@@ -362,7 +363,8 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
             execution_role_arn=role_arn(self.execution_role),
             enable_network_isolation=props.network_isolation or None,
             vpc_config=self.vpc_config.endpoint_config_property() if self.vpc_config else None,
-            metrics_config=props.metrics.to_property() if props.metrics else None,
+            # Always written: detailed observability is on unless the config says false.
+            metrics_config=(props.metrics or EndpointMetrics()).to_property(),
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
                     variant_name=props.variant_name,

@@ -9,7 +9,7 @@ from typing import Literal
 
 from aws_cdk import aws_sagemaker as sagemaker
 
-from fm_platform.rules.placement import check_scheduling
+from fm_platform.rules.placement import check_scheduling, written_az_imbalance
 from fm_platform.rules.problems import Problems
 
 _IC = sagemaker.CfnInferenceComponent
@@ -25,8 +25,12 @@ class ComponentScheduling:
         for scale-in to release); by default SPREAD.
     max_az_imbalance: the largest difference in copies between two Availability Zones
         (0-100); the balance is enforced ``PERMISSIVE``ly (the only mode: SageMaker places
-        a copy in another zone when the balanced one has no room); by default SageMaker's
-        imbalance. Zones come from the endpoint's subnets:
+        a copy in another zone when the balanced one has no room); by default 100, the
+        largest botocore allows: no balance (CloudFormation requires the setting, and left
+        out it would mean 0, copies held level across zones, which holds back BINPACK and
+        consolidating scale-in; see
+        :func:`~fm_platform.rules.placement.written_az_imbalance`). Zones come from the
+        endpoint's subnets:
         an endpoint in a VPC spans the zones of its subnets (give subnets in two or more
         zones), one outside a VPC SageMaker's.
     """
@@ -48,7 +52,8 @@ class ComponentScheduling:
         return _IC.InferenceComponentSchedulingConfigProperty(
             placement_strategy=self.placement_strategy,
             availability_zone_balance=_IC.InferenceComponentAvailabilityZoneBalanceProperty(
-                enforcement_mode="PERMISSIVE", max_imbalance=self.max_az_imbalance
+                enforcement_mode="PERMISSIVE",
+                max_imbalance=written_az_imbalance(self.max_az_imbalance),
             ),
         )
 

@@ -134,30 +134,58 @@ class HostingRole(Construct):
         add_model_artifacts(self.role, model_data_url, key)
 
     def add_vpc_access(self) -> None:
-        """Let SageMaker attach the endpoint's network interfaces in a VPC (idempotent)."""
+        """Let SageMaker attach the endpoint's network interfaces in a VPC (idempotent).
+
+        The actions are those the SageMaker Developer Guide grants for a VPC ("Give
+        SageMaker AI access to resources in your Amazon VPC"), bound as the Service
+        Authorization Reference ("Actions defined by Amazon EC2") allows: the interface
+        actions, ``DeleteNetworkInterfacePermission`` among them (its resource type is the
+        interface), to network interfaces of this account and Region; creation also to its
+        subnets and security groups; the Describe* actions, which have no resource type,
+        to "*"."""
         if self._vpc_granted:
             return
         self._vpc_granted = True
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "ec2:CreateNetworkInterface",
+        stack = stack_of(self)
+        interfaces, subnets, groups = (
+            arn_in(stack, "ec2", kind, "*")
+            for kind in ("network-interface", "subnet", "security-group")
+        )
+        for actions, resources in (
+            (["ec2:CreateNetworkInterface"], [interfaces, subnets, groups]),
+            (
+                [
                     "ec2:CreateNetworkInterfacePermission",
                     "ec2:DeleteNetworkInterface",
                     "ec2:DeleteNetworkInterfacePermission",
+                ],
+                [interfaces],
+            ),
+            (
+                [
                     "ec2:DescribeNetworkInterfaces",
                     "ec2:DescribeVpcs",
                     "ec2:DescribeDhcpOptions",
                     "ec2:DescribeSubnets",
                     "ec2:DescribeSecurityGroups",
                 ],
-                resources=["*"],
-            )
+                ["*"],
+            ),
+        ):
+            self.role.add_to_policy(iam.PolicyStatement(actions=actions, resources=resources))
+        acknowledgements = role_grants_of(self.role).acknowledgements
+        acknowledgements.acknowledge_wildcard_resource(
+            "SageMaker creates and releases the endpoint's network interfaces in subnets and "
+            "security groups chosen per endpoint, their IDs known only once created: the "
+            "interface actions are bound to network interfaces, subnets and security groups "
+            "of this account and Region.",
+            interfaces,
+            subnets,
+            groups,
         )
-        role_grants_of(self.role).acknowledgements.acknowledge_rendered(
-            "SageMaker creates the endpoint's network interfaces in subnets and security "
-            "groups chosen per endpoint; the EC2 Describe* actions support no resource-level "
-            "permissions.",
+        acknowledgements.acknowledge_rendered(
+            "The EC2 Describe* actions SageMaker calls to place the endpoint's network "
+            "interfaces support no resource-level permissions.",
             "*",
         )
 

@@ -36,7 +36,10 @@ from fm_platform.constructs.inference.endpoint_base import (
     with_statistic,
 )
 from fm_platform.constructs.inference.endpoint_interface import IInferenceComponentEndpoint
-from fm_platform.constructs.inference.execution_role import add_container_access
+from fm_platform.constructs.inference.execution_role import (
+    add_container_access,
+    depend_on_role_policies,
+)
 from fm_platform.constructs.inference.instance_pools import (
     InstanceTypeResources,
     demands_by_type,
@@ -44,8 +47,10 @@ from fm_platform.constructs.inference.instance_pools import (
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import startup_parameters
+from fm_platform.core.compliance import acknowledge
 from fm_platform.core.options import checked
-from fm_platform.core.scopes import inherit_stack
+from fm_platform.core.rollback_alarms import read_rollback_alarms_statement
+from fm_platform.core.scopes import inherit_stack, stack_of
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.capacity import CopyDemand, check_fit
@@ -57,6 +62,7 @@ from fm_platform.rules.components import (
     check_rolling_update,
     check_startup_timeouts,
 )
+from fm_platform.rules.isolation import check_model_isolation
 from fm_platform.rules.pools import check_per_type_resources
 from fm_platform.rules.problems import Problems
 
@@ -82,8 +88,10 @@ class RollingUpdate:
     wait_interval_s: seconds to watch each batch before the next (0-3600); by default 120.
     maximum_execution_timeout_s: seconds before the update is rolled back (600-28800); by
         default SageMaker's.
-    rollback_alarms: alarms (or alarm names, at most 10) that roll the update back when
-        they fire; by default none.
+    rollback_alarms: metric alarms (or their names, at most 10) that roll the update back
+        when they fire; the endpoint's execution role is granted
+        ``cloudwatch:DescribeAlarms`` on each (SageMaker reads their state with it); by
+        default none.
     rollback_batch_size: copies (or percent, in ``batch_unit``) restored per batch in a
         rollback; by default SageMaker's (all at once).
     """
@@ -201,7 +209,9 @@ class InferenceComponentModelOptions:
         any, the component gets one ``Specifications`` entry per type; by default the
         fields above apply on every type, which each copy must fit.
     network_isolation: run this model without network access; by default the endpoint's
-        setting (a model downloading its weights from the internet needs False).
+        setting. False (a model downloading its weights from the internet) needs an
+        endpoint that is not network-isolated: the endpoint's setting applies to every
+        container on it (:mod:`fm_platform.rules.isolation`).
     """
 
     model_name: str
@@ -354,6 +364,12 @@ class InferenceComponentModelProps(InferenceComponentModelOptions):
         )
         placed = endpoint.component_names if endpoint is not None else set()
         check_component_name_free(problems, "component_name", name, name in placed or name in taken)
+        check_model_isolation(
+            problems,
+            "network_isolation",
+            props.network_isolation,
+            getattr(endpoint, "network_isolation", None),
+        )
         problems.raise_if_any()
 
 
@@ -365,7 +381,8 @@ class InferenceComponentModel(Construct):
     ``per_instance_type`` entry with its own ``container``), ``Component<key>`` (the endpoint's
     ``replacement_key``: a replaced endpoint gets new components) and, with ``scaling``,
     ``Scaling`` (see :class:`ComponentAutoScaling`). The endpoint's execution role is
-    granted pull on the image and read on the artifacts.
+    granted pull on the image, read on the artifacts and, with rollback alarms,
+    ``cloudwatch:DescribeAlarms`` on them.
 
     Attributes: ``model_name``, ``name_suffix`` (the option: what follows the default
     component name, also its adapters'), ``model``, ``type_models`` (by instance type, the
@@ -450,6 +467,7 @@ class InferenceComponentModel(Construct):
             else caches_by_default(self.min_copies, self.endpoint.instance_types)
         )
         self.component = self._component(props, startup)
+        self._grant_rollback_alarms(props.rolling_update)
         self.max_copies: int | None = (
             known(props.scaling.max_copies) if props.scaling else self.min_copies
         )
@@ -476,6 +494,31 @@ class InferenceComponentModel(Construct):
                     f"min_instance_count={minimum} instances running; set the endpoint's "
                     "min_instance_count to 0 to stop paying for idle instances.",
                 )
+
+    def _grant_rollback_alarms(self, rolling_update: RollingUpdate | None) -> None:
+        """Let the execution role read the rollback alarms' state before the component
+        can be updated (:mod:`fm_platform.core.rollback_alarms`): in the role's policy,
+        or, for a role of another stack (an endpoint placed on from here), in a policy of
+        this stack (``ReadRollbackAlarms``), so that the role's stack names no alarm of
+        this one."""
+        if rolling_update is None or not rolling_update.rollback_alarms:
+            return
+        role = self.endpoint.execution_role
+        statement = read_rollback_alarms_statement(self, rolling_update.rollback_alarms)
+        if stack_of(role) is stack_of(self):
+            role.add_to_principal_policy(statement)
+            depend_on_role_policies(self.component, role)
+            return
+        policy = iam.Policy(self, "ReadRollbackAlarms", roles=[role], statements=[statement])
+        acknowledge(
+            policy,
+            "The endpoint's execution role lives in another stack; the read of this "
+            "component's rollback alarms is kept in this stack with the component, so that "
+            "the role's stack does not depend on this one.",
+            "HIPAA.Security-IAMNoInlinePolicy",
+            "NIST.800.53.R5-IAMNoInlinePolicy",
+        )
+        self.component.node.add_dependency(policy)
 
     def _component(
         self,
@@ -584,8 +627,12 @@ class InferenceComponentModel(Construct):
         """The component's running copies: every copy reports ``CPUUtilizationNormalized``
         (namespace ``/aws/sagemaker/InferenceComponents``) once per publishing period, 60 s
         unless the endpoint config changes it, so its SampleCount over one minute counts
-        the copies (by default that SampleCount over 1 minute). SageMaker publishes no
-        copy-count metric of its own."""
+        the copies (by default that SampleCount over 1 minute). The copy counts detailed
+        observability publishes (copies per Availability Zone) are OpenTelemetry metrics
+        queried with PromQL (SageMaker Developer Guide, "OpenTelemetry metrics
+        reference"), without a namespace and dimensions a ``cloudwatch.Metric`` or metric
+        math can name, and only where detailed observability is on; see
+        docs/endpoint-options.md."""
         return self.metric(
             COPIES_METRIC,
             **with_statistic(options, cloudwatch.Stats.SAMPLE_COUNT),

@@ -59,11 +59,15 @@ class ScaleInPolicy:
 @dataclass(frozen=True, kw_only=True)
 class PrefixAwareRouting:
     """Settings of ``PREFIX_AWARE`` routing (requests sharing a prompt prefix go to the
-    copy that has it cached).
+    copy that has it cached); ``routing_strategy: PREFIX_AWARE`` needs both (botocore:
+    "Required when RoutingStrategy is PREFIX_AWARE"), so there is no default.
 
-    prefix_length: the tokens of the prompt compared (1024-65536); by default SageMaker's.
-    concurrency_threshold: requests a copy may have in flight before routing ignores the
-        prefix (1-1024); by default SageMaker's.
+    prefix_length: the bytes of the request body (characters of the messages with the
+        OpenAI-compatible API) compared (1024-65536): cover the shared system prompt and
+        enough of each request to spread the load.
+    concurrency_threshold: requests a copy may have in flight before the endpoint sends
+        the next one to another copy or instance (1-1024); it applies to every copy of
+        every component on the variant, so give what the smallest copy serves.
     """
 
     prefix_length: int | None = None
@@ -118,8 +122,11 @@ class EndpointMetrics:
 
     enhanced: enhanced metrics (per-instance and per-accelerator dimensions); by default
         False.
-    detailed_observability: detailed observability (copy counts per Availability Zone);
-        by default False.
+    detailed_observability: detailed observability: OpenTelemetry metrics queried with
+        PromQL (container, per-GPU and host metrics, copies per Availability Zone), at
+        extra CloudWatch cost; by default False, written as ``false`` (SageMaker turns it
+        on for every new endpoint config that does not say, botocore
+        ``MetricsConfig.EnableDetailedObservability``).
     publish_frequency_s: seconds between datapoints (10, 30, 60, 120, 180, 240 or 300); by
         default SageMaker's 60. The alarms and dashboards count instances and copies by the
         datapoints a utilisation metric gets per minute, which assumes 60: another value
@@ -133,6 +140,6 @@ class EndpointMetrics:
     def to_property(self) -> _Config.MetricsConfigProperty:
         return _Config.MetricsConfigProperty(
             enable_enhanced_metrics=self.enhanced,
-            enable_detailed_observability=self.detailed_observability or None,
+            enable_detailed_observability=self.detailed_observability,
             metric_publish_frequency_in_seconds=self.publish_frequency_s,
         )

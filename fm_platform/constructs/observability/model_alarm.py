@@ -8,7 +8,8 @@ Metrics (SageMaker Developer Guide, "Amazon SageMaker AI metrics in Amazon Cloud
 ``InferenceComponentName``; ``NoCapacityInvocationFailures`` in ``AWS/SageMaker``, emitted
 when a request finds nothing to serve it ("Scale an endpoint to zero instances"); the
 copies as the SampleCount of the per-copy ``CPUUtilizationNormalized`` in
-``/aws/sagemaker/InferenceComponents`` (no copy-count metric is published; see
+``/aws/sagemaker/InferenceComponents`` (detailed observability's copy counts are PromQL
+metrics, which metric math cannot combine; see
 :meth:`InferenceComponentModel.metric_copies`). The conditions share one alarm (see
 :mod:`~fm_platform.constructs.observability.conditions`): one resource per model, written
 as plain CloudFormation (a typed alarm with CDK metric objects costs a thousand-model fleet
@@ -178,9 +179,9 @@ def model_conditions(options: ModelAlarmProps) -> list[Condition]:
                 "SampleCount",
                 ">=",
                 top,
-                # AWS documents no copy-count metric: the description says how it counts.
+                # No copy count joins metric math: the description says how it counts.
                 f"copies at the maximum ({top}; counted as the copies' {COPIES_METRIC} "
-                "datapoints per minute, AWS publishing no copy count)",
+                "datapoints per minute, AWS publishing no copy count for metric math)",
             )
         )
     if options.latency_objective_ms is not None:

@@ -40,6 +40,7 @@ from constructs import Construct
 
 from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.core.dependencies import drop_redundant_depends_on
+from fm_platform.core.encryption import allow_cloudwatch_logs
 from fm_platform.rules.functions import check_reserved_concurrency
 from fm_platform.rules.observability import check_percent
 from fm_platform.rules.problems import Problems
@@ -155,8 +156,10 @@ class FunctionPlacement:
     """Where the custom resource function runs and logs: ``vpc`` and ``subnet`` (its
     network interface, in a security group of its own; it reaches the SageMaker and
     CloudWatch Logs APIs through the subnet's NAT), ``log_group`` (its logs,
-    encrypted) and ``log_key`` (the key it gives the cluster's lifecycle log group: one
-    CloudWatch Logs may use, kept with the data, e.g. the key of ``log_group``), and
+    encrypted) and ``log_key`` (the key it gives the cluster's lifecycle log group, kept
+    with the data, e.g. the key of ``log_group``; its policy is extended so that CloudWatch
+    Logs may use it for HyperPod's ``/aws/sagemaker/Clusters/`` log groups, and an
+    imported key's policy must already allow that), and
     ``reserved_concurrency`` (its reserved concurrent executions; by default none)."""
 
     vpc: ec2.IVpc
@@ -215,6 +218,21 @@ class LifecycleErrorAlarm(Construct):
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         role = self._function_role(cluster_arn, groups_arn, placement.log_group)
+        # The key encrypts the cluster's group once associated: CloudWatch Logs may use it
+        # for HyperPod's cluster groups (the key's stack cannot name this cluster's id).
+        key_stack = Stack.of(placement.log_key)
+        allow_cloudwatch_logs(
+            placement.log_key,
+            key_stack.region,
+            [
+                key_stack.format_arn(
+                    service="logs",
+                    resource="log-group",
+                    resource_name=f"{CLUSTER_LOG_GROUP_PREFIX}*",
+                    arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                )
+            ],
+        )
 
         def sdk_resource(
             construct_id: str, call: cr.AwsSdkCall, *, update: bool

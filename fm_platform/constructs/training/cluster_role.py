@@ -32,16 +32,16 @@ _EC2_DESCRIBE_ACTIONS = (
     "ec2:DescribeVpcs",
 )
 
-# Network-interface actions whose only resource is the interface itself.
+# Network-interface actions whose only resource is the interface itself. The EC2 service
+# authorization reference ("Actions defined by Amazon EC2") gives
+# DeleteNetworkInterfacePermission the resource type network-interface too (with the
+# ec2:Subnet and ec2:NetworkInterfaceID condition keys): the permission's interface.
 _ENI_ACTIONS = (
     "ec2:CreateNetworkInterfacePermission",
     "ec2:CreateTags",
     "ec2:DeleteNetworkInterface",
+    "ec2:DeleteNetworkInterfacePermission",
 )
-
-# DeleteNetworkInterfacePermission names a permission ID, not an interface: the EC2
-# service authorization reference lists no resource type for it, so only "*" matches it.
-_UNSCOPED_ENI_ACTIONS = ("ec2:DeleteNetworkInterfacePermission",)
 # DetachNetworkInterface is authorised against the interface and the instance it leaves
 # (EC2 service authorization reference); HyperPod's instances live in a service account,
 # so the instance part names any account's instances, the interface part only this one's.
@@ -136,9 +136,6 @@ def network_interface_statements(
             resources=[interfaces, _instances_arn(scope)],
         ),
         iam.PolicyStatement(
-            sid="ReleaseClusterInterfaces", actions=list(_UNSCOPED_ENI_ACTIONS), resources=["*"]
-        ),
-        iam.PolicyStatement(
             sid="DescribeClusterNetwork", actions=list(_EC2_DESCRIBE_ACTIONS), resources=["*"]
         ),
     ]
@@ -190,16 +187,16 @@ def _has_instance_role_policy(role: iam.Role) -> bool:
 
 #: Why the statements left on "*" cannot be narrowed, for IaC scanners that read the
 #: template: AWS's HyperPod developer guide ("IAM role for SageMaker HyperPod") grants the
-#: cluster's instance role these EC2 network-interface actions on "*", and the EC2 service
-#: authorization reference gives DeleteNetworkInterfacePermission no resource type and
+#: cluster's instance role these EC2 network-interface actions on "*"; the EC2 service
+#: authorization reference gives the Describe* actions no resource type and
 #: DetachNetworkInterface the HyperPod-owned instance as a resource, which this stack cannot
-#: name; the other interface actions are already bound to this account's interfaces and
+#: name; the other interface actions are bound to this account's interfaces and
 #: CreateNetworkInterface to the cluster subnet and security group.
 _SCANNER_REASON = (
     "HyperPod attaches and releases its instances' network interfaces in the cluster subnet; "
-    "AWS's HyperPod guide grants these EC2 actions on '*': DeleteNetworkInterfacePermission "
-    "has no resource type. DetachNetworkInterface is bound to this account's interfaces and "
-    "to instances (HyperPod's, in a service account); every other interface action to this "
+    "AWS's HyperPod guide grants these EC2 actions on '*'. The Describe* actions have no "
+    "resource type; DetachNetworkInterface is bound to this account's interfaces and to "
+    "instances (HyperPod's, in a service account); every other interface action to this "
     "account's interfaces, and CreateNetworkInterface to the cluster subnet and group."
 )
 
@@ -232,9 +229,9 @@ def _acknowledge_findings(role: ClusterExecutionRole, interfaces: str) -> None:
         "HyperPod creates one elastic network interface per instance and per EFA device in "
         "the cluster subnet; their IDs exist only after creation, so the interface actions "
         "are scoped to network interfaces of this account and Region (CreateNetworkInterface "
-        "is further bound to the cluster subnet and security group). EC2 Describe* actions, "
-        "DeleteNetworkInterfacePermission (no resource type) and fsx:DescribeFileSystems "
-        "(listing the account's file systems) are authorised only against '*'; "
+        "is further bound to the cluster subnet and security group). EC2 Describe* actions "
+        "and fsx:DescribeFileSystems (listing the account's file systems) are authorised "
+        "only against '*'; "
         "DetachNetworkInterface also authorises the instance, which HyperPod runs in a "
         "service account (any account's instances).",
         interfaces,

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from aws_cdk import Annotations, ArnFormat, CfnTag, Fn, Stack
+from aws_cdk import Annotations, CfnTag, Fn
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
@@ -39,6 +39,7 @@ from fm_platform.constructs.training.cluster_role import (
 from fm_platform.constructs.training.instance_groups import (
     InstanceGroup,
     NodeRole,
+    addresses_of_groups,
     provisioning_parameters,
     validate_instance_groups,
 )
@@ -49,6 +50,7 @@ from fm_platform.constructs.training.node_health_alarm import (
 )
 from fm_platform.core.compliance import acknowledge_wildcard_resource
 from fm_platform.core.options import Props, checked
+from fm_platform.core.rollback_alarms import read_rollback_alarms_statement
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.core.unknown_types import warn_unknown_accelerated_type
 from fm_platform.rules.cluster import (
@@ -305,12 +307,14 @@ class HyperPodClusterProps(HyperPodClusterOptions, Props):
         if props.managed:
             props._check_managed_mounts(problems)
         cidr = _known_cidr(self.subnet)
+        addresses, left_out = addresses_of_groups(props.instance_groups or ())
         check_subnet_capacity(
             problems,
             "subnet",
             cidr,
             ipaddress.IPv4Network(cidr, strict=False).prefixlen if cidr else None,
-            props.required_ipv4_addresses,
+            addresses,
+            left_out=left_out,
         )
 
     def _check_managed_mounts(self, problems: Problems) -> None:
@@ -507,29 +511,9 @@ class HyperPodCluster(Construct):
         scheduled updates' rollback alarms."""
         statements = list(props.lifecycle.read_statements())
         if rollback_alarms:
-            # "To use the automatic rollback functionality, you must add the permission
-            # cloudwatch:DescribeAlarms to your IAM execution role" (SageMaker developer
-            # guide, HyperPod AMI updates). The Service Authorization Reference (Amazon
-            # CloudWatch, "Actions defined by Amazon CloudWatch") lists DescribeAlarms with
-            # the required resource type alarm*, so the grant names the rollback alarms'
-            # ARNs; the CloudWatch API Reference (DescribeAlarms) adds that composite alarms
-            # are returned only to a permission scoped to "*", so rollback alarms are
-            # metric alarms (docs/training.md).
-            stack = Stack.of(self)
+            # HyperPod reads the rollback alarms with the execution role.
             statements.append(
-                iam.PolicyStatement(
-                    sid="ReadRollbackAlarms",
-                    actions=["cloudwatch:DescribeAlarms"],
-                    resources=[
-                        stack.format_arn(
-                            service="cloudwatch",
-                            resource="alarm",
-                            resource_name=name,
-                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                        )
-                        for name in rollback_alarms
-                    ],
-                )
+                read_rollback_alarms_statement(self, rollback_alarms, sid="ReadRollbackAlarms")
             )
         if props.file_system is not None or props.home_file_system is not None:
             statements.append(_describe_file_systems_statement())

@@ -13,6 +13,7 @@ from fm_platform.rules.instance_groups import (
     ON_DEMAND,
     SLURM_NODE_TYPES,
     SPOT,
+    addresses_of_known_groups,
     addresses_per_instance,
     check_capacity,
     check_group_roles,
@@ -188,6 +189,22 @@ class InstanceGroup:
         check_image_id(problems, f"{field}.image_id", self.image_id)
         if self.scheduled_update is not None:
             self.scheduled_update.check(problems, f"{field}.scheduled_update")
+
+
+def addresses_of_groups(groups: Sequence[InstanceGroup | None]) -> tuple[int, tuple[str, ...]]:
+    """The subnet addresses of the groups whose type and count are known, and the names
+    of the others (:func:`~fm_platform.rules.instance_groups.addresses_of_known_groups`;
+    a group without a name is named by its position)."""
+    return addresses_of_known_groups(
+        [
+            (
+                (group and group.name) or f"instance_groups[{index}]",
+                group.instance_type if group else None,
+                group.instance_count if group else None,
+            )
+            for index, group in enumerate(groups)
+        ]
+    )
 
 
 def validate_instance_groups(

@@ -17,7 +17,7 @@ from constructs import Construct
 from fm_platform.constructs.training.az_region import require_region_of_az_id
 from fm_platform.core.compliance import acknowledge, suppress_scanner_findings
 from fm_platform.core.dependencies import drop_redundant_depends_on
-from fm_platform.core.encryption import customer_managed_key
+from fm_platform.core.encryption import allow_cloudwatch_logs, customer_managed_key
 from fm_platform.core.options import Props, checked
 from fm_platform.rules.network import (
     AWS_RESERVED_ADDRESSES_PER_SUBNET,
@@ -368,32 +368,15 @@ def _settle_default_group_provider(stack: Stack) -> None:
 
 def _allow_cloudwatch_logs(key: kms.IKey, scope: Construct) -> None:
     """Let CloudWatch Logs in this stack's account and Region use ``key`` for its log
-    groups (the key policy CloudWatch Logs documents for encrypted log groups). An imported
-    key's policy cannot be changed here and must already allow it."""
+    groups (see :func:`~fm_platform.core.encryption.allow_cloudwatch_logs`)."""
     stack = Stack.of(scope)
-    key.add_to_resource_policy(
-        iam.PolicyStatement(
-            actions=[
-                "kms:Encrypt*",
-                "kms:Decrypt*",
-                "kms:ReEncrypt*",
-                "kms:GenerateDataKey*",
-                "kms:Describe*",
-            ],
-            principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
-            resources=["*"],
-            conditions={
-                "ArnLike": {
-                    "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
-                        service="logs",
-                        resource="log-group",
-                        resource_name="*",
-                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                }
-            },
-        )
+    every_group = stack.format_arn(
+        service="logs",
+        resource="log-group",
+        resource_name="*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
     )
+    allow_cloudwatch_logs(key, stack.region, [every_group])
 
 
 __all__ = [
