@@ -12,7 +12,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.config import load_config
@@ -202,6 +202,37 @@ def test_the_zone_balance_written_is_the_one_asked_for(scheduling, balance):
 
 
 BASE = InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+
+
+PREFIX_AWARE = {
+    "routing_strategy": "PREFIX_AWARE",
+    "prefix_aware_routing": PrefixAwareRouting(prefix_length=2048, concurrency_threshold=8),
+}
+
+
+@pytest.mark.parametrize(("max_instance_count", "warned"), [(1, True), (2, False)])
+def test_prefix_aware_routing_on_one_instance_gets_a_warning(max_instance_count, warned):
+    # botocore RoutingStrategy: "The endpoint applies prefix-aware routing only when two or
+    # more instances can serve the request."
+    stack = cdk.Stack(new_app(), "Routed")
+    props = replace(
+        BASE, **PREFIX_AWARE, initial_instance_count=1, max_instance_count=max_instance_count
+    )
+    InferenceComponentEndpoint(stack, "Endpoint", props)
+    warnings = Annotations.from_stack(stack).find_warning(
+        "/Routed/Endpoint", Match.string_like_regexp("PREFIX_AWARE")
+    )
+    expected = (
+        "routing_strategy PREFIX_AWARE with max_instance_count 1: the endpoint applies "
+        "prefix-aware routing only when two or more instances can serve the request (botocore "
+        "RoutingStrategy), so it never does here; allow at least 2 instances, or route with "
+        "LEAST_OUTSTANDING_REQUESTS"
+    )
+    ack = " [ack: fm_platform:prefixAwareOnOneInstance]"
+    assert [w.entry.data for w in warnings] == ([expected + ack] if warned else [])
+    config = Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig")
+    (variant,) = next(iter(config.values()))["Properties"]["ProductionVariants"]
+    assert variant["RoutingConfig"]["RoutingStrategy"] == "PREFIX_AWARE"
 
 
 @pytest.mark.parametrize(
