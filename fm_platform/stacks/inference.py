@@ -55,7 +55,6 @@ from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelOptions,
-    InferenceComponentModelProps,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import (
@@ -264,12 +263,11 @@ class InferenceStack(Stack):
                 else entry
                 for entry in model.per_instance_type or ()
             ]
-            created = InferenceComponentModel(
-                group,
+            created = endpoint.add_model(
                 f"Model-{model.model_name}",
-                InferenceComponentModelProps(
-                    **options, endpoint=endpoint, artifact_key=self.artifacts.key
-                ),
+                InferenceComponentModelOptions(**options),
+                artifact_key=self.artifacts.key,
+                scope=group,
             )
             if keeps_copies:
                 Annotations.of(created).acknowledge_warning(

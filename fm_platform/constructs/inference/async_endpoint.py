@@ -240,8 +240,8 @@ class AsyncEndpoint(VariantEndpoint, QueueMetrics):
     def __init__(self, scope: Construct, construct_id: str, props: AsyncEndpointProps) -> None:
         """Create the endpoint, its config, its model, its storage and topics under
         ``scope``; ``props`` is validated first."""
-        super().__init__(scope, construct_id)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.endpoint_name)
         self.variant_name = props.variant_name
         self.model_name = props.model_name
         container = props.container.with_image_for(self)

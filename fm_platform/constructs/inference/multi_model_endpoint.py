@@ -132,8 +132,8 @@ class MultiModelEndpoint(VariantEndpoint, ImportableByName):
     def __init__(self, scope: Construct, construct_id: str, props: MultiModelEndpointProps) -> None:
         """Create the endpoint, its config and its model under ``scope``; ``props`` is
         validated first."""
-        super().__init__(scope, construct_id)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.endpoint_name)
         self.variant_name = VARIANT_NAME
         container = ModelContainer(
             image=props.container_image(),
