@@ -231,8 +231,13 @@ class AsyncEndpoint(VariantEndpoint, QueueMetrics):
     has no data; the errors and ``ModelLatency`` are, and the queue's metrics (dimension
     ``EndpointName``) have their own ``metric_*`` methods (:class:`QueueMetrics`).
     :meth:`grant_invoke` lets a principal queue requests (``InvokeEndpointAsync``; an
-    asynchronous endpoint takes no other invocation). It fits
-    :class:`~fm_platform.constructs.inference.endpoint_interface.IAsyncEndpoint`.
+    asynchronous endpoint takes no other invocation). It implements
+    :class:`~fm_platform.constructs.inference.endpoint_interface.IAsyncEndpoint`. An
+    ``aws_apigateway.SagemakerIntegration`` takes it as it takes every ``IEndpoint``, but
+    calls ``InvokeEndpoint`` (``/endpoints/{name}/invocations``, botocore
+    ``sagemaker-runtime``), which an asynchronous endpoint refuses: put an
+    ``aws_apigateway.AwsIntegration`` on ``/endpoints/{name}/async-invocations``
+    (``InvokeEndpointAsync``) in front of it instead.
     """
 
     INVOKE_ACTIONS = (INVOKE_ASYNC_ACTION,)
