@@ -127,6 +127,10 @@ if TYPE_CHECKING:
         SlurmAccountingDatabaseOptions as SlurmAccountingDatabaseOptions,
         SlurmAccountingDatabaseProps as SlurmAccountingDatabaseProps,
     )
+    from fm_platform.constructs.training.cluster_interface import (
+        HyperPodClusterAttributes as HyperPodClusterAttributes,
+        IHyperPodCluster as IHyperPodCluster,
+    )
     from fm_platform.constructs.training.filesystem import (
         DataRepositoryAssociationProps as DataRepositoryAssociationProps,
         SharedFileSystem as SharedFileSystem,

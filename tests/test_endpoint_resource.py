@@ -91,16 +91,20 @@ def test_sagemaker_integration_takes_every_kind_created_or_imported(kind):
         assert integration["IntegrationHttpMethod"] == "POST"
         path = ":apigateway:us-east-1:runtime.sagemaker:path/endpoints/"
         name = names[how]
-        tail = [path, name, "/invocations"] if isinstance(name, dict) else [f"{path}{name}/invocations"]
+        tail = (
+            [path, name, "/invocations"]
+            if isinstance(name, dict)
+            else [f"{path}{name}/invocations"]
+        )
         assert integration["Uri"]["Fn::Join"] == ["", ["arn:", {"Ref": "AWS::Partition"}, *tail]]
         role = integration["Credentials"]["Fn::GetAtt"][0]
         [statement] = _role_statements(template, role)
         assert statement["Action"] == actions
         arn = stack.resolve(endpoints[how].endpoint_arn)
         assert statement["Resource"] == arn
-    assert template["Resources"][role]["Properties"]["AssumeRolePolicyDocument"]["Statement"][
-        0
-    ]["Principal"] == {"Service": "apigateway.amazonaws.com"}
+    assert template["Resources"][role]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0][
+        "Principal"
+    ] == {"Service": "apigateway.amazonaws.com"}
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -115,9 +119,7 @@ def test_grant_invoke_gives_any_grantee_the_endpoint_arn(kind):
     template = Template.from_stack(stack).to_json()
     [statement] = _role_statements(template, stack.get_logical_id(caller.node.default_child))  # type: ignore[arg-type]
     assert statement["Effect"] == "Allow"
-    assert statement["Action"] == (
-        INVOKE_ASYNC_ACTION if kind == "async" else list(INVOKE_ACTIONS)
-    )
+    assert statement["Action"] == (INVOKE_ASYNC_ACTION if kind == "async" else list(INVOKE_ACTIONS))
     assert statement["Resource"] == {"Ref": stack.get_logical_id(endpoint.endpoint)}  # type: ignore[attr-defined]
 
 
@@ -128,9 +130,7 @@ def test_an_endpoint_is_a_resource_with_its_environment(kind):
     assert isinstance(endpoint, cdk.Resource)
     assert endpoint.stack is stack
     assert (endpoint.env.account, endpoint.env.region) == ("123456789012", "us-east-1")
-    assert stack.resolve(endpoint.endpoint_ref.endpoint_arn) == stack.resolve(
-        endpoint.endpoint_arn
-    )
+    assert stack.resolve(endpoint.endpoint_ref.endpoint_arn) == stack.resolve(endpoint.endpoint_arn)
     endpoint.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
     resource = Template.from_stack(stack).to_json()["Resources"][
         stack.get_logical_id(endpoint.endpoint)  # type: ignore[attr-defined]
@@ -155,8 +155,7 @@ def test_an_imported_endpoint_refuses_a_removal_policy():
     with pytest.raises(ValueError) as raised:
         endpoint.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
     assert str(raised.value) == (
-        "Api/Here: an imported endpoint has no resource in this app to apply a removal "
-        "policy to"
+        "Api/Here: an imported endpoint has no resource in this app to apply a removal policy to"
     )
 
 
@@ -173,7 +172,8 @@ def test_add_model_places_a_model_under_the_endpoint():
     model = endpoint.add_model("Chat", OPTIONS)
     elsewhere = Construct(stack, "Models")
     other = endpoint.add_model(
-        "Other", InferenceComponentModelOptions(**{**OPTIONS.__dict__, "model_name": "other"}),
+        "Other",
+        InferenceComponentModelOptions(**{**OPTIONS.__dict__, "model_name": "other"}),
         scope=elsewhere,
     )
     assert model.node.scope is endpoint and other.node.scope is elsewhere

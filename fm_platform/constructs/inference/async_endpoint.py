@@ -11,6 +11,7 @@ with ``AsyncInferenceConfig`` takes asynchronous invocations only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aws_cdk import CfnTag
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -173,7 +174,10 @@ class QueueMetrics:
     """The metrics of an asynchronous endpoint's queue (dimension ``EndpointName``, as
     SageMaker publishes them), each with the same options as every ``metric_*`` method."""
 
-    endpoint_name: str
+    if TYPE_CHECKING:  # the endpoint class it is mixed into has the name
+
+        @property
+        def endpoint_name(self) -> str: ...
 
     def metric_endpoint(
         self, metric_name: str, **options: Unpack[MetricOptions]

@@ -30,7 +30,6 @@ from fm_platform.constructs.inference.endpoint_base import (
 )
 from fm_platform.constructs.inference.endpoint_interface import (
     IEndpoint,
-    IInferenceComponentEndpoint,
 )
 from fm_platform.constructs.inference.execution_role import (
     HostingRole,
