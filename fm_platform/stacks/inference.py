@@ -1,5 +1,5 @@
 """The inference stack: endpoints and models described by one
-:class:`~fm_platform.config.InferenceConfig` (by default the hosting guidance's examples).
+:class:`~fm_platform.config.InferenceConfig` (only what it holds: by default no endpoint).
 
 Artifacts: the models read them from a bucket in a stack of its own
 (:class:`~fm_platform.stacks.artifacts.ModelArtifactsStack`, deployed first) or from an
