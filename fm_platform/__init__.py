@@ -176,9 +176,6 @@ if TYPE_CHECKING:
         acknowledge as acknowledge,
         apply_compliance_packs as apply_compliance_packs,
     )
-    from fm_platform.core.images import (
-        deep_learning_container_image as deep_learning_container_image,
-    )
     from fm_platform.hardware.instances import (
         instance_spec as instance_spec,
         InstanceSpec as InstanceSpec,

@@ -150,7 +150,11 @@ def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
     }
 
 
-def _dlc_repository(repository: str) -> dict:
+def _account(mapping: str) -> dict:
+    return {"Fn::FindInMap": [mapping, {"Ref": "AWS::Region"}, "account"]}
+
+
+def _dlc_repository(repository: str, mapping: str) -> dict:
     return {
         "Fn::Join": [
             "",
@@ -159,34 +163,42 @@ def _dlc_repository(repository: str) -> dict:
                 {"Ref": "AWS::Partition"},
                 ":ecr:",
                 {"Ref": "AWS::Region"},
-                f":763104351884:repository/{repository}",
+                ":",
+                _account(mapping),
+                f":repository/{repository}",
             ],
         ]
     }
 
 
-def test_images_are_deep_learning_containers_in_the_stack_region(built):
+def test_images_come_from_the_image_table_in_the_stack_region(built):
     image = built.properties(built.stack.ic_models["llama-7b-chat"].model)["PrimaryContainer"][
         "Image"
     ]
+    # The environment-agnostic stack looks the publishing account up by region.
     assert image == {
         "Fn::Join": [
             "",
             [
-                "763104351884.dkr.ecr.",
+                _account("LmiGpuImageAccounts"),
+                ".dkr.ecr.",
                 {"Ref": "AWS::Region"},
-                ".amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128",
+                ".",
+                {"Ref": "AWS::URLSuffix"},
+                "/djl-inference:0.36.0-lmi27.0.0-cu130",
             ],
         ]
     }
     roles = {
-        "djl-inference": [
+        ("djl-inference", "LmiGpuImageAccounts"): [
             built.stack.ic_endpoints["shared-g5"].execution_role,
             built.stack.single_model_endpoints["summarizer"].execution_role,
         ],
-        "pytorch-inference": [built.stack.multi_model_endpoints["small-models"].execution_role],
+        ("pytorch-inference", "PytorchCpuImageAccounts"): [
+            built.stack.multi_model_endpoints["small-models"].execution_role
+        ],
     }
-    for repository, repository_roles in roles.items():
+    for (repository, mapping), repository_roles in roles.items():
         for role in repository_roles:
             pulls = [
                 s["Resource"]
@@ -194,7 +206,7 @@ def test_images_are_deep_learning_containers_in_the_stack_region(built):
                 if "ecr:BatchGetImage" in s["Action"]
             ]
             # exactly the image's repository, once, however many models share the image
-            assert pulls == [_dlc_repository(repository)]
+            assert pulls == [_dlc_repository(repository, mapping)]
 
 
 def test_isolated_summarizer(built):
