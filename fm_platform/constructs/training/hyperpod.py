@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from aws_cdk import Annotations, ArnFormat, CfnTag, Fn, Resource, Stack
+from aws_cdk import Annotations, CfnTag, Resource
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
