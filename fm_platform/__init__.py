@@ -127,6 +127,10 @@ if TYPE_CHECKING:
         SlurmAccountingDatabaseOptions as SlurmAccountingDatabaseOptions,
         SlurmAccountingDatabaseProps as SlurmAccountingDatabaseProps,
     )
+    from fm_platform.constructs.training.cluster_interface import (
+        HyperPodClusterAttributes as HyperPodClusterAttributes,
+        IHyperPodCluster as IHyperPodCluster,
+    )
     from fm_platform.constructs.training.filesystem import (
         DataRepositoryAssociationProps as DataRepositoryAssociationProps,
         SharedFileSystem as SharedFileSystem,
@@ -171,9 +175,6 @@ if TYPE_CHECKING:
     from fm_platform.core.compliance import (
         acknowledge as acknowledge,
         apply_compliance_packs as apply_compliance_packs,
-    )
-    from fm_platform.core.images import (
-        deep_learning_container_image as deep_learning_container_image,
     )
     from fm_platform.hardware.instances import (
         instance_spec as instance_spec,

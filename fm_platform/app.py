@@ -36,9 +36,10 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
     command) the app holds only the catalog's planned fleet stacks
     (:mod:`fm_platform.stacks.fleet`) and reads no configuration. Otherwise it holds the
     default stacks from ``config``, by default what the app's context names
-    (:meth:`AppConfig.from_context`): the seed examples unless a config file or a
-    ``fm_platform`` context object overrides them. Stacks are environment-agnostic: synth
-    needs no credentials and no lookups.
+    (:meth:`AppConfig.from_context`): the configuration file ``cdk.json`` names (the
+    project's ``fmp-config.json`` holds the demo fleet) or a ``fm_platform`` context
+    object; without either, the training example and no endpoint. Stacks are
+    environment-agnostic: synth needs no credentials and no lookups.
     """
     catalog = app.node.try_get_context(CATALOG_CONTEXT_KEY)
     if catalog:

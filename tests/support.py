@@ -10,9 +10,13 @@ from typing import Any
 
 import aws_cdk as cdk
 
+from fm_platform.config import AppConfig, load_config
 from fm_platform.core.compliance import apply_compliance_packs
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The tests' own app configuration: the training example and the demo fleet that
+#: fmp-config.json ships (library types hold no demo: an empty InferenceConfig builds none).
+APP_CONFIG_FILE = ROOT / "tests" / "fixtures" / "app-config.json"
 # The feature flags of cdk.json (not its "config" entry: tests pass their own configuration).
 CDK_CONTEXT: dict[str, Any] = {
     key: value
@@ -27,6 +31,11 @@ def new_app(**kwargs: Any) -> cdk.App:
     """An App with the feature flags of cdk.json, as `cdk synth` would build it."""
     context = {**CDK_CONTEXT, **kwargs.pop("context", {})}
     return cdk.App(context=context, **kwargs)
+
+
+def fixture_config() -> AppConfig:
+    """The configuration in :data:`APP_CONFIG_FILE`, checked as the app checks it."""
+    return load_config(json.loads(APP_CONFIG_FILE.read_text()))
 
 
 def nag_findings(app: cdk.App) -> list[str]:

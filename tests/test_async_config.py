@@ -4,6 +4,8 @@ one shared bucket with a prefix per endpoint, and the stack's outputs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from aws_cdk.assertions import Template
 
@@ -12,7 +14,7 @@ from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.inference import InferenceStack
-from tests.support import new_app
+from tests.support import fixture_config, new_app
 
 ONLY_ASYNC = {"ic_endpoints": [], "single_model_endpoints": [], "multi_model_endpoints": []}
 
@@ -54,11 +56,12 @@ def test_from_mapping_reads_the_construct_options():
     assert (second.scaling, second.prefix) == (None, "async/embed")
 
 
-def test_the_default_has_one_asynchronous_endpoint_that_scales_to_zero():
-    [default] = InferenceConfig().async_endpoints
+def test_the_demo_fleet_has_one_asynchronous_endpoint_that_scales_to_zero():
+    [default] = fixture_config().inference.async_endpoints
     assert (default.name, default.instance_type) == ("batch-summarizer", "ml.g5.2xlarge")
     assert default.scaling == AsyncScaling(min_instances=0, max_instances=2)
-    assert InferenceConfig.from_mapping({}).async_endpoints == (default,)
+    # The library type holds none: the demo lives in the configuration file.
+    assert InferenceConfig.from_mapping({}).async_endpoints == ()
     assert InferenceConfig.from_mapping({"async_endpoints": []}).async_endpoints == ()
 
 
@@ -165,7 +168,7 @@ def test_endpoints_of_a_stack_share_one_bucket_each_under_its_prefix():
 
 
 def test_a_stack_without_asynchronous_endpoints_has_no_bucket_or_outputs_for_them():
-    config = InferenceConfig(async_endpoints=())
+    config = replace(fixture_config().inference, async_endpoints=())
     stack = InferenceStack(new_app(), "NoQueues", config=config)
     assert stack.async_storage is None
     outputs = Template.from_stack(stack).to_json()["Outputs"]

@@ -11,9 +11,10 @@ from fm_platform.config import AppConfig, ConfigSource, TrainingConfig, config_s
 from tests.support import new_app
 
 
-def test_defaults_are_both_seed_stacks():
+def test_defaults_are_the_training_example_and_no_endpoint():
     config = AppConfig.from_context(new_app())
     assert config == AppConfig()
+    assert config.inference.endpoint_names == ()
     assert (config.training_stack_name, config.inference_stack_name) == (
         "FmpTraining",
         "FmpInference",

@@ -25,7 +25,7 @@ from fm_platform import (
 )
 from fm_platform.config import AppConfig
 from tests.conftest import CloudAssembly
-from tests.support import ROOT, new_app
+from tests.support import ROOT, fixture_config, new_app
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -74,7 +74,7 @@ def test_inference_picture_shows_endpoints_components_and_scaling(
     default_pictures: dict[str, str],
 ) -> None:
     dot = default_pictures["inference"]
-    inference = AppConfig().inference
+    inference = fixture_config().inference
     endpoints = [
         *inference.ic_endpoints,
         *inference.single_model_endpoints,
@@ -100,7 +100,7 @@ def test_inference_picture_shows_the_asynchronous_endpoint(
     default_pictures: dict[str, str],
 ) -> None:
     dot = default_pictures["inference"]
-    [spec] = AppConfig().inference.async_endpoints
+    [spec] = fixture_config().inference.async_endpoints
     assert spec.scaling is not None
     assert "asynchronous: requests queued, bodies and results in S3" in dot
     assert f"{spec.max_concurrent_invocations_per_instance} concurrent requests per instance" in dot

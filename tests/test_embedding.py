@@ -10,7 +10,7 @@ import pytest
 
 from fm_platform.stacks.inference import InferenceStack
 from fm_platform.stacks.training import TrainingStack
-from tests.support import nag_findings, new_app, normalized
+from tests.support import fixture_config, nag_findings, new_app, normalized
 
 
 def permissions(document: dict) -> set[tuple[str, ...]]:
@@ -49,7 +49,7 @@ def comparable(resources: dict) -> dict:
 
 def default_stacks(app: cdk.App) -> cdk.App:
     TrainingStack(app, "Training")
-    InferenceStack(app, "Inference")
+    InferenceStack(app, "Inference", config=fixture_config().inference)
     return app
 
 

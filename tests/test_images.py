@@ -1,5 +1,5 @@
-"""Deep Learning Container images in the stack's region, and the warning for an image from
-another region."""
+"""Model images from the one image table (``containers/images.json``, the planner's too) in
+the stack's region, and the warning for an image from another region."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 
 import aws_cdk as cdk
 import aws_cdk.assertions
+import pytest
 from aws_cdk.assertions import Annotations, Match
 
 from fm_platform import (
@@ -20,20 +21,68 @@ from fm_platform import (
     MultiModelEndpointConfig,
     SingleModelEndpoint,
     SingleModelEndpointProps,
-    deep_learning_container_image,
 )
-from fm_platform.core.images import LMI_IMAGE, image_region
+from fm_platform.constructs.inference.container_image import ContainerImage
+from fm_platform.containers.images import image
+from fm_platform.core.images import image_region
 
 US_EAST_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-cpu"
 
 
-def test_the_image_follows_the_stack_region():
+LMI = image("lmi", "gpu")
+assert LMI is not None
+LMI_IMAGE = f"{LMI.repository}:{LMI.tag}"
+
+
+def test_the_image_follows_the_stack_region_and_its_publishing_account():
+    lmi = ContainerImage.from_family()
     stack = cdk.Stack(cdk.App(), "S", env=cdk.Environment(region="eu-west-1"))
-    assert deep_learning_container_image(stack) == (
-        f"763104351884.dkr.ecr.eu-west-1.amazonaws.com/{LMI_IMAGE}"
+    assert lmi.image_uri(stack) == f"763104351884.dkr.ecr.eu-west-1.amazonaws.com/{LMI_IMAGE}"
+    # Regions served by another account get that account's copy (the table's, per region).
+    cape_town = cdk.Stack(cdk.App(), "C", env=cdk.Environment(region="af-south-1"))
+    assert lmi.image_uri(cape_town) == (
+        f"{LMI.accounts['af-south-1']}.dkr.ecr.af-south-1.amazonaws.com/{LMI_IMAGE}"
     )
-    agnostic = cdk.Stack(cdk.App(), "A")
-    assert cdk.Token.is_unresolved(deep_learning_container_image(agnostic, "x:1"))
+    beijing = cdk.Stack(cdk.App(), "B", env=cdk.Environment(region="cn-north-1"))
+    assert lmi.image_uri(beijing).endswith(f".cn-north-1.amazonaws.com.cn/{LMI_IMAGE}")
+
+
+def test_an_environment_agnostic_stack_looks_the_account_up_by_region():
+    stack = cdk.Stack(cdk.App(), "A")
+    uri = stack.resolve(ContainerImage.from_family("pytorch", "cpu").image_uri(stack))
+    assert uri["Fn::Join"][1][0] == {
+        "Fn::FindInMap": ["PytorchCpuImageAccounts", {"Ref": "AWS::Region"}, "account"]
+    }
+    assert uri["Fn::Join"][1][-1].endswith("/pytorch-inference:2.6.0-cpu-py312")
+    mapping = cdk.assertions.Template.from_stack(stack).to_json()["Mappings"]
+    pytorch = image("pytorch", "cpu")
+    assert pytorch is not None
+    assert mapping["PytorchCpuImageAccounts"] == {
+        region: {"account": account} for region, account in pytorch.accounts.items()
+    }
+
+
+def test_a_family_without_the_hardware_kind_is_refused():
+    with pytest.raises(ValueError) as raised:
+        ContainerImage.from_family("tei", "neuron")
+    assert str(raised.value) == (
+        "container family 'tei' has no 'neuron' image (it has gpu, cpu); name another "
+        "family or hardware kind, or give an image URI"
+    )
+    with pytest.raises(ValueError, match="'nope' has no 'gpu' image \\(it has none"):
+        ContainerImage.from_family("nope")
+
+
+def test_a_region_without_the_image_is_refused_at_synth():
+    pytorch = image("pytorch", "gpu")
+    assert pytorch is not None and "eu-isoe-west-1" not in pytorch.accounts
+    stack = cdk.Stack(cdk.App(), "Iso", env=cdk.Environment(region="eu-isoe-west-1"))
+    with pytest.raises(ValueError) as raised:
+        ContainerImage.from_family("pytorch", "gpu").image_uri(stack)
+    assert str(raised.value) == (
+        "Iso: container pytorch has no gpu image in eu-isoe-west-1 (the image table "
+        f"publishes it in {len(pytorch.accounts)} other regions); set the container's image"
+    )
 
 
 def test_image_region_reads_ecr_uris_only():

@@ -23,7 +23,10 @@ from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.single_model_endpoint import DataCaptureOptions
 from fm_platform.stacks.inference import InferenceStack
-from tests.support import new_app
+from tests.support import fixture_config, new_app
+
+#: The demo fleet fmp-config.json ships, as the tests' configuration holds it.
+DEMO = fixture_config().inference
 
 
 class Built:
@@ -32,7 +35,7 @@ class Built:
     constructs to logical IDs."""
 
     def __init__(self, assembly) -> None:
-        self.stack = InferenceStack(new_app(), "FmpInference")
+        self.stack = InferenceStack(new_app(), "FmpInference", config=DEMO)
         self.json = assembly.templates["FmpInference"]
         self.template = Template.from_json(self.json)
 
@@ -147,7 +150,11 @@ def test_models_read_their_own_prefix_of_the_artifacts_bucket(built):
     }
 
 
-def _dlc_repository(repository: str) -> dict:
+def _account(mapping: str) -> dict:
+    return {"Fn::FindInMap": [mapping, {"Ref": "AWS::Region"}, "account"]}
+
+
+def _dlc_repository(repository: str, mapping: str) -> dict:
     return {
         "Fn::Join": [
             "",
@@ -156,34 +163,42 @@ def _dlc_repository(repository: str) -> dict:
                 {"Ref": "AWS::Partition"},
                 ":ecr:",
                 {"Ref": "AWS::Region"},
-                f":763104351884:repository/{repository}",
+                ":",
+                _account(mapping),
+                f":repository/{repository}",
             ],
         ]
     }
 
 
-def test_images_are_deep_learning_containers_in_the_stack_region(built):
+def test_images_come_from_the_image_table_in_the_stack_region(built):
     image = built.properties(built.stack.ic_models["llama-7b-chat"].model)["PrimaryContainer"][
         "Image"
     ]
+    # The environment-agnostic stack looks the publishing account up by region.
     assert image == {
         "Fn::Join": [
             "",
             [
-                "763104351884.dkr.ecr.",
+                _account("LmiGpuImageAccounts"),
+                ".dkr.ecr.",
                 {"Ref": "AWS::Region"},
-                ".amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128",
+                ".",
+                {"Ref": "AWS::URLSuffix"},
+                "/djl-inference:0.36.0-lmi27.0.0-cu130",
             ],
         ]
     }
     roles = {
-        "djl-inference": [
+        ("djl-inference", "LmiGpuImageAccounts"): [
             built.stack.ic_endpoints["shared-g5"].execution_role,
             built.stack.single_model_endpoints["summarizer"].execution_role,
         ],
-        "pytorch-inference": [built.stack.multi_model_endpoints["small-models"].execution_role],
+        ("pytorch-inference", "PytorchCpuImageAccounts"): [
+            built.stack.multi_model_endpoints["small-models"].execution_role
+        ],
     }
-    for repository, repository_roles in roles.items():
+    for (repository, mapping), repository_roles in roles.items():
         for role in repository_roles:
             pulls = [
                 s["Resource"]
@@ -191,7 +206,7 @@ def test_images_are_deep_learning_containers_in_the_stack_region(built):
                 if "ecr:BatchGetImage" in s["Action"]
             ]
             # exactly the image's repository, once, however many models share the image
-            assert pulls == [_dlc_repository(repository)]
+            assert pulls == [_dlc_repository(repository, mapping)]
 
 
 def test_isolated_summarizer(built):
@@ -279,7 +294,7 @@ def test_construct_ids_derive_from_names(built):
 
 
 def test_construct_ids_do_not_depend_on_list_positions(built):
-    default = InferenceConfig()
+    default = DEMO
     shuffled_endpoint = dataclasses.replace(
         default.ic_endpoints[0], models=tuple(reversed(default.ic_endpoints[0].models))
     )
@@ -300,7 +315,7 @@ def test_given_vpc_places_every_endpoint_with_a_dedicated_group():
             ec2.SubnetConfiguration(name="models", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
         ],
     )
-    inference = InferenceStack(stack.node.scope, "InVpc", vpc=vpc)
+    inference = InferenceStack(stack.node.scope, "InVpc", config=DEMO, vpc=vpc)
     template = Template.from_stack(inference)
     template.resource_count_is("AWS::EC2::SecurityGroup", 4)
     in_vpc = {"VpcConfig": Match.object_like({"Subnets": [Match.any_value()]})}
@@ -384,8 +399,7 @@ def test_from_mapping_builds_typed_specs():
 
 def test_from_mapping_keeps_defaults_for_missing_keys():
     config = InferenceConfig.from_mapping({"multi_model_endpoints": []})
-    assert config.ic_endpoints == InferenceConfig().ic_endpoints
-    assert config.multi_model_endpoints == ()
+    assert config == InferenceConfig()
 
 
 def test_from_mapping_rejects_unknown_top_level_key():
@@ -446,7 +460,7 @@ def test_from_mapping_reports_values_of_the_wrong_type():
 
 
 def test_duplicate_names_are_rejected():
-    default = InferenceConfig()
+    default = DEMO
     clash = MultiModelEndpointConfig(name="summarizer", instance_type="ml.m5.xlarge")
     config = dataclasses.replace(default, multi_model_endpoints=(clash,))
     with pytest.raises(
@@ -460,9 +474,7 @@ def test_too_many_endpoints_for_the_outputs_limit():
         MultiModelEndpointConfig(name=f"fleet-{index}", instance_type="ml.m5.xlarge")
         for index in range(198)
     )
-    config = InferenceConfig(
-        single_model_endpoints=(), multi_model_endpoints=fleet, async_endpoints=()
-    )
+    config = InferenceConfig(ic_endpoints=DEMO.ic_endpoints, multi_model_endpoints=fleet)
     # EndpointNames, InvokeExample, NotificationTopicArn; one per endpoint; one per IC one.
     assert config.output_count == 3 + 199 + 1
     with pytest.raises(ValueError, match="endpoints=199: need 203 stack outputs, more than"):
@@ -511,9 +523,7 @@ def test_models_read_an_existing_bucket_named_in_the_configuration():
     config = InferenceConfig(
         artifacts_bucket_name="my-models",
         artifacts_key_arn="arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
-        single_model_endpoints=(),
-        multi_model_endpoints=(),
-        async_endpoints=(),
+        ic_endpoints=DEMO.ic_endpoints,
     )
     stack = InferenceStack(app, "Existing", config=config)
     assert stack.artifacts_stack is None
@@ -549,9 +559,20 @@ def test_an_existing_bucket_and_key_are_checked_by_key():
 
 def test_a_stack_built_alone_deploys_its_bucket_first_in_a_stack_of_its_own():
     app = new_app()
-    stack = InferenceStack(app, "Alone", config=InferenceConfig(multi_model_endpoints=()))
+    stack = InferenceStack(app, "Alone", config=dataclasses.replace(DEMO, multi_model_endpoints=()))
     assert stack.artifacts_stack is not None
     assert stack.artifacts_stack.node.id == "AloneArtifacts"
     assert stack.artifacts_stack in stack.dependencies
     buckets = Template.from_stack(stack).find_resources("AWS::S3::Bucket")
     assert buckets and not [name for name in buckets if name.startswith("ModelArtifacts")]
+
+
+def test_an_empty_configuration_builds_no_endpoint():
+    assert InferenceConfig().endpoint_names == ()
+    template = Template.from_stack(InferenceStack(new_app(), "Empty"))
+    for resource_type in (
+        "AWS::SageMaker::Endpoint",
+        "AWS::SageMaker::Model",
+        "AWS::SageMaker::InferenceComponent",
+    ):
+        template.resource_count_is(resource_type, 0)

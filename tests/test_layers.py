@@ -26,7 +26,8 @@ LAYERS: dict[str, frozenset[str]] = {
     "core": frozenset({"rules", "hardware"}),
     # Container images per family, region and hardware: data the planner and stacks read.
     "containers": frozenset({"rules", "hardware"}),
-    "constructs": frozenset({"core", "rules", "hardware"}),
+    # The constructs' default images come from the containers' table, as the planner's do.
+    "constructs": frozenset({"core", "containers", "rules", "hardware"}),
     "config": frozenset({"constructs", "core", "rules", "hardware"}),
     "fleet": frozenset({"containers", "rules", "hardware"}),
     "stacks": frozenset(

@@ -71,7 +71,9 @@ def _build(kind: str, container: ModelContainer) -> None:
         AsyncEndpoint(
             stack,
             "Chat",
-            AsyncEndpointProps(model_name="chat", instance_type="ml.g5.xlarge", container=container),
+            AsyncEndpointProps(
+                model_name="chat", instance_type="ml.g5.xlarge", container=container
+            ),
         )
     elif kind == "serverless":
         ServerlessEndpoint(

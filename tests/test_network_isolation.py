@@ -27,6 +27,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.stacks.inference import InferenceStack
+from tests.support import fixture_config
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 MME_IMAGE = (
@@ -131,7 +132,8 @@ def test_single_and_multi_model_endpoints_opt_out_with_one_flag(build):
 
 
 def test_every_model_of_the_default_stack_is_isolated():
-    template = Template.from_stack(InferenceStack(cdk.App(), "FmpInference"))
+    demo = fixture_config().inference
+    template = Template.from_stack(InferenceStack(cdk.App(), "FmpInference", config=demo))
     models = template.find_resources("AWS::SageMaker::Model")
     assert len(models) == 6  # 3 components, single-model, multi-model, asynchronous
     template.all_resources_properties(

@@ -134,14 +134,22 @@ def test_point_1_a_hub_model_never_runs_on_a_network_isolated_endpoint(fleet):
                 assert s.config["EnableNetworkIsolation"] is True
     # the plan file and --explain say where the weights come from and the endpoint's state
     assistant = fleet.plan.placements["assistant-8b"]
-    assert serving_line(fleet.plan, "assistant-8b").endswith(
-        f"weights from {assistant.weights_from}; endpoint {assistant.endpoint} not network-isolated"
+    assert (
+        serving_line(fleet.plan, "assistant-8b")
+        .splitlines()[0]
+        .endswith(
+            f"weights from {assistant.weights_from}; endpoint {assistant.endpoint} not network-isolated"
+        )
     )
     assert assistant.weights_from.startswith("hub meta-llama/Llama-3.1-8B-Instruct@")
     regulated = fleet.plan.placements["claims-summarizer-regulated"]
-    assert serving_line(fleet.plan, regulated.name).endswith(
-        f"weights from {entries[regulated.name].weights_uri}; endpoint {regulated.endpoint} "
-        "network-isolated"
+    assert (
+        serving_line(fleet.plan, regulated.name)
+        .splitlines()[0]
+        .endswith(
+            f"weights from {entries[regulated.name].weights_uri}; endpoint {regulated.endpoint} "
+            "network-isolated"
+        )
     )
     record = json.loads(fleet.plan.to_json())["endpoints"]
     assert {e["name"]: e["network_isolation"] for e in record}[assistant.endpoint] is False
@@ -177,7 +185,10 @@ def test_point_4_the_plan_names_the_container_each_template_runs(fleet):
         assert {fleet.plan.placements[n].container for n in endpoint.models} == {"pytorch"}
         container = served[endpoint.models[0]].model["PrimaryContainer"]
         assert container["Mode"] == "MultiModel"
-        assert container["Environment"] == {"SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+        assert container["Environment"] == {
+            "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
+            "SAGEMAKER_MODEL_SERVER_TIMEOUT": "60",
+        }
     # the TEI embedder, small enough for a multi-model endpoint, is kept off it
     embedder = fleet.plan.placements["search-embedder"]
     assert embedder.container == "tei"

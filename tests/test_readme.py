@@ -261,5 +261,10 @@ def test_config_sample_builds_its_one_endpoint_from_a_configuration_in_code():
         "FmpInference",
     ]
     template = Template.from_json(assembly.get_stack_by_name("FmpInference").template)
+    # An InferenceConfig holds only what it is given: one endpoint, no demo beside it.
+    (endpoint,) = template.find_resources("AWS::SageMaker::Endpoint").values()
+    assert endpoint["Properties"]["EndpointConfigName"]["Fn::GetAtt"][0].startswith(
+        "IcEndpointchatEndpointConfig"
+    )
     (component,) = template.find_resources("AWS::SageMaker::InferenceComponent").values()
     assert component["Properties"]["InferenceComponentName"] == "FmpInference-chat-8b-007b1363"

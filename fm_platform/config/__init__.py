@@ -9,7 +9,8 @@ Sources, one at a time:
    ``fmp-config.json`` there, so every ``cdk`` command (synth, diff, deploy) reads the
    same file; ``cdk <command> -c config=other.json`` overrides it for one command;
 2. or a ``fm_platform`` object in ``cdk.json``'s ``context`` (without ``config``);
-3. else the defaults: the seed examples of both stacks.
+3. else the defaults: the training example and no endpoint (the demo fleet is in
+   ``fmp-config.json``).
 """
 
 from fm_platform.config.app import AppConfig, load_config

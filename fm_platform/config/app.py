@@ -21,7 +21,8 @@ from fm_platform.rules.types import read
 class AppConfig:
     """What the default app deploys.
 
-    training / inference: the stacks' configurations; by default the seed examples.
+    training / inference: the stacks' configurations; by default the training example
+        and no endpoint (the demo fleet is in ``fmp-config.json``).
     deploy_training / deploy_inference: whether to create each stack; both by default.
     training_stack_name / inference_stack_name: the stack names; ``FmpTraining`` and
         ``FmpInference`` by default (the ``fmp`` CLI looks for these names).

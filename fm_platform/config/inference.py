@@ -1,19 +1,9 @@
 """The inference side of the app's configuration: endpoints and their models, each item
 holding the options of its construct.
 
-The defaults are the hosting guidance's examples, one per hosting option:
-
-- an Inference Components endpoint ``shared-g5`` on ml.g5.12xlarge (4 x A10G) packing a
-  7B chat model (1 GPU), a 13B model (2 GPUs, tensor parallel) and a FLAN-T5-XL-sized model
-  (1 GPU) that scales to zero copies when idle, each with its own target tracking;
-- a single-model endpoint ``summarizer`` for an isolated summarisation model: network
-  isolation, data capture to an encrypted bucket, its own instances and, when the stack is
-  given a VPC, its own security group;
-- a multi-model endpoint ``small-models`` serving a fleet of small models from one S3 prefix
-  on CPU instances (ml.m5.xlarge);
-- an asynchronous endpoint ``batch-summarizer`` for nightly summarisation of long documents:
-  requests queued, results in S3, notifications on SNS, scaled on its backlog between zero
-  and two ml.g5.2xlarge instances.
+An :class:`InferenceConfig` holds only what it is given: by default no endpoint. The demo
+fleet (the hosting guidance's examples, one per hosting option) lives in the app's
+configuration file, ``fmp-config.json``, under ``inference``.
 """
 
 from __future__ import annotations
@@ -23,16 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fm_platform.constructs.inference.async_endpoint import AsyncEndpointOptions
-from fm_platform.constructs.inference.async_scaling import AsyncScaling
 from fm_platform.constructs.inference.component_endpoint import InferenceComponentEndpointOptions
-from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.inference_component import InferenceComponentModelOptions
-from fm_platform.constructs.inference.instance_scaling import InstanceScaling
-from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import MultiModelEndpointOptions
 from fm_platform.constructs.inference.serverless_endpoint import ServerlessEndpointOptions
 from fm_platform.constructs.inference.single_model_endpoint import (
-    DataCaptureOptions,
     SingleModelEndpointOptions,
 )
 from fm_platform.constructs.observability.async_alarm import AsyncEndpointAlarmOptions
@@ -126,11 +111,6 @@ class MultiModelEndpointConfig(MultiModelEndpointOptions):
     alarms: EndpointAlarmOptions = field(default_factory=EndpointAlarmOptions)
 
 
-def _weights_gib(params_b: float) -> float:
-    """The weights of a model of ``params_b`` billion parameters in bf16 (2 bytes each)."""
-    return round(params_b * 1e9 * 2 / 2**30, 1)
-
-
 @dataclass(frozen=True, kw_only=True)
 class ServerlessEndpointConfig(ServerlessEndpointOptions):
     """A serverless endpoint: the fields of :class:`ServerlessEndpointOptions`, and
@@ -176,124 +156,30 @@ class AsyncEndpointConfig(AsyncEndpointOptions):
         return self.s3_prefix or f"{ASYNC_PREFIX}/{self.name}"
 
 
-def _lmi_environment(tensor_parallel_degree: int, rolling_batch: str) -> dict[str, str]:
-    return {
-        "OPTION_ROLLING_BATCH": rolling_batch,
-        "OPTION_TENSOR_PARALLEL_DEGREE": str(tensor_parallel_degree),
-    }
-
-
-DEFAULT_IC_ENDPOINTS = (
-    InferenceComponentEndpointConfig(
-        name="shared-g5",
-        instance_type="ml.g5.12xlarge",
-        initial_instance_count=1,
-        min_instance_count=1,
-        max_instance_count=4,
-        models=(
-            InferenceComponentModelConfig(
-                model_name="llama-7b-chat",
-                accelerators=1,
-                cpu_cores=4,
-                min_memory_mib=32768,
-                # Llama 2 7B: 6.74B parameters.
-                container=ModelContainer(
-                    environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(6.74)
-                ),
-                scaling=ComponentScaling(min_copies=1, max_copies=4, target_value=10.0),
-            ),
-            InferenceComponentModelConfig(
-                model_name="llama-13b",
-                accelerators=2,
-                cpu_cores=8,
-                min_memory_mib=65536,
-                # Llama 2 13B: 13.0B parameters.
-                container=ModelContainer(
-                    environment=_lmi_environment(2, "vllm"), model_size_gib=_weights_gib(13.0)
-                ),
-                scaling=ComponentScaling(min_copies=1, max_copies=2, target_value=5.0),
-            ),
-            InferenceComponentModelConfig(
-                model_name="flan-t5-xl",
-                accelerators=1,
-                cpu_cores=2,
-                min_memory_mib=16384,
-                # FLAN-T5-XL: 2.85B parameters.
-                container=ModelContainer(
-                    environment=_lmi_environment(1, "disable"), model_size_gib=_weights_gib(2.85)
-                ),
-                scaling=ComponentScaling(min_copies=0, max_copies=2, target_value=10.0),
-            ),
-        ),
-    ),
-)
-
-DEFAULT_SINGLE_MODEL_ENDPOINTS = (
-    SingleModelEndpointConfig(
-        name="summarizer",
-        instance_type="ml.g5.2xlarge",
-        # A Llama 3.1 8B summariser: 8.03B parameters.
-        container=ModelContainer(
-            environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(8.03)
-        ),
-        scaling=InstanceScaling(
-            min_instances=1, max_instances=2, target_invocations_per_instance=20
-        ),
-        network_isolation=True,
-        data_capture=DataCaptureOptions(sampling_percentage=10),
-    ),
-)
-
-DEFAULT_MULTI_MODEL_ENDPOINTS = (
-    MultiModelEndpointConfig(
-        name="small-models",
-        instance_type="ml.m5.xlarge",
-        scaling=InstanceScaling(
-            min_instances=1, max_instances=4, target_invocations_per_instance=200
-        ),
-    ),
-)
-
-DEFAULT_ASYNC_ENDPOINTS = (
-    AsyncEndpointConfig(
-        name="batch-summarizer",
-        instance_type="ml.g5.2xlarge",
-        # The summariser's model (8.03B parameters) for nightly batches.
-        container=ModelContainer(
-            environment=_lmi_environment(1, "vllm"), model_size_gib=_weights_gib(8.03)
-        ),
-        scaling=AsyncScaling(min_instances=0, max_instances=2, target_backlog_per_instance=5),
-        max_concurrent_invocations_per_instance=4,
-    ),
-)
-
-
 @dataclass(frozen=True, kw_only=True)
 class InferenceConfig:
     """Every endpoint and model of an inference stack.
 
-    ic_endpoints: Inference Components endpoints with their models; by default one
-        ml.g5.12xlarge endpoint with a 7B, a 13B and a scale-to-zero FLAN-T5-XL model.
-    single_model_endpoints: by default the isolated ``summarizer``.
-    multi_model_endpoints: by default ``small-models`` on ml.m5.xlarge.
+    ic_endpoints: Inference Components endpoints with their models; by default none.
+    single_model_endpoints: single-model endpoints; by default none.
+    multi_model_endpoints: multi-model endpoints; by default none.
     artifacts_bucket_name: an existing bucket the models read their artifacts from; by
         default a bucket is created in the artifacts stack (``<stack name>Artifacts``),
         which deploys before the endpoints.
     artifacts_key_arn: the KMS key of that existing bucket's objects, so that the
         execution roles may decrypt them; by default none (SSE-S3 or a bucket key the
         roles can already use).
-    async_endpoints: asynchronous endpoints; by default ``batch-summarizer`` on 0-2
-        ml.g5.2xlarge.
+    async_endpoints: asynchronous endpoints; by default none.
     serverless_endpoints: serverless endpoints (:class:`ServerlessEndpointConfig`) for
         small CPU models with sporadic traffic; by default none.
     """
 
-    ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = DEFAULT_IC_ENDPOINTS
-    single_model_endpoints: tuple[SingleModelEndpointConfig, ...] = DEFAULT_SINGLE_MODEL_ENDPOINTS
-    multi_model_endpoints: tuple[MultiModelEndpointConfig, ...] = DEFAULT_MULTI_MODEL_ENDPOINTS
+    ic_endpoints: tuple[InferenceComponentEndpointConfig, ...] = ()
+    single_model_endpoints: tuple[SingleModelEndpointConfig, ...] = ()
+    multi_model_endpoints: tuple[MultiModelEndpointConfig, ...] = ()
     artifacts_bucket_name: str | None = None
     artifacts_key_arn: str | None = None
-    async_endpoints: tuple[AsyncEndpointConfig, ...] = DEFAULT_ASYNC_ENDPOINTS
+    async_endpoints: tuple[AsyncEndpointConfig, ...] = ()
     serverless_endpoints: tuple[ServerlessEndpointConfig, ...] = ()
 
     @classmethod

@@ -1,9 +1,6 @@
-"""AWS Deep Learning Container images: the default model images, in the stack's region.
-
-The images live in account 763104351884 in most commercial regions (AWS Deep Learning
-Containers, "Available images"); other regions publish them from other accounts: pass your
-own image URI there.
-"""
+"""Where an ECR image lives, and the synth warning for a model image from another region
+than its stack's. The images themselves come from one table
+(:mod:`fm_platform.containers.images`), which the constructs and the planner read."""
 
 from __future__ import annotations
 
@@ -15,23 +12,8 @@ from constructs import Construct
 from fm_platform.core.scopes import region_of, stack_of
 from fm_platform.core.tokens import is_unresolved
 
-#: The AWS account publishing Deep Learning Containers in most commercial regions.
-DLC_ACCOUNT = "763104351884"
-#: Large Model Inference (DJL Serving with vLLM), LMI v15.
-LMI_IMAGE = "djl-inference:0.33.0-lmi15.0.0-cu128"
-#: PyTorch inference with TorchServe, which supports multi-model endpoints.
-PYTORCH_CPU_IMAGE = "pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
-PYTORCH_GPU_IMAGE = "pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
-
 # <account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
 _ECR_REGION = re.compile(r"^\d{12}\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
-
-
-def deep_learning_container_image(scope: Construct, repository_and_tag: str = LMI_IMAGE) -> str:
-    """The URI of a Deep Learning Container image (by default the LMI image for LLMs) in
-    ``scope``'s stack's region; a token when the stack is environment-agnostic."""
-    region = region_of(stack_of(scope))
-    return f"{DLC_ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{repository_and_tag}"
 
 
 def image_region(image: str) -> str | None:
@@ -57,5 +39,6 @@ def warn_if_image_from_another_region(scope: Construct, image: str) -> None:
         "fm_platform:imageFromAnotherRegion",
         f"image {image} is in {region}, but the stack deploys to {stack_region}: SageMaker "
         "pulls model images from the endpoint's region; use the image's copy in "
-        f"{stack_region} (e.g. deep_learning_container_image(scope))",
+        f"{stack_region} (a ModelContainer without an image runs the image table's copy "
+        "in the stack's region)",
     )

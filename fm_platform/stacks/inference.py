@@ -1,5 +1,5 @@
 """The inference stack: endpoints and models described by one
-:class:`~fm_platform.config.InferenceConfig` (by default the hosting guidance's examples).
+:class:`~fm_platform.config.InferenceConfig` (only what it holds: by default no endpoint).
 
 Artifacts: the models read them from a bucket in a stack of its own
 (:class:`~fm_platform.stacks.artifacts.ModelArtifactsStack`, deployed first) or from an
@@ -19,10 +19,10 @@ by default ``async/<name>/``: callers upload request bodies to ``inputs/``, resu
 ``outputs/`` and failures in ``failures/`` (outputs ``AsyncInput<Name>``,
 ``AsyncOutput<Name>``, ``AsyncFailure<Name>``).
 
-Images: AWS Deep Learning Containers from account 763104351884 in the stack's region (the
-account serving most commercial regions; set ``image`` elsewhere): LMI
-(``djl-inference``) for the LLMs, PyTorch inference (TorchServe, multi-model capable) for
-the multi-model endpoint.
+Images: unless a container names one, the image table's (``fm_platform/containers/
+images.json``, which the planner reads too) in the stack's region, from the account that
+publishes it there: LMI (``djl-inference``) for the LLMs, PyTorch inference (TorchServe,
+multi-model capable) for the multi-model endpoint.
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelOptions,
-    InferenceComponentModelProps,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import (
@@ -89,7 +88,6 @@ from fm_platform.constructs.observability.inference_observability import (
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.observability.topic import NotificationTopicOptions, notification_topic
 from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
-from fm_platform.core.images import deep_learning_container_image
 from fm_platform.core.options import options_values
 from fm_platform.stacks.artifacts import ModelArtifacts, ModelArtifactsStack
 from fm_platform.stacks.limits import check_resource_count
@@ -236,10 +234,6 @@ class InferenceStack(Stack):
 
     # -- defaults ---------------------------------------------------------------------------
 
-    def dlc_image(self, repository_and_tag: str) -> str:
-        """A Deep Learning Container image URI in this stack's region."""
-        return deep_learning_container_image(self, repository_and_tag)
-
     def _container(
         self, container: ModelContainer, model_name: str, *, archive: bool = False
     ) -> ModelContainer:
@@ -273,12 +267,11 @@ class InferenceStack(Stack):
                 else entry
                 for entry in model.per_instance_type or ()
             ]
-            created = InferenceComponentModel(
-                group,
+            created = endpoint.add_model(
                 f"Model-{model.model_name}",
-                InferenceComponentModelProps(
-                    **options, endpoint=endpoint, artifact_key=self.artifacts.key
-                ),
+                InferenceComponentModelOptions(**options),
+                artifact_key=self.artifacts.key,
+                scope=group,
             )
             if keeps_copies:
                 Annotations.of(created).acknowledge_warning(

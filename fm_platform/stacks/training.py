@@ -169,7 +169,7 @@ class TrainingStack(Stack):
         cluster = self.cluster
         outputs = {
             "ClusterName": (
-                cluster.cluster_name,
+                cluster.cluster_name_or_arn,
                 "Cluster name (or ARN when CloudFormation named it): use it with "
                 "aws sagemaker describe-cluster / list-cluster-nodes --cluster-name",
             ),

@@ -97,7 +97,7 @@ class AdapterComponent(Construct):
         props.validate(component_name=self.component_name, taken=in_stack)
         in_stack.add(self.component_name)
         endpoint = props.base.endpoint
-        endpoint.component_names.add(self.component_name)
+        endpoint.record_component_name(self.component_name)
         add_model_artifacts(endpoint.execution_role, props.artifact_url, props.artifact_key)
         ic = sagemaker.CfnInferenceComponent
         self.component = ic(

@@ -11,6 +11,7 @@ with ``AsyncInferenceConfig`` takes asynchronous invocations only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aws_cdk import CfnTag
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -173,7 +174,10 @@ class QueueMetrics:
     """The metrics of an asynchronous endpoint's queue (dimension ``EndpointName``, as
     SageMaker publishes them), each with the same options as every ``metric_*`` method."""
 
-    endpoint_name: str
+    if TYPE_CHECKING:  # the endpoint class it is mixed into has the name
+
+        @property
+        def endpoint_name(self) -> str: ...
 
     def metric_endpoint(
         self, metric_name: str, **options: Unpack[MetricOptions]
@@ -231,8 +235,13 @@ class AsyncEndpoint(VariantEndpoint, QueueMetrics):
     has no data; the errors and ``ModelLatency`` are, and the queue's metrics (dimension
     ``EndpointName``) have their own ``metric_*`` methods (:class:`QueueMetrics`).
     :meth:`grant_invoke` lets a principal queue requests (``InvokeEndpointAsync``; an
-    asynchronous endpoint takes no other invocation). It fits
-    :class:`~fm_platform.constructs.inference.endpoint_interface.IAsyncEndpoint`.
+    asynchronous endpoint takes no other invocation). It implements
+    :class:`~fm_platform.constructs.inference.endpoint_interface.IAsyncEndpoint`. An
+    ``aws_apigateway.SagemakerIntegration`` takes it as it takes every ``IEndpoint``, but
+    calls ``InvokeEndpoint`` (``/endpoints/{name}/invocations``, botocore
+    ``sagemaker-runtime``), which an asynchronous endpoint refuses: put an
+    ``aws_apigateway.AwsIntegration`` on ``/endpoints/{name}/async-invocations``
+    (``InvokeEndpointAsync``) in front of it instead.
     """
 
     INVOKE_ACTIONS = (INVOKE_ASYNC_ACTION,)
@@ -240,8 +249,8 @@ class AsyncEndpoint(VariantEndpoint, QueueMetrics):
     def __init__(self, scope: Construct, construct_id: str, props: AsyncEndpointProps) -> None:
         """Create the endpoint, its config, its model, its storage and topics under
         ``scope``; ``props`` is validated first."""
-        super().__init__(scope, construct_id)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.endpoint_name)
         self.variant_name = props.variant_name
         self.model_name = props.model_name
         container = props.container.with_image_for(self)

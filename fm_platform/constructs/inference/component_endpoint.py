@@ -1,15 +1,18 @@
 """A SageMaker real-time endpoint that hosts models as Inference Components.
 
 The endpoint config's variant names only the instance type and managed instance scaling;
-models are placed on it afterwards, one :class:`InferenceComponentModel` each, from this
-stack or others: pass the endpoint itself, or one imported with
-:meth:`InferenceComponentEndpoint.from_endpoint_attributes` (both fit
-:class:`~fm_platform.constructs.inference.endpoint_interface.IInferenceComponentEndpoint`).
+models are placed on it afterwards, one :class:`InferenceComponentModel` each:
+``endpoint.add_model(id, options)``, or, from another stack, an
+:class:`InferenceComponentModel` given the endpoint itself or one imported with
+:meth:`InferenceComponentEndpoint.from_endpoint_attributes` (both implement
+:class:`~fm_platform.constructs.inference.endpoint_interface.IInferenceComponentEndpoint`,
+and have ``add_model``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import jsii
@@ -27,7 +30,6 @@ from fm_platform.constructs.inference.endpoint_base import (
 )
 from fm_platform.constructs.inference.endpoint_interface import (
     IEndpoint,
-    IInferenceComponentEndpoint,
 )
 from fm_platform.constructs.inference.execution_role import (
     HostingRole,
@@ -36,6 +38,11 @@ from fm_platform.constructs.inference.execution_role import (
     role_arn,
 )
 from fm_platform.constructs.inference.imported_endpoint import EndpointAttributes, ImportedEndpoint
+from fm_platform.constructs.inference.inference_component import (
+    InferenceComponentModel,
+    InferenceComponentModelOptions,
+    InferenceComponentModelProps,
+)
 from fm_platform.constructs.inference.instance_pools import variant_pools
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.constructs.inference.variant_features import (
@@ -44,7 +51,7 @@ from fm_platform.constructs.inference.variant_features import (
     PrefixAwareRouting,
     ScaleInPolicy,
 )
-from fm_platform.core.options import Props, checked
+from fm_platform.core.options import Props, checked, options_values
 from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand, CopyTotals, min_copies_shortfall, shortfalls
@@ -241,13 +248,46 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
     max_instance_count: int | None
 
     def _start_counting(self) -> None:
-        self.component_names: set[str] = set()
+        self._component_names: set[str] = set()
         self._totals = CopyTotals(known(self.instance_type), known(self.initial_instance_count))
         # What the copies reserve on each fallback type, checked like the first type's.
         self._fallback_demands: dict[str, list[CopyDemand]] = {
             t: [] for t in self.instance_types[1:]
         }
         self.node.add_validation(_MinimumCopiesFit(self))
+
+    def add_model(
+        self,
+        construct_id: str,
+        options: InferenceComponentModelOptions,
+        *,
+        artifact_key: kms.IKey | None = None,
+        scope: Construct | None = None,
+    ) -> InferenceComponentModel:
+        """Place a model on this endpoint, as ``Bucket.add_lifecycle_rule`` adds a rule to
+        a bucket: an :class:`InferenceComponentModel` serving ``options`` (its artifacts
+        encrypted with ``artifact_key``, by default no KMS grant), construct ID
+        ``construct_id`` under ``scope``, by default this endpoint. Returns the model."""
+        return InferenceComponentModel(
+            scope or self,
+            construct_id,
+            InferenceComponentModelProps(
+                **options_values(InferenceComponentModelOptions, options),
+                endpoint=self,
+                artifact_key=artifact_key,
+            ),
+        )
+
+    @property
+    def component_names(self) -> AbstractSet[str]:
+        """The names of the components placed on this endpoint so far (a read-only view;
+        :meth:`record_component_name` adds one)."""
+        return _ReadOnlyNames(self._component_names)
+
+    def record_component_name(self, name: str) -> None:
+        """Record that the component ``name`` (a model's or an adapter's) runs on this
+        endpoint."""
+        self._component_names.add(name)
 
     @property
     def placements(self) -> tuple[CopyDemand, ...]:
@@ -297,6 +337,22 @@ class InferenceComponentEndpointBase(RealtimeEndpoint):
         return min_copies_shortfall(self.max_instance_count, missing) if missing else None
 
 
+class _ReadOnlyNames(AbstractSet[str]):
+    """A read-only view of a set of names."""
+
+    def __init__(self, names: AbstractSet[str]) -> None:
+        self._names = names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 @jsii.implements(IValidation)
 class _MinimumCopiesFit:
     """The endpoint's check, run at synth, that its models' minimum copies fit."""
@@ -335,9 +391,9 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         self, scope: Construct, construct_id: str, props: InferenceComponentEndpointProps
     ) -> None:
         """Create the endpoint and its config under ``scope``; ``props`` is validated first."""
-        super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.endpoint_name)
+        inherit_stack(self, scope)
         unrouted = prefix_aware_on_one_instance(
             known(props.routing_strategy), known(props.max_instance_count)
         )
@@ -458,9 +514,9 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
     @staticmethod
     def from_endpoint_attributes(
         scope: Construct, construct_id: str, attrs: InferenceComponentEndpointAttributes
-    ) -> IInferenceComponentEndpoint:
+    ) -> ImportedInferenceComponentEndpoint:
         """An existing Inference Components endpoint (deployed elsewhere) to place models
-        on, described by ``attrs``. Nothing is created."""
+        on (``add_model``), described by ``attrs``. Nothing is created."""
         return ImportedInferenceComponentEndpoint(scope, construct_id, attrs)
 
 
@@ -510,12 +566,14 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
     def __init__(
         self, scope: Construct, construct_id: str, attrs: InferenceComponentEndpointAttributes
     ) -> None:
-        """Describe the endpoint under ``scope``; ``attrs`` are validated first."""
-        super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
+        """Describe the endpoint under ``scope``; ``attrs`` are validated first. Its
+        account and region (``env``) are those of its ARN."""
         attrs.validate()
+        name, arn = attrs.name_and_arn(scope)
+        super().__init__(scope, construct_id, environment_from_arn=arn)
+        inherit_stack(self, scope)
         self.endpoint = None
-        self.endpoint_name, self.endpoint_arn = attrs.name_and_arn(self)
+        self._endpoint_name, self._endpoint_arn = name, arn
         self.variant_name = attrs.variant_name
         self.instance_type = attrs.instance_type
         self.instance_types = (attrs.instance_type,)

@@ -1,17 +1,24 @@
 """The image a model's container runs, and the pull it adds to the role that runs it
-(:func:`add_image_pull`)."""
+(:func:`add_image_pull`).
+
+A container family's image (:meth:`ContainerImage.from_family`, the default of every
+model) comes from the one image table the planner reads too
+(:mod:`fm_platform.containers.images`, ``images.json``): its repository and tag per
+hardware kind, and the account that publishes it in each region.
+"""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
+from aws_cdk import Aws, CfnMapping, Stack
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from fm_platform.constructs.inference.role_grants import role_grants_of
-from fm_platform.core.images import DLC_ACCOUNT, LMI_IMAGE
+from fm_platform.containers.images import Image, hardware_of, image
 from fm_platform.core.scopes import region_of, stack_of
 from fm_platform.core.tokens import is_unresolved
 
@@ -22,14 +29,16 @@ _ECR_IMAGE = re.compile(
     r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
 )
 _REGION = re.compile(r"^[a-z0-9-]+$")
+#: The family a model runs when its container names no image: Large Model Inference.
+DEFAULT_FAMILY = "lmi"
 
 
 class ContainerImage:
     """A container image for a SageMaker model.
 
     Make one with :meth:`from_uri` (any registry; an ECR URI names its repository),
-    :meth:`from_ecr_repository` or :meth:`deep_learning_container` (an AWS Deep Learning
-    Container in the hosting stack's region). :meth:`bind` grants the role that runs the
+    :meth:`from_ecr_repository` or :meth:`from_family` (a container family's image in the
+    hosting stack's region, from the image table). :meth:`bind` grants the role that runs the
     model pull on the image's ECR repository and returns the URI; an image whose repository
     is known only at deploy time gets pull on this account's and region's repositories.
     """
@@ -51,10 +60,13 @@ class ContainerImage:
         return _RepositoryImage(repository, tag)
 
     @staticmethod
-    def deep_learning_container(repository_and_tag: str = LMI_IMAGE) -> ContainerImage:
-        """An AWS Deep Learning Container (account 763104351884) in the region of the stack
-        that hosts the model; by default Large Model Inference (vLLM)."""
-        return _deep_learning_container(repository_and_tag)
+    def from_family(family: str = DEFAULT_FAMILY, hardware: str = "gpu") -> ContainerImage:
+        """The image of container ``family`` for ``hardware`` (``gpu``, ``neuron`` or
+        ``cpu``) in the region of the stack that hosts the model, from the image table
+        (``fm_platform/containers/images.json``); by default Large Model Inference (vLLM)
+        for GPUs. Refused when the table has no such image; a stack whose region has none
+        is refused at synth."""
+        return _family_image(family, hardware)
 
     @staticmethod
     def of(image: str | ContainerImage) -> ContainerImage:
@@ -135,21 +147,55 @@ class _RepositoryImage(ContainerImage):
         return self.repository.repository_arn
 
 
-class _DeepLearningContainer(ContainerImage):
-    def __init__(self, repository_and_tag: str) -> None:
-        super().__init__(f"Deep Learning Container {repository_and_tag}")
-        self.repository_and_tag = repository_and_tag
-        self.repository = re.split(r"[:@]", repository_and_tag, maxsplit=1)[0]
+class _FamilyImage(ContainerImage):
+    """A family's image: in a stack with a literal region, the table's URI there; in an
+    environment-agnostic stack, the publishing account looked up by region at deploy time
+    (a ``Mappings`` entry per family and hardware kind, ``<Family><Hardware>ImageAccounts``)."""
+
+    def __init__(self, found: Image) -> None:
+        super().__init__(f"{found.family} {found.hardware} image {found.repository}:{found.tag}")
+        self.found = found
+
+    def _account_and_region(self, scope: IConstruct) -> tuple[str, str, str]:
+        """The publishing account, the region and the URL suffix of ``scope``'s stack."""
+        stack = stack_of(scope)
+        region = region_of(stack)
+        if is_unresolved(region):
+            return self._accounts(stack).find_in_map(Aws.REGION, "account"), region, Aws.URL_SUFFIX
+        account = self.found.accounts.get(region)
+        if account is None:
+            raise ValueError(
+                f"{scope.node.path}: container {self.found.family} has no "
+                f"{self.found.hardware} image in {region} (the image table publishes it in "
+                f"{len(self.found.accounts)} other regions); set the container's image"
+            )
+        suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+        return account, region, suffix
+
+    def _accounts(self, stack: Stack) -> CfnMapping:
+        construct_id = f"{self.found.family.title()}{self.found.hardware.title()}ImageAccounts"
+        existing = stack.node.try_find_child(construct_id)
+        if isinstance(existing, CfnMapping):
+            return existing
+        accounts = {region: {"account": acct} for region, acct in self.found.accounts.items()}
+        return CfnMapping(stack, construct_id, mapping=accounts)
 
     def image_uri(self, scope: Construct) -> str:
-        region = region_of(stack_of(scope))
-        return f"{DLC_ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{self.repository_and_tag}"
+        account, region, suffix = self._account_and_region(scope)
+        return f"{account}.dkr.ecr.{region}.{suffix}/{self.found.repository}:{self.found.tag}"
 
     def repository_arn(self, scope: IConstruct, partition: str) -> str | None:
-        region = region_of(stack_of(scope))
-        return f"arn:{partition}:ecr:{region}:{DLC_ACCOUNT}:repository/{self.repository}"
+        account, region, _ = self._account_and_region(scope)
+        return f"arn:{partition}:ecr:{region}:{account}:repository/{self.found.repository}"
 
 
 @lru_cache(maxsize=64)
-def _deep_learning_container(repository_and_tag: str) -> _DeepLearningContainer:
-    return _DeepLearningContainer(repository_and_tag)
+def _family_image(family: str, hardware: str) -> _FamilyImage:
+    found = image(family, hardware)
+    if found is None:
+        kinds = ", ".join(hardware_of(family)) or "none: not a family of the table"
+        raise ValueError(
+            f"container family {family!r} has no {hardware!r} image (it has {kinds}); "
+            "name another family or hardware kind, or give an image URI"
+        )
+    return _FamilyImage(found)

@@ -17,12 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from aws_cdk import CfnTag, Duration
+import jsii
+from aws_cdk import CfnTag, Duration, RemovalPolicy, Resource
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk.interfaces import aws_sagemaker as sagemaker_refs
 from constructs import Construct
 from typing_extensions import Unpack
 
@@ -203,28 +205,77 @@ def sagemaker_metric(
     )
 
 
-class RealtimeEndpoint(Construct):
-    """Base of the endpoint constructs: invoke grants and per-variant metrics.
+@jsii.implements(sagemaker.IEndpoint)
+class RealtimeEndpoint(Resource):
+    """Base of the endpoint constructs: a CDK ``Resource`` implementing aws-cdk-lib's
+    ``aws_sagemaker.IEndpoint`` (so ``aws_apigateway.SagemakerIntegration`` and any API
+    typed to it take every endpoint of this package, created or imported), invoke grants
+    and per-variant metrics.
 
     Attributes (set by :meth:`_create_endpoint`): ``endpoint`` (construct ID ``Endpoint``,
     followed by ``replacement_key`` when the kind has one; None for an imported endpoint),
     ``replacement_key``, ``endpoint_name``, ``endpoint_arn`` (the endpoint's
     ``Ref``, which is its ARN: the same token for every endpoint construct, so cross-stack
-    exports of it stay stable); ``variant_name`` (set by the subclass: the variant the
-    ``metric_*`` methods measure unless told another). It fits
+    exports of it stay stable), ``endpoint_ref``; ``variant_name`` (set by the subclass:
+    the variant the ``metric_*`` methods measure unless told another). It fits
     :class:`~fm_platform.constructs.inference.endpoint_interface.IEndpoint`.
     """
 
     endpoint: sagemaker.CfnEndpoint | None
-    endpoint_name: str
-    endpoint_arn: str
     variant_name: str
     replacement_key: str | None = None
+    _endpoint_name: str
+    _endpoint_arn: str
     #: The utilisation metric every instance of a variant reports once per publishing
     #: period (namespace ``/aws/sagemaker/Endpoints``): counted by :meth:`metric_instances`.
     INSTANCE_METRIC = "CPUUtilization"
     #: What :meth:`grant_invoke` allows.
     INVOKE_ACTIONS: tuple[str, ...] = INVOKE_ACTIONS
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        physical_name: str | None = None,
+        environment_from_arn: str | None = None,
+    ) -> None:
+        """The resource under ``scope``: ``physical_name`` is the endpoint's explicit name
+        (None: CloudFormation generates one); an imported endpoint's account and region
+        come from ``environment_from_arn``."""
+        super().__init__(
+            scope,
+            construct_id,
+            physical_name=physical_name,
+            environment_from_arn=environment_from_arn,
+        )
+
+    # Properties, not instance attributes: the JavaScript side of aws-cdk-lib reads the
+    # members of ``IEndpoint`` through jsii, which sees class-level members only.
+    @property
+    def endpoint_name(self) -> str:
+        """The endpoint's name (a token for a created endpoint)."""
+        return self._endpoint_name
+
+    @property
+    def endpoint_arn(self) -> str:
+        """The endpoint's ARN (a token for a created endpoint)."""
+        return self._endpoint_arn
+
+    @property
+    def endpoint_ref(self) -> sagemaker_refs.EndpointReference:
+        """A reference to the endpoint (its ARN), as aws-cdk-lib's ``IEndpointRef`` has it."""
+        return sagemaker_refs.EndpointReference(endpoint_arn=self.endpoint_arn)
+
+    def apply_removal_policy(self, policy: RemovalPolicy) -> None:
+        """Apply ``policy`` to the ``AWS::SageMaker::Endpoint`` (an imported endpoint has
+        none to apply it to: the error says so)."""
+        if self.endpoint is None:
+            raise ValueError(
+                f"{self.node.path}: an imported endpoint has no resource in this app to "
+                "apply a removal policy to"
+            )
+        self.endpoint.apply_removal_policy(policy)
 
     @property
     def instance_metric(self) -> str:
@@ -250,8 +301,8 @@ class RealtimeEndpoint(Construct):
             endpoint_config_name=endpoint_config.attr_endpoint_config_name,
             endpoint_name=endpoint_name,
         )
-        self.endpoint_name = self.endpoint.attr_endpoint_name
-        self.endpoint_arn = self.endpoint.ref
+        self._endpoint_name = self.endpoint.attr_endpoint_name
+        self._endpoint_arn = self.endpoint.ref
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` invoke this endpoint (``INVOKE_ACTIONS``: ``InvokeEndpoint`` and

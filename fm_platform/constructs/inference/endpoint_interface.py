@@ -1,15 +1,18 @@
 """What alarms, dashboards, grants and inference components need from an endpoint: the
-Protocols every endpoint kind fits, created here or imported (``from_endpoint_name``,
+interfaces every endpoint kind implements, created here or imported (``from_endpoint_name``,
 ``from_endpoint_arn``, ``from_endpoint_attributes`` on each kind).
 
-Modelled on aws-cdk-lib's ``IEndpoint extends IResource`` (``@aws-cdk/aws-sagemaker-alpha``,
-``Endpoint.fromEndpointArn`` / ``fromEndpointName`` / ``fromEndpointAttributes``), in the
-style of the training side's Protocols (``LifecycleSource``, ``FileSystemSource``):
-read-only properties and the methods a consumer calls, nothing about how the endpoint was
-made.
+Each extends aws-cdk-lib's ``aws_sagemaker.IEndpoint`` (``endpoint_name``,
+``endpoint_arn``, ``grant_invoke`` and ``IResource``'s ``env``, ``stack`` and
+``apply_removal_policy``), which every endpoint construct implements through jsii, so that
+``aws_apigateway.SagemakerIntegration`` and any other API typed to it take them
+(``@aws-cdk/aws-sagemaker-alpha``'s ``IEndpoint extends sagemaker.IEndpoint`` for the same
+reason). The richer members are read-only properties and the methods a consumer calls,
+nothing about how the endpoint was made, and no mutable state.
 
 - :class:`IEndpoint`: every endpoint (``InferenceComponentEndpoint``,
-  ``SingleModelEndpoint``, ``MultiModelEndpoint``, ``AsyncEndpoint`` and the imported ones).
+  ``SingleModelEndpoint``, ``MultiModelEndpoint``, ``AsyncEndpoint``,
+  ``ServerlessEndpoint`` and the imported ones).
 - :class:`IAsyncEndpoint`: an asynchronous endpoint, with its queue's metrics.
 - :class:`IInferenceComponentEndpoint`: an endpoint models can be placed on as inference
   components.
@@ -18,40 +21,31 @@ made.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
-from constructs import Construct, Node
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
 from typing_extensions import Unpack
 
 from fm_platform.constructs.inference.endpoint_base import EndpointVpcConfig, MetricOptions
 from fm_platform.rules.capacity import CopyDemand
 
 
-class IEndpoint(Protocol):
-    """A SageMaker endpoint (every endpoint construct of this package fits, created or
-    imported): its name, ARN and the variant its ``metric_*`` methods measure, an invoke
-    grant and its per-variant metrics (``AWS/SageMaker``, dimensions ``EndpointName`` and
-    ``VariantName``; ``instance_metric`` in ``/aws/sagemaker/Endpoints`` counts the
-    variant's instances)."""
-
-    @property
-    def node(self) -> Node: ...
-
-    @property
-    def endpoint_name(self) -> str: ...
-
-    @property
-    def endpoint_arn(self) -> str: ...
+class IEndpoint(sagemaker.IEndpoint, Protocol):
+    """A SageMaker endpoint (every endpoint construct of this package implements it,
+    created or imported): aws-cdk-lib's ``IEndpoint`` (its name, ARN and invoke grant), the
+    variant its ``metric_*`` methods measure and its per-variant metrics
+    (``AWS/SageMaker``, dimensions ``EndpointName`` and ``VariantName``;
+    ``instance_metric`` in ``/aws/sagemaker/Endpoints`` counts the variant's instances)."""
 
     @property
     def variant_name(self) -> str: ...
 
     @property
     def instance_metric(self) -> str: ...
-
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
 
     def metric_dimensions(self, variant_name: str | None = None) -> dict[str, str]: ...
 
@@ -157,7 +151,13 @@ class IInferenceComponentEndpoint(IEndpoint, Protocol):
         ...
 
     @property
-    def component_names(self) -> set[str]: ...
+    def component_names(self) -> AbstractSet[str]:
+        """The names of the components placed on the endpoint so far (read-only)."""
+        ...
+
+    def record_component_name(self, name: str) -> None:
+        """Record that the component ``name`` runs on the endpoint (names are unique)."""
+        ...
 
     def place(
         self,

@@ -91,12 +91,14 @@ class ImportedEndpoint(RealtimeEndpoint):
         instance_metric: str = RealtimeEndpoint.INSTANCE_METRIC,
         invoke_actions: Sequence[str] = INVOKE_ACTIONS,
     ) -> None:
-        """Describe the endpoint under ``scope``; ``attrs`` are validated first."""
-        super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
+        """Describe the endpoint under ``scope``; ``attrs`` are validated first. Its
+        account and region (``env``) are those of its ARN."""
         attrs.validate()
+        name, arn = attrs.name_and_arn(scope)
+        super().__init__(scope, construct_id, environment_from_arn=arn)
+        inherit_stack(self, scope)
         self.endpoint = None
-        self.endpoint_name, self.endpoint_arn = attrs.name_and_arn(self)
+        self._endpoint_name, self._endpoint_arn = name, arn
         self.variant_name = attrs.variant_name
         self.INSTANCE_METRIC = instance_metric
         self.INVOKE_ACTIONS = tuple(invoke_actions)

@@ -413,7 +413,7 @@ class InferenceComponentModel(Construct):
         in_stack = component_names_in_stack(self)
         props.validate(component_name=self.component_name, taken=in_stack)
         in_stack.add(self.component_name)
-        self.endpoint.component_names.add(self.component_name)
+        self.endpoint.record_component_name(self.component_name)
         demand = props.demand(self.component_name)
         self.endpoint.place(
             self,

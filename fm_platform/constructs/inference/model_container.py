@@ -20,8 +20,8 @@ class ModelContainer:
     """The container a model runs in (the configuration's ``container`` keys too).
 
     image: the container image, as a URI or a :class:`ContainerImage`; by default the Large
-        Model Inference Deep Learning Container in the hosting stack's region
-        (:meth:`ContainerImage.deep_learning_container`).
+        Model Inference (``lmi``) GPU image of the image table in the hosting stack's region
+        (:meth:`ContainerImage.from_family`).
     model_data_url: the S3 URI of a ``model.tar.gz`` (ending in ``.tar.gz``), or an S3
         prefix ending in ``/`` holding uncompressed artifacts (not on serverless
         endpoints, which read a ``model.tar.gz`` only); by default no artifacts are
@@ -53,7 +53,7 @@ class ModelContainer:
     def container_image(self) -> ContainerImage:
         """The image as a :class:`ContainerImage`, the default one when none is set."""
         if self.image is None:
-            return ContainerImage.deep_learning_container()
+            return ContainerImage.from_family()
         return ContainerImage.of(self.image)
 
     def with_image_for(self, scope: Construct) -> ModelContainer:

@@ -27,7 +27,6 @@ from fm_platform.constructs.inference.imported_endpoint import ImportableByName
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
 from fm_platform.constructs.inference.model_container import ModelContainer, plain_environment
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
-from fm_platform.core.images import PYTORCH_CPU_IMAGE, PYTORCH_GPU_IMAGE
 from fm_platform.core.options import Props, checked
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
 from fm_platform.rules.hosting import (
@@ -42,16 +41,17 @@ from fm_platform.rules.replacement import scaled_variants_key
 VARIANT_NAME = "AllTraffic"
 
 
-def multi_model_image(instance_type: str | None) -> str:
-    """The PyTorch inference image (repository and tag) for ``instance_type``: the GPU
-    flavour for NVIDIA GPU types, else the CPU one."""
+def multi_model_image(instance_type: str | None) -> ContainerImage:
+    """The PyTorch inference image (TorchServe, which serves multi-model endpoints) for
+    ``instance_type``, from the image table: the GPU flavour for NVIDIA GPU types, else the
+    CPU one."""
     try:
         gpu = instance_type is not None and instance_spec(instance_type).accelerator == (
             "nvidia-gpu"
         )
     except UnknownInstanceTypeError:
         gpu = False  # the endpoint's validation reports the type
-    return PYTORCH_GPU_IMAGE if gpu else PYTORCH_CPU_IMAGE
+    return ContainerImage.from_family("pytorch", "gpu" if gpu else "cpu")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,7 +103,7 @@ class MultiModelEndpointOptions(VariantEndpointOptions):
         """The image as a :class:`ContainerImage`: ``image``, else the default."""
         if self.image is not None:
             return ContainerImage.of(self.image)
-        return ContainerImage.deep_learning_container(multi_model_image(self.instance_type))
+        return multi_model_image(self.instance_type)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,8 +134,8 @@ class MultiModelEndpoint(VariantEndpoint, ImportableByName):
     def __init__(self, scope: Construct, construct_id: str, props: MultiModelEndpointProps) -> None:
         """Create the endpoint, its config and its model under ``scope``; ``props`` is
         validated first."""
-        super().__init__(scope, construct_id)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.endpoint_name)
         self.variant_name = VARIANT_NAME
         container = ModelContainer(
             image=props.container_image(),

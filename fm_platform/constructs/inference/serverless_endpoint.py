@@ -152,8 +152,8 @@ class ServerlessEndpoint(RealtimeEndpoint, ImportableByName):
     def __init__(self, scope: Construct, construct_id: str, props: ServerlessEndpointProps) -> None:
         """Create the endpoint, its config and its model under ``scope``; ``props`` is
         validated first."""
-        super().__init__(scope, construct_id)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.endpoint_name)
         self.variant_name = props.variant_name
         self.memory_size_mib = props.memory_size_mib
         self.max_concurrency = props.max_concurrency

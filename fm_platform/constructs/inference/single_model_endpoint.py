@@ -251,8 +251,8 @@ class SingleModelEndpoint(VariantEndpoint, ImportableByName):
     ) -> None:
         """Create the endpoint, its config and its models under ``scope``; ``props`` is validated
         first."""
-        super().__init__(scope, construct_id)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.endpoint_name)
         self.variant_name = props.variant_name
         variants = [
             replace(variant, container=variant.container.with_image_for(self))

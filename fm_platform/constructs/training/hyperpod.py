@@ -17,12 +17,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from aws_cdk import Annotations, CfnTag, Fn
+from aws_cdk import Annotations, CfnTag, Resource
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
+from fm_platform.constructs.training.cluster_interface import (
+    HyperPodClusterAttributes,
+    IHyperPodCluster,
+    ImportedHyperPodCluster,
+    cluster_id_of,
+)
 from fm_platform.constructs.training.cluster_properties import (
     GroupContext,
     LustreMount,
@@ -411,8 +417,12 @@ def _known_cidr(subnet: ec2.ISubnet) -> str | None:
     return cidr
 
 
-class HyperPodCluster(Construct):
-    """A SageMaker HyperPod cluster with Slurm, one ``AWS::SageMaker::Cluster``.
+class HyperPodCluster(Resource):
+    """A SageMaker HyperPod cluster with Slurm, one ``AWS::SageMaker::Cluster`` (a CDK
+    ``Resource``; its ``apply_removal_policy`` applies to the cluster). It implements
+    :class:`~fm_platform.constructs.training.cluster_interface.IHyperPodCluster`, as do
+    the clusters :meth:`from_cluster_name`, :meth:`from_cluster_arn` and
+    :meth:`from_cluster_attributes` import.
 
     Lifecycle mode: every group runs the lifecycle scripts' entry point as ``OnCreate``;
     the scripts read ``provisioning_parameters.json`` (see :func:`provisioning_parameters`)
@@ -430,10 +440,12 @@ class HyperPodCluster(Construct):
     when a group has a scheduled update.
 
     Attributes: ``cluster`` (the CfnCluster), ``cluster_arn``, ``cluster_id`` (the last part
-    of the ARN, used in SSM targets), ``cluster_name`` (the given name, else the ARN, which
-    every SageMaker cluster API accepts in its place: CloudFormation returns no generated
-    name), ``execution_role``, ``instance_groups``, ``controller_group_name``,
-    ``slurm_mode``, ``continuous`` (whether nodes are provisioned continuously),
+    of the ARN, used in SSM targets), ``cluster_name`` (the given name; None when
+    CloudFormation generates one, as it returns no generated name),
+    ``cluster_name_or_arn`` (the given name, else the ARN: what every SageMaker cluster
+    API takes as ``ClusterName``), ``execution_role``, ``instance_groups``,
+    ``controller_group_name``, ``slurm_mode``, ``continuous`` (whether nodes are provisioned
+    continuously),
     ``node_health_alarm`` (None without scheduled updates). Construct IDs ``Resource``,
     ``ExecutionRole`` and ``NodeHealth`` are stable.
     """
@@ -441,8 +453,8 @@ class HyperPodCluster(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: HyperPodClusterProps) -> None:
         """Create the cluster and its execution role under ``scope``; ``props`` is validated
         first."""
-        super().__init__(scope, construct_id)
         props.validate()
+        super().__init__(scope, construct_id, physical_name=props.cluster_name)
         for index, group in enumerate(props.instance_groups):
             warn_unknown_accelerated_type(
                 self, f"instance_groups[{index}].instance_type", group.instance_type
@@ -492,8 +504,9 @@ class HyperPodCluster(Construct):
             self.cluster.node.add_dependency(props.home_file_system.file_system)
 
         self.cluster_arn: str = self.cluster.attr_cluster_arn
-        self.cluster_id: str = Fn.select(1, Fn.split("/", self.cluster_arn))
-        self.cluster_name: str = props.cluster_name or self.cluster_arn
+        self.cluster_id: str = cluster_id_of(self.cluster_arn)
+        self.cluster_name: str | None = props.cluster_name
+        self.cluster_name_or_arn: str = props.cluster_name or self.cluster_arn
         self.node_health_alarm: NodeHealthAlarm | None = None
         if alarm_name is not None:
             self.node_health_alarm = NodeHealthAlarm(
@@ -505,6 +518,31 @@ class HyperPodCluster(Construct):
             )
             # HyperPod refuses rollback alarms that do not exist yet.
             self.cluster.add_dependency(self.node_health_alarm.alarm)
+
+    @staticmethod
+    def from_cluster_name(
+        scope: Construct, construct_id: str, cluster_name: str
+    ) -> IHyperPodCluster:
+        """An existing cluster, by name (its ARN, which ends in a generated ID, unknown).
+        Nothing is created."""
+        return ImportedHyperPodCluster(
+            scope, construct_id, HyperPodClusterAttributes(cluster_name=cluster_name)
+        )
+
+    @staticmethod
+    def from_cluster_arn(scope: Construct, construct_id: str, cluster_arn: str) -> IHyperPodCluster:
+        """An existing cluster, by ARN (its name unknown: the ARN does not hold it).
+        Nothing is created."""
+        return ImportedHyperPodCluster(
+            scope, construct_id, HyperPodClusterAttributes(cluster_arn=cluster_arn)
+        )
+
+    @staticmethod
+    def from_cluster_attributes(
+        scope: Construct, construct_id: str, attrs: HyperPodClusterAttributes
+    ) -> IHyperPodCluster:
+        """An existing cluster described by ``attrs``. Nothing is created."""
+        return ImportedHyperPodCluster(scope, construct_id, attrs)
 
     def _grant(self, props: HyperPodClusterProps, rollback_alarms: Sequence[str]) -> None:
         """The lifecycle read, the file systems' description, the accounting secret and the
