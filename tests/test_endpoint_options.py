@@ -125,6 +125,15 @@ def test_the_component_carries_every_component_option(every_option):
     assert component["DeploymentConfig"]["AutoRollbackConfiguration"] == {
         "Alarms": [{"AlarmName": "every-option-chat-errors"}]
     }
+    # SageMaker reads the alarm's state with the endpoint's execution role.
+    reads = [
+        statement["Resource"]
+        for key, r in every_option["template"]["Resources"].items()
+        if r["Type"] == "AWS::IAM::Policy" and key.startswith("IcEndpointeveryoption")
+        for statement in r["Properties"]["PolicyDocument"]["Statement"]
+        if statement["Action"] == "cloudwatch:DescribeAlarms"
+    ]
+    assert [read["Fn::Join"][1][-1] for read in reads] == [":alarm:every-option-chat-errors"]
 
 
 def test_defaults_leave_the_new_properties_out_but_turn_detailed_observability_off():
