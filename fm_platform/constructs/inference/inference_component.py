@@ -92,8 +92,8 @@ class RollingUpdate:
         when they fire; the endpoint's execution role is granted
         ``cloudwatch:DescribeAlarms`` on each (SageMaker reads their state with it); by
         default none.
-    rollback_batch_size: copies (or percent, in ``batch_unit``) restored per batch in a
-        rollback; by default SageMaker's (all at once).
+    rollback_batch_size: percent of the copies (or copies, in ``batch_unit``) restored per
+        batch in a rollback; by default SageMaker's (all at once).
     """
 
     batch_size: int = 50
