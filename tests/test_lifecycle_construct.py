@@ -20,7 +20,6 @@ from fm_platform.constructs.training.lifecycle import (
     LifecycleScriptsProps,
     SharedUser,
     default_assets_path,
-    upload_log_group_name,
 )
 from fm_platform.core.compliance import acknowledge
 from tests.lifecycle_support import asset_module
@@ -211,11 +210,11 @@ def test_cloudwatch_logs_may_use_the_upload_key_for_the_upload_log_group_only(
     template: Template,
 ) -> None:
     # CloudWatch Logs User Guide (encrypting log data with AWS KMS): the key policy names
-    # the log group in kms:EncryptionContext:aws:logs:arn; the group's name is fixed so that
-    # the key's policy can name it before the group exists.
+    # the log group in kms:EncryptionContext:aws:logs:arn. The group's name is generated
+    # (<stack name>-<logical ID>-<suffix>), so a retained group never blocks a new stack.
     resources = template.to_json()["Resources"]
-    (group,) = [r for r in resources.values() if r["Type"] == "AWS::Logs::LogGroup"]
-    assert group["Properties"]["LogGroupName"] == "/fm-platform/Training/Lifecycle/upload"
+    (group_id,) = [n for n, r in resources.items() if r["Type"] == "AWS::Logs::LogGroup"]
+    assert "LogGroupName" not in resources[group_id]["Properties"]
     (key,) = [
         r
         for name, r in resources.items()
@@ -231,14 +230,8 @@ def test_cloudwatch_logs_may_use_the_upload_key_for_the_upload_log_group_only(
     rendered = "".join(p if isinstance(p, str) else p["Ref"] for p in parts)
     assert rendered == (
         "arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:"
-        "/fm-platform/Training/Lifecycle/upload"
+        f"Training-{group_id}-*"
     )
-
-
-def test_the_upload_log_group_name_holds_only_what_log_group_names_may() -> None:
-    stack = cdk.Stack(new_app(), "Data")
-    scope = Construct(Construct(stack, "Life Cycle"), "Storage+1")
-    assert upload_log_group_name(scope) == "/fm-platform/Data/Life-Cycle/Storage-1/upload"
 
 
 def test_stateful_logical_ids_are_pinned(template: Template) -> None:

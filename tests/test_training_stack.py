@@ -841,5 +841,5 @@ def test_the_upload_log_key_serves_the_upload_and_hyperpod_log_groups_only(data_
     here = "arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:"
     assert sorted(groups) == [
         f"{here}/aws/sagemaker/Clusters/*",
-        f"{here}/fm-platform/FmpTrainingData/LifecycleScripts/upload",
+        f"{here}FmpTrainingData-LifecycleScriptsUploadLogs902B8BF1-*",
     ]

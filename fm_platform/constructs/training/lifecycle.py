@@ -3,13 +3,12 @@ Slurm mode (provisioning parameters or node setup) and, optionally, the shared u
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from aws_cdk import Annotations, ArnFormat, CfnResource, Fn, RemovalPolicy, Stack
+from aws_cdk import Annotations, ArnFormat, CfnElement, CfnResource, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -46,7 +45,6 @@ from fm_platform.rules.problems import Problems
 _DEPLOYMENT_SINGLETON_ID = "Custom::CDKBucketDeployment"
 #: What a log group name cannot hold (CloudWatch Logs API Reference, CreateLogGroup:
 #: ``[\.\-_/#A-Za-z0-9]+``).
-_LOG_GROUP_UNSAFE = re.compile(r"[^.\-_/#A-Za-z0-9]")
 _UPLOAD_MEMORY_MIB = 512
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-lc-"
 _LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
@@ -469,37 +467,28 @@ def upload_log_group(scope: Construct) -> logs.LogGroup:
     """A KMS-encrypted log group ``UploadLogs`` (key ``UploadLogsKey``) in ``scope`` for the
     upload function, kept for a year and retained with its key.
 
-    It is named ``/fm-platform/<stack name>/<scope's path in the stack>/upload`` (see
-    :func:`upload_log_group_name`), so that the key's policy can let CloudWatch Logs use
-    the key for this log group only: a generated name is known after the key, whose policy
-    the log group's creation waits for."""
+    The key lets CloudWatch Logs use it for this log group only: the group's name is
+    generated (a retained group of a destroyed stack never blocks a new one), and
+    CloudFormation generates it as ``<stack name>-<logical ID>-<suffix>``, which the key's
+    condition names up to the suffix."""
     stack = Stack.of(scope)
     key = customer_managed_key(scope, "UploadLogsKey", purpose="lifecycle upload logs")
-    name = upload_log_group_name(scope)
-    group_arn = stack.format_arn(
-        service="logs",
-        resource="log-group",
-        resource_name=name,
-        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-    )
-    allow_cloudwatch_logs(key, stack.region, [group_arn])
-    return logs.LogGroup(
+    group = logs.LogGroup(
         scope,
         "UploadLogs",
-        log_group_name=name,
         encryption_key=key,
         retention=logs.RetentionDays.ONE_YEAR,
         removal_policy=RemovalPolicy.RETAIN,
     )
-
-
-def upload_log_group_name(scope: Construct) -> str:
-    """The upload log group's name in ``scope``: ``/fm-platform/<stack name>/<scope's path
-    in its stack>/upload``, unique in the account and Region as long as stack names are
-    (characters a log group name cannot hold become ``-``)."""
-    stack = Stack.of(scope)
-    path = scope.node.path.removeprefix(f"{stack.node.path}/")
-    return f"/fm-platform/{stack.stack_name}/{_LOG_GROUP_UNSAFE.sub('-', path)}/upload"
+    logical_id = stack.get_logical_id(cast(CfnElement, group.node.default_child))
+    generated = stack.format_arn(
+        service="logs",
+        resource="log-group",
+        resource_name=f"{stack.stack_name}-{logical_id}-*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+    allow_cloudwatch_logs(key, stack.region, [generated])
+    return group
 
 
 def upload_security_group(scope: Construct, vpc: ec2.IVpc) -> ec2.SecurityGroup:
