@@ -9,12 +9,13 @@ import math
 
 import pytest
 
-from fm_platform.fleet.bound import lower_bound
-from fm_platform.fleet.cost import plan_cost
-from fm_platform.fleet.kinds import KINDS, SERVERLESS
-from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.report import explain, summary
-from fm_platform.fleet.serverless import (
+from fm_platform.fleet.deciding.kinds import KINDS, SERVERLESS
+from fm_platform.fleet.outputs.bound import lower_bound
+from fm_platform.fleet.outputs.report import explain, summary
+from fm_platform.fleet.placing.cost import plan_cost
+from fm_platform.fleet.placing.planner import Planner
+from fm_platform.fleet.sizing.needs import resolve
+from fm_platform.fleet.sizing.serverless import (
     PING_LIMIT_S,
     cold_start_problem,
     memory_spec,
@@ -22,7 +23,6 @@ from fm_platform.fleet.serverless import (
     request_seconds,
     type_memory,
 )
-from fm_platform.fleet.sizing import resolve
 from fm_platform.hardware.serverless_prices import serverless_price_source, serverless_prices
 from tests.fleet_support import catalog
 
