@@ -4,7 +4,7 @@
 Per synthesized size (10, 100, 1000 models), one line: ``models stacks max_resources plan_s
 synth_s baseline_s ratio instances cost cost_bound bound_ratio dedicated cost_ratio``.
 ``cost`` is the plan's expected USD per hour; ``cost_bound`` the LP relaxation's optimum
-over every feasible type for the same options (:mod:`fm_platform.fleet.bound`, HiGHS);
+over every feasible type for the same options (:mod:`fm_platform.fleet.outputs.bound`, HiGHS);
 ``dedicated`` one endpoint per model on its cheapest type: single-model, or asynchronous
 for a model no real-time endpoint takes. ``synth_s`` is a
 cold subprocess building the fleet stacks and synthesizing them; ``baseline_s`` a cold
@@ -28,7 +28,7 @@ both, one after the other, on one process). Plan-only and realistic runs each st
 fresh interpreter.
 
 Last, the throughput estimate against the measured rows it ships, each held out in turn
-(:mod:`fm_platform.fleet.accuracy`): one ``leave-one-out`` line with the median and
+(:mod:`fm_platform.fleet.sizing.accuracy`): one ``leave-one-out`` line with the median and
 worst error in percent, and the median per task.
 
     python scripts/bench_fleet.py [SIZES...] [--plan-only SIZES...] [--realistic SIZES...]
@@ -57,13 +57,13 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 from catalog_generator import catalog_data, realistic_catalog_data  # noqa: E402
 
-from fm_platform.fleet.accuracy import leave_one_out  # noqa: E402
-from fm_platform.fleet.bound import lower_bound  # noqa: E402
-from fm_platform.fleet.catalog import catalog_from_data  # noqa: E402
-from fm_platform.fleet.cost import plan_cost  # noqa: E402
-from fm_platform.fleet.kinds import ASYNC, SINGLE, min_copies  # noqa: E402
-from fm_platform.fleet.options import family_types  # noqa: E402
-from fm_platform.fleet.planner import Planner  # noqa: E402
+from fm_platform.fleet.deciding.kinds import ASYNC, SINGLE, min_copies  # noqa: E402
+from fm_platform.fleet.deciding.options import family_types  # noqa: E402
+from fm_platform.fleet.models.catalog import catalog_from_data  # noqa: E402
+from fm_platform.fleet.outputs.bound import lower_bound  # noqa: E402
+from fm_platform.fleet.placing.cost import plan_cost  # noqa: E402
+from fm_platform.fleet.placing.planner import Planner  # noqa: E402
+from fm_platform.fleet.sizing.accuracy import leave_one_out  # noqa: E402
 
 _T = TypeVar("_T")
 SIZES = (10, 100, 1000)
@@ -73,9 +73,9 @@ REALISTIC = (1_000, 10_000, 50_000)
 _SYNTH = """
 import sys, json, aws_cdk as cdk
 sys.path.insert(0, {root!r})
-from fm_platform.fleet.catalog import load_catalog
-from fm_platform.fleet.options import family_types
-from fm_platform.fleet.plan import read_plan
+from fm_platform.fleet.models.catalog import load_catalog
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.outputs.plan import read_plan
 from fm_platform.stacks.fleet import fleet_stacks
 catalog = load_catalog({catalog!r}, family_types("us-east-1"))
 app = cdk.App(outdir={outdir!r})

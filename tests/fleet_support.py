@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.options import family_types
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.models.catalog import catalog_from_data
 from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "examples"))

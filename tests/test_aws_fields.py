@@ -21,12 +21,12 @@ from aws_cdk.assertions import Template
 from botocore.model import ListShape, ServiceModel, Shape, StructureShape
 
 from fm_platform.config import load_config
-from fm_platform.fleet.adapters import planning_catalog
-from fm_platform.fleet.catalog import load_catalog
-from fm_platform.fleet.options import family_types
-from fm_platform.fleet.plan import read_plan
-from fm_platform.fleet.planner import plan_fleet
-from fm_platform.fleet.serving import annotate
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.models.adapters import planning_catalog
+from fm_platform.fleet.models.catalog import load_catalog
+from fm_platform.fleet.outputs.plan import read_plan
+from fm_platform.fleet.outputs.serving import annotate
+from fm_platform.fleet.placing.planner import plan_fleet
 from fm_platform.stacks.fleet import fleet_stacks
 from fm_platform.stacks.inference import InferenceStack
 from tests.conftest import CloudAssembly

@@ -16,9 +16,9 @@ from fm_platform.containers.images import (
     image,
     source,
 )
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.options import assess
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.deciding.options import assess
+from fm_platform.fleet.models.catalog import catalog_from_data
+from fm_platform.fleet.sizing.needs import resolve
 from tests.support import ROOT
 
 SECRET = "arn:aws:secretsmanager:us-east-1:111122223333:secret:hf-token-AbCdEf"

@@ -12,10 +12,10 @@ from dataclasses import replace
 import aws_cdk as cdk
 import pytest
 
-from fm_platform.fleet.adapters import planning_catalog
-from fm_platform.fleet.plan import plan_from_json, record_moves
-from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.serving import annotate
+from fm_platform.fleet.models.adapters import planning_catalog
+from fm_platform.fleet.outputs.plan import plan_from_json, record_moves
+from fm_platform.fleet.outputs.serving import annotate
+from fm_platform.fleet.placing.planner import Planner
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog
 from tests.support import ROOT

@@ -11,7 +11,7 @@ import pytest
 from botocore.stub import ANY
 
 from fm_platform.cli.fleet_status import _rows
-from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan, read_plan
+from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan, PoolPlan, read_plan
 from fm_platform.rules.replacement import component_endpoint_key
 from tests.cli_support import StubbedClients, hermetic_aws_env, run, stack_response
 

@@ -21,8 +21,8 @@ from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModel,
     InferenceComponentModelProps,
 )
-from fm_platform.fleet.coldstart import cold_start
-from fm_platform.fleet.sizing import Needs
+from fm_platform.fleet.sizing.coldstart import cold_start
+from fm_platform.fleet.sizing.needs import Needs
 from fm_platform.rules.caching import caches_by_default
 from tests.support import new_app
 

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from fm_platform.fleet.adapters import planning_catalog
-from fm_platform.fleet.kinds import ADAPTER_BASE_OUTPUTS, ADAPTER_RESOURCES
-from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.deciding.kinds import ADAPTER_BASE_OUTPUTS, ADAPTER_RESOURCES
+from fm_platform.fleet.models.adapters import planning_catalog
+from fm_platform.fleet.placing.planner import Planner
 from tests.fleet_support import catalog
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from fm_platform.fleet.bound import allowed_kinds, lower_bound
-from fm_platform.fleet.cost import plan_cost
-from fm_platform.fleet.kinds import ASYNC, IC, KINDS, SINGLE
-from fm_platform.fleet.options import _options_on, _Shared
-from fm_platform.fleet.planner import Planner, plan_fleet
-from fm_platform.fleet.report import explain
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.deciding.kinds import ASYNC, IC, KINDS, SINGLE
+from fm_platform.fleet.deciding.options import _options_on, _Shared
+from fm_platform.fleet.outputs.bound import allowed_kinds, lower_bound
+from fm_platform.fleet.outputs.report import explain
+from fm_platform.fleet.placing.cost import plan_cost
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
+from fm_platform.fleet.sizing.needs import resolve
 from fm_platform.hardware.instances import InstanceSpec
 from fm_platform.hardware.prices import hourly_prices
 from tests.fleet_support import catalog, example

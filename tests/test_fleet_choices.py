@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from fm_platform.cli.main import main
-from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
-from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.deciding.choices import choice_costs, choice_lines, choice_warnings
+from fm_platform.fleet.placing.planner import Planner
 from tests.fleet_support import catalog
 
 MODELS = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from fm_platform.containers.images import container_problem
-from fm_platform.fleet.options import assess
-from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.deciding.options import assess
+from fm_platform.fleet.placing.planner import Planner
+from fm_platform.fleet.sizing.needs import resolve
 from tests.fleet_support import catalog
 
 

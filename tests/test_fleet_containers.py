@@ -13,13 +13,13 @@ import pytest
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.containers.images import image
-from fm_platform.fleet.adapters import planning_catalog
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.options import family_types
-from fm_platform.fleet.plan import read_plan
-from fm_platform.fleet.planner import Planner, plan_fleet
-from fm_platform.fleet.serving import annotate
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.models.adapters import planning_catalog
+from fm_platform.fleet.models.catalog import catalog_from_data
+from fm_platform.fleet.outputs.plan import read_plan
+from fm_platform.fleet.outputs.serving import annotate
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
+from fm_platform.fleet.sizing.needs import resolve
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.support import nag_findings
 

@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from fm_platform.fleet.bound import lower_bound
-from fm_platform.fleet.cost import HOURS_PER_MONTH, plan_cost
-from fm_platform.fleet.kinds import MULTI
-from fm_platform.fleet.planner import Planner, plan_fleet
+from fm_platform.fleet.deciding.kinds import MULTI
+from fm_platform.fleet.outputs.bound import lower_bound
+from fm_platform.fleet.placing.cost import HOURS_PER_MONTH, plan_cost
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.hardware.prices import hourly_prices
 from tests.fleet_support import catalog, example

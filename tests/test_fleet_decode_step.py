@@ -1,15 +1,15 @@
-"""The decode step per device family (fm_platform/fleet/decode_step.py) and the experts a
+"""The decode step per device family (fm_platform/fleet/sizing/decode_step.py) and the experts a
 mixture of experts reads per step (Needs.weights_read_bytes)."""
 
 from __future__ import annotations
 
 import pytest
 
-from fm_platform.fleet.accuracy import _text_rows, leave_one_out, neuron_points
-from fm_platform.fleet.decode_step import GPU, NEURON, DecodeConstants, DecodePoint, fit
-from fm_platform.fleet.decode_step import for_device as constants_for
-from fm_platform.fleet.performance import decode_estimate
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.sizing.accuracy import _text_rows, leave_one_out, neuron_points
+from fm_platform.fleet.sizing.decode_step import GPU, NEURON, DecodeConstants, DecodePoint, fit
+from fm_platform.fleet.sizing.decode_step import for_device as constants_for
+from fm_platform.fleet.sizing.needs import resolve
+from fm_platform.fleet.sizing.performance import decode_estimate
 from fm_platform.hardware.devices import device
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import catalog

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.report import explain, model_table
+from fm_platform.fleet.outputs.report import explain, model_table
+from fm_platform.fleet.placing.planner import Planner
 from tests.fleet_support import catalog
 
 CHAT = {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 60, "active_hours": 8}

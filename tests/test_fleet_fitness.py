@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fm_platform.fleet.catalog import ModelEntry
-from fm_platform.fleet.fitness import score
-from fm_platform.fleet.kinds import IC, SINGLE
-from fm_platform.fleet.planner import Planner, plan_fleet
+from fm_platform.fleet.deciding.fitness import score
+from fm_platform.fleet.deciding.kinds import IC, SINGLE
+from fm_platform.fleet.models.catalog import ModelEntry
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
 from tests.fleet_support import catalog
 
 

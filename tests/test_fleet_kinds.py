@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from fm_platform.fleet import endpoints, kinds, options
-from fm_platform.fleet.bound import lower_bound
-from fm_platform.fleet.cost import plan_cost
-from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.report import endpoint_table, explain, model_table, summary
+from fm_platform.fleet.deciding import kinds, options
+from fm_platform.fleet.outputs.bound import lower_bound
+from fm_platform.fleet.outputs.report import endpoint_table, explain, model_table, summary
+from fm_platform.fleet.placing import endpoints
+from fm_platform.fleet.placing.cost import plan_cost
+from fm_platform.fleet.placing.planner import Planner
 from tests.fleet_support import catalog
 from tests.support import ROOT
 
@@ -21,10 +22,10 @@ CONSTANTS = {"IC", "SINGLE", "MULTI", "ASYNC", "SERVERLESS"}
 #: serverless endpoint construct, whose replacement key is the word (an endpoint config
 #: property, not the planner's kind; renaming it would replace deployed endpoints).
 ALLOWED = {
-    "fm_platform/fleet/kinds.py",
-    "fm_platform/fleet/endpoints.py",
+    "fm_platform/fleet/deciding/kinds.py",
+    "fm_platform/fleet/placing/endpoints.py",
     "fm_platform/stacks/fleet.py",
-    "fm_platform/fleet/plan.py",
+    "fm_platform/fleet/outputs/plan.py",
     "fm_platform/constructs/inference/serverless_endpoint.py",
 }
 
@@ -33,7 +34,7 @@ def _names_kinds(path) -> bool:
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         imported = {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set()
-        if imported & CONSTANTS and node.module == "fm_platform.fleet.kinds":  # type: ignore[attr-defined]
+        if imported & CONSTANTS and node.module == "fm_platform.fleet.deciding.kinds":  # type: ignore[attr-defined]
             return True
         if isinstance(node, ast.Constant) and node.value in NAMES:
             return True

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from fm_platform.containers.environment import ServingSettings, serving_environment
-from fm_platform.fleet.adapters import planning_catalog
-from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.report import explain
-from fm_platform.fleet.sizing import GIB, lora_adapter_bytes, resolve
+from fm_platform.fleet.models.adapters import planning_catalog
+from fm_platform.fleet.outputs.report import explain
+from fm_platform.fleet.placing.planner import Planner
+from fm_platform.fleet.sizing.needs import GIB, lora_adapter_bytes, resolve
 from tests.fleet_support import catalog
 
 BASE = {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 30}

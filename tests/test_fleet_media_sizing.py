@@ -8,9 +8,12 @@ import json
 
 import pytest
 
-from fm_platform.fleet.architectures import architecture
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.diffusion import (
+from fm_platform.fleet.deciding.options import assess
+from fm_platform.fleet.models.architectures import architecture
+from fm_platform.fleet.models.catalog import catalog_from_data
+from fm_platform.fleet.outputs.report import explain
+from fm_platform.fleet.placing.planner import Planner
+from fm_platform.fleet.sizing.diffusion import (
     VAE_DECODE_FLOPS_PER_PIXEL,
     calibration,
     headroom_gib,
@@ -18,11 +21,8 @@ from fm_platform.fleet.diffusion import (
     pass_flops,
     row_efficiency,
 )
-from fm_platform.fleet.options import assess
-from fm_platform.fleet.planner import Planner
-from fm_platform.fleet.report import explain
-from fm_platform.fleet.sizing import resolve
-from fm_platform.fleet.speech import TOKENS_PER_AUDIO_SECOND, windows
+from fm_platform.fleet.sizing.needs import resolve
+from fm_platform.fleet.sizing.speech import TOKENS_PER_AUDIO_SECOND, windows
 from tests.fleet_support import catalog
 from tests.support import ROOT
 

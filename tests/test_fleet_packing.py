@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fm_platform.fleet.options import Shape as CopyShape
-from fm_platform.fleet.packing import instances_needed
+from fm_platform.fleet.deciding.options import Shape as CopyShape
+from fm_platform.fleet.placing.packing import instances_needed
 from fm_platform.hardware.instances import instance_spec
 
 G5_12XL = instance_spec("ml.g5.12xlarge")  # 4 GPUs, 192 GiB, 48 vCPUs

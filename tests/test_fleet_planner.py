@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from fm_platform.fleet.catalog import ModelEntry, catalog_from_data, load_catalog
-from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
-from fm_platform.fleet.plan import plan_from_json
-from fm_platform.fleet.planner import Planner, plan_fleet
+from fm_platform.fleet.deciding.kinds import ASYNC, IC, MULTI, SINGLE
+from fm_platform.fleet.models.catalog import ModelEntry, catalog_from_data, load_catalog
+from fm_platform.fleet.outputs.plan import plan_from_json
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import FAMILIES, catalog, catalog_data, example
 from tests.support import ROOT
@@ -292,9 +292,9 @@ def test_generative_models_never_land_on_cpu_or_multi_model_endpoints():
 
 
 _PLAN_EXAMPLE = (
-    "from fm_platform.fleet.catalog import load_catalog\n"
-    "from fm_platform.fleet.options import family_types\n"
-    "from fm_platform.fleet.planner import plan_fleet\n"
+    "from fm_platform.fleet.models.catalog import load_catalog\n"
+    "from fm_platform.fleet.deciding.options import family_types\n"
+    "from fm_platform.fleet.placing.planner import plan_fleet\n"
     "catalog = load_catalog('examples/catalog.yaml', family_types('us-east-1'))\n"
     "print(plan_fleet(catalog).to_json())\n"
 )

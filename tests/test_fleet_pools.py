@@ -15,12 +15,12 @@ import pytest
 from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint
 
-from fm_platform.fleet.changes import plan_changes
-from fm_platform.fleet.kinds import IC, KINDS, SINGLE
-from fm_platform.fleet.plan import plan_from_json
-from fm_platform.fleet.planner import Planner, plan_fleet
-from fm_platform.fleet.pools import candidate_types
-from fm_platform.fleet.report import explain, summary
+from fm_platform.fleet.deciding.kinds import IC, KINDS, SINGLE
+from fm_platform.fleet.outputs.changes import plan_changes
+from fm_platform.fleet.outputs.plan import plan_from_json
+from fm_platform.fleet.outputs.report import explain, summary
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
+from fm_platform.fleet.placing.pools import candidate_types
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog
 from tests.support import nag_findings, new_app

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from fm_platform.fleet.architectures import architecture
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.models.architectures import architecture
+from fm_platform.fleet.models.catalog import catalog_from_data
+from fm_platform.fleet.placing.planner import Planner
 from tests.fleet_support import FAMILIES
 from tests.fleet_support import realistic_catalog_data as _data
 

@@ -12,11 +12,12 @@ import highspy
 import numpy as np
 import pytest
 
-from fm_platform.fleet import options, relaxation
-from fm_platform.fleet.bound import allowed_kinds, lower_bound, program
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.kinds import IC, KINDS, min_copies
-from fm_platform.fleet.planner import Planner
+from fm_platform.fleet.deciding import options
+from fm_platform.fleet.deciding.kinds import IC, KINDS, min_copies
+from fm_platform.fleet.models.catalog import catalog_from_data
+from fm_platform.fleet.outputs import relaxation
+from fm_platform.fleet.outputs.bound import allowed_kinds, lower_bound, program
+from fm_platform.fleet.placing.planner import Planner
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import FAMILIES, realistic_catalog_data
 

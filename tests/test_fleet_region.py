@@ -6,9 +6,9 @@ from __future__ import annotations
 import aws_cdk as cdk
 import pytest
 
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.options import family_types
-from fm_platform.fleet.planner import plan_fleet
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.models.catalog import catalog_from_data
+from fm_platform.fleet.placing.planner import plan_fleet
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.fleet import fleet_stacks
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import math
 
-from fm_platform.fleet.changes import plan_changes
-from fm_platform.fleet.cost import plan_cost
-from fm_platform.fleet.plan import plan_from_json
-from fm_platform.fleet.planner import Planner, plan_fleet
-from fm_platform.fleet.repack import repack
+from fm_platform.fleet.outputs.changes import plan_changes
+from fm_platform.fleet.outputs.plan import plan_from_json
+from fm_platform.fleet.placing.cost import plan_cost
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
+from fm_platform.fleet.placing.repack import repack
 from tests.fleet_support import catalog, catalog_data, example
 
 CHAT = {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 120}

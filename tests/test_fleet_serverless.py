@@ -10,12 +10,14 @@ import math
 import aws_cdk as cdk
 import pytest
 
-from fm_platform.fleet.bound import lower_bound
-from fm_platform.fleet.cost import plan_cost
-from fm_platform.fleet.kinds import KINDS, SERVERLESS
-from fm_platform.fleet.planner import Planner, plan_fleet
-from fm_platform.fleet.report import explain, summary
-from fm_platform.fleet.serverless import (
+from fm_platform.fleet.deciding.kinds import KINDS, SERVERLESS
+from fm_platform.fleet.outputs.bound import lower_bound
+from fm_platform.fleet.outputs.report import explain, summary
+from fm_platform.fleet.outputs.serving import annotate
+from fm_platform.fleet.placing.cost import plan_cost
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
+from fm_platform.fleet.sizing.needs import resolve
+from fm_platform.fleet.sizing.serverless import (
     PING_LIMIT_S,
     cold_start_problem,
     memory_spec,
@@ -23,8 +25,6 @@ from fm_platform.fleet.serverless import (
     request_seconds,
     type_memory,
 )
-from fm_platform.fleet.serving import annotate
-from fm_platform.fleet.sizing import resolve
 from fm_platform.hardware.serverless_prices import serverless_price_source, serverless_prices
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fm_platform.fleet.architectures import architecture
-from fm_platform.fleet.planner import plan_fleet
-from fm_platform.fleet.sizing import GIB, Resolver, resolve
+from fm_platform.fleet.models.architectures import architecture
+from fm_platform.fleet.placing.planner import plan_fleet
+from fm_platform.fleet.sizing.needs import GIB, Resolver, resolve
 from tests.fleet_support import catalog
 
 

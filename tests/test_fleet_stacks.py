@@ -12,11 +12,11 @@ import pytest
 from cfnlint.api import ManualArgs, lint
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from fm_platform.fleet.catalog import catalog_from_data
-from fm_platform.fleet.kinds import ASYNC, KINDS
-from fm_platform.fleet.options import family_types
-from fm_platform.fleet.plan import read_plan
-from fm_platform.fleet.planner import Limits, Planner
+from fm_platform.fleet.deciding.kinds import ASYNC, KINDS
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.models.catalog import catalog_from_data
+from fm_platform.fleet.outputs.plan import read_plan
+from fm_platform.fleet.placing.planner import Limits, Planner
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.conftest import synth_env
 from tests.support import ROOT, nag_findings, normalized

@@ -8,11 +8,11 @@ from importlib import resources
 
 import pytest
 
-from fm_platform.fleet.diffusion import calibration
-from fm_platform.fleet.performance import COMPUTE_EFFICIENCY, cpu_flops, decode_estimate
-from fm_platform.fleet.planner import Planner, plan_fleet
-from fm_platform.fleet.profiles import read_fmbench, shipped_records
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
+from fm_platform.fleet.sizing.diffusion import calibration
+from fm_platform.fleet.sizing.needs import resolve
+from fm_platform.fleet.sizing.performance import COMPUTE_EFFICIENCY, cpu_flops, decode_estimate
+from fm_platform.fleet.sizing.profiles import read_fmbench, shipped_records
 from fm_platform.hardware.devices import device
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import catalog
@@ -182,7 +182,7 @@ def test_a_distill_is_sized_from_the_rows_of_the_architecture_it_is_measured_as(
 
 
 def test_architectures_measured_as_another_share_its_shape():
-    from fm_platform.fleet.architectures import architecture
+    from fm_platform.fleet.models.architectures import architecture
 
     data = json.loads(
         resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
@@ -208,7 +208,7 @@ def test_defaults_that_drive_numbers_are_listed_per_model():
 
 
 def test_the_estimate_tracks_the_shipped_measurements():
-    # The rule and its error are stated in fm_platform/fleet/performance.py. Where a
+    # The rule and its error are stated in fm_platform/fleet/sizing/performance.py. Where a
     # source does not state its prompts (the TGI runs), 500 tokens are assumed.
     data = json.loads(
         resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
@@ -307,7 +307,7 @@ def test_a_catalog_entry_sized_from_its_benchmark_file(tmp_path):
 
 
 def test_the_second_example_is_sized_from_its_benchmark_file():
-    from fm_platform.fleet.catalog import load_catalog
+    from fm_platform.fleet.models.catalog import load_catalog
     from tests.fleet_support import FAMILIES
 
     cat = load_catalog(ROOT / "examples" / "catalog-benchmark.yaml", FAMILIES)
@@ -320,8 +320,8 @@ def test_the_second_example_is_sized_from_its_benchmark_file():
 
 
 def test_the_example_catalog_has_no_defaulted_throughput_and_only_compatible_hardware():
-    from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.catalog import load_catalog
+    from fm_platform.fleet.models.adapters import planning_catalog
+    from fm_platform.fleet.models.catalog import load_catalog
     from fm_platform.hardware.devices import device
     from tests.fleet_support import FAMILIES
 
@@ -338,7 +338,7 @@ def test_the_example_catalog_has_no_defaulted_throughput_and_only_compatible_har
 
 
 def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
-    from fm_platform.fleet.accuracy import checks, leave_one_out
+    from fm_platform.fleet.sizing.accuracy import checks, leave_one_out
 
     found = checks()
     assert {c.task for c in found} == {"text-generation", "image-generation", "encoder"}

@@ -18,8 +18,8 @@ from tests.support import ROOT
 
 PACKAGE = ROOT / "fm_platform"
 
-# Each layer and the layers it may import besides itself (DESIGN.md, "What the layers may
-# know"). The first part of a module's name after ``fm_platform`` names its layer.
+# Each layer and the layers it may import besides itself (docs/development.md, "Layers").
+# The first part of a module's name after ``fm_platform`` names its layer.
 LAYERS: dict[str, frozenset[str]] = {
     "hardware": frozenset(),
     "rules": frozenset({"hardware"}),

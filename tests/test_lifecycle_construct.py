@@ -13,7 +13,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
-from constructs import Construct
 
 from fm_platform.constructs.training.lifecycle import (
     LifecycleScripts,
@@ -229,8 +228,7 @@ def test_cloudwatch_logs_may_use_the_upload_key_for_the_upload_log_group_only(
     parts = condition["Fn::Join"][1]
     rendered = "".join(p if isinstance(p, str) else p["Ref"] for p in parts)
     assert rendered == (
-        "arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:"
-        f"Training-{group_id}-*"
+        f"arn:AWS::Partition:logs:AWS::Region:AWS::AccountId:log-group:Training-{group_id}-*"
     )
 
 

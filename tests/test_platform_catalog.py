@@ -17,13 +17,13 @@ from cfnlint.api import ManualArgs, lint
 
 from fm_platform.containers.environment import MODEL_DIRECTORY
 from fm_platform.containers.images import hardware_kind, image
-from fm_platform.fleet.adapters import planning_catalog
-from fm_platform.fleet.catalog import Catalog, catalog_from_data, load_catalog
-from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SINGLE
-from fm_platform.fleet.options import family_types
-from fm_platform.fleet.plan import Plan, default_plan_file, read_plan
-from fm_platform.fleet.planner import plan_fleet
-from fm_platform.fleet.serving import annotate, serving_line
+from fm_platform.fleet.deciding.kinds import ASYNC, IC, MULTI, SINGLE
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.models.adapters import planning_catalog
+from fm_platform.fleet.models.catalog import Catalog, catalog_from_data, load_catalog
+from fm_platform.fleet.outputs.plan import Plan, default_plan_file, read_plan
+from fm_platform.fleet.outputs.serving import annotate, serving_line
+from fm_platform.fleet.placing.planner import plan_fleet
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.stacks.fleet import fleet_stacks
 from fm_platform.stacks.inference import InferenceStack
@@ -134,13 +134,9 @@ def test_point_1_a_hub_model_never_runs_on_a_network_isolated_endpoint(fleet):
                 assert s.config["EnableNetworkIsolation"] is True
     # the plan file and --explain say where the weights come from and the endpoint's state
     assistant = fleet.plan.placements["assistant-8b"]
-    assert (
-        serving_line(fleet.plan, "assistant-8b")
-        .splitlines()[0]
-        .endswith(
-            f"weights from {assistant.weights_from}; endpoint {assistant.endpoint} not network-isolated"
-        )
-    )
+    first_line = serving_line(fleet.plan, "assistant-8b").splitlines()[0]
+    endpoint_state = f"endpoint {assistant.endpoint} not network-isolated"
+    assert first_line.endswith(f"weights from {assistant.weights_from}; {endpoint_state}")
     assert assistant.weights_from.startswith("hub meta-llama/Llama-3.1-8B-Instruct@")
     regulated = fleet.plan.placements["claims-summarizer-regulated"]
     assert (

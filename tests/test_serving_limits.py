@@ -19,19 +19,19 @@ from fm_platform.containers.environment import (
     serving_environment,
 )
 from fm_platform.containers.images import families
-from fm_platform.fleet.catalog import DTYPE_BYTES, catalog_from_data
-from fm_platform.fleet.kinds import ASYNC, ASYNC_REQUEST_S, IC, REALTIME_REQUEST_S, SINGLE
-from fm_platform.fleet.options import family_types
-from fm_platform.fleet.plan import Placement
-from fm_platform.fleet.planner import plan_fleet
-from fm_platform.fleet.serving import (
+from fm_platform.fleet.deciding.kinds import ASYNC, ASYNC_REQUEST_S, IC, REALTIME_REQUEST_S, SINGLE
+from fm_platform.fleet.deciding.options import family_types
+from fm_platform.fleet.models.catalog import DTYPE_BYTES, catalog_from_data
+from fm_platform.fleet.outputs.plan import Placement
+from fm_platform.fleet.outputs.serving import (
     ASYNC_DEFAULT_INVOCATION_S,
     annotate,
     model_serving,
     requests_accepted,
     serving_line,
 )
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.placing.planner import plan_fleet
+from fm_platform.fleet.sizing.needs import resolve
 from fm_platform.stacks.fleet import fleet_stacks
 from tests.support import ROOT
 

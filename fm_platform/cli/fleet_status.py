@@ -28,8 +28,8 @@ from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
 from fm_platform.cli.parsing import add_command
 from fm_platform.cli.tables import render_table
-from fm_platform.fleet.kinds import KINDS
-from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, read_plan
+from fm_platform.fleet.deciding.kinds import KINDS
+from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan, read_plan
 from fm_platform.rules.components import component_name_for
 from fm_platform.rules.replacement import component_endpoint_key
 

@@ -20,6 +20,23 @@ from typing import Any
 
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
+from fm_platform.fleet.deciding.choices import (
+    ChoiceCost,
+    choice_costs,
+    choice_lines,
+    choice_warnings,
+)
+from fm_platform.fleet.outputs.bound import lower_bound
+from fm_platform.fleet.outputs.changes import plan_changes
+from fm_platform.fleet.outputs.charts import INSTALL_HINT as CHARTS_HINT
+from fm_platform.fleet.outputs.charts import charts_available, draw_charts
+from fm_platform.fleet.outputs.plan import Plan, default_plan_file, read_plan
+from fm_platform.fleet.outputs.report import endpoint_table, explain, model_table, summary
+from fm_platform.fleet.outputs.serving import annotate, serving_line
+from fm_platform.fleet.placing.cost import HOURS_PER_MONTH
+from fm_platform.fleet.placing.repack import repack
+from fm_platform.fleet.planning import PlannedCatalog, plan_catalog
+from fm_platform.hardware.prices import DEFAULT_REGION
 
 DEFAULT_MIN_SAVING = 100.0
 
@@ -61,103 +78,113 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
-    from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.bound import lower_bound
-    from fm_platform.fleet.catalog import load_catalog
-    from fm_platform.fleet.changes import plan_changes
-    from fm_platform.fleet.choices import choice_costs, choice_lines, choice_warnings
-    from fm_platform.fleet.options import family_types
-    from fm_platform.fleet.plan import default_plan_file, read_plan
-    from fm_platform.fleet.planner import Planner
-    from fm_platform.fleet.report import endpoint_table, explain, model_table, summary
-    from fm_platform.fleet.serving import annotate, serving_line
-    from fm_platform.hardware.prices import DEFAULT_REGION
-
-    if args.charts:
-        from fm_platform.fleet.charts import INSTALL_HINT, charts_available
-
-        if not charts_available():
-            raise CliError(f"--charts needs matplotlib: {INSTALL_HINT}")
+    if args.charts and not charts_available():
+        raise CliError(f"--charts needs matplotlib: {CHARTS_HINT}")
     plan_file = Path(args.plan_file) if args.plan_file else default_plan_file(args.catalog)
     try:
         previous = read_plan(plan_file)
-        kept = previous.region if previous else None
-        profile = getattr(args, "profile", None)
-        region, source = planning_region(
-            getattr(args, "region", None), kept, profile, os.environ, DEFAULT_REGION
-        )
-        for warning in _region_warnings(kept, region, source, profile):
+        region, source = _region(args, previous)
+        planned = plan_catalog(args.catalog, region, previous)
+        for warning in planned.served.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        catalog = load_catalog(args.catalog, family_types(region), region)
-        for warning in catalog.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        served, catalog = catalog, planning_catalog(catalog)
-        planner = Planner(catalog, previous, region=region)
-        plan = annotate(planner.run(), served)
         if args.explain:
-            if args.explain not in plan.placements:
-                raise ValueError(f"--explain {args.explain!r}: no such model in the catalog")
-            print(explain(planner, args.explain))
-            print(serving_line(plan, args.explain))
-            print(f"planned for {region} (from {source})")
-            mine = [c for c in choice_costs(planner) if args.explain in c.models]
-            if mine:
-                print("cost of the catalog's choice:\n" + "\n".join(choice_lines(mine)))
+            _explain(planned, args.explain, f"planned for {region} (from {source})")
             return 0
-        changes = plan_changes(previous, plan, planner.moves) if previous else []
-        if args.repack:
-            from fm_platform.fleet.repack import repack
-
-            repacked, moves = repack(catalog, plan, args.min_saving)
-            annotate(repacked, served)
-            for move in moves:
-                print(f"move {move.model}: {move.before} -> {move.after}")
-            saving = (
-                sum(e.expected_hourly for e in plan.endpoints.values())
-                - sum(e.expected_hourly for e in repacked.endpoints.values())
-            ) * 730
-            print(
-                f"repacking moves {len(moves)} models and saves ${saving:,.0f} a month "
-                f"(steps saving at least ${args.min_saving:,.0f} a month)"
-            )
-            if not args.apply:
-                print("nothing written; add --apply to write the repacked plan")
-                return 0
-            plan = repacked
+        changes = plan_changes(previous, planned.plan, planned.planner.moves) if previous else []
+        plan = _repacked(planned, args.min_saving) if args.repack else planned.plan
+        if args.repack and not args.apply:
+            print("nothing written; add --apply to write the repacked plan")
+            return 0
     except ValueError as error:
         raise CliError(str(error)) from None
+    planner = planned.planner
     bound, note = _bound(lambda: lower_bound(planner)) if plan is planner.plan else (None, "")
     costs = choice_costs(planner) if plan is planner.plan else []
-    for warning in choice_warnings(costs, catalog.choice_warning_monthly):
+    for warning in choice_warnings(costs, planner.catalog.choice_warning_monthly):
         print(f"warning: {warning}", file=sys.stderr)
     plan.write(plan_file)
     if ctx.as_json:
         print(plan.to_json(), end="")
     else:
-        print(model_table(plan), end="\n\n")
-        print(endpoint_table(plan), end="\n\n")
-        if costs:
-            print("what the catalog's group and isolation choices cost (expected):")
-            print("\n".join(choice_lines(costs)), end="\n\n")
-        print("\n".join(summary(plan, bound, note)))
-        bases = [p for p in plan.placements.values() if p.adapters]
-        if bases:
-            count = sum(len(p.adapters) for p in bases)
-            print(
-                f"{count} LoRA adapters on {len(bases)} base models' copies (no compute of "
-                "their own; each base sized for its adapters' traffic)"
-            )
-        if previous is not None:
-            print("changes since the plan file:" if changes else "no changes since the plan file")
-            for line in changes:
-                print(f"  {line}")
+        _print_plan(plan, costs, bound, note, changes if previous else None)
         print(f"planned for {region} (from {source}); plan written to {plan_file}")
     if args.charts:
-        from fm_platform.fleet.charts import draw_charts
-
         written = draw_charts(plan, args.charts)
         print(f"{len(written)} charts (overview and spider charts) written to {args.charts}")
     return 0
+
+
+def _region(args: argparse.Namespace, previous: Plan | None) -> tuple[str, str]:
+    """The region to plan for and where it came from (:func:`planning_region`), after
+    printing what the user should know about it."""
+    kept = previous.region if previous else None
+    profile = getattr(args, "profile", None)
+    region, source = planning_region(
+        getattr(args, "region", None), kept, profile, os.environ, DEFAULT_REGION
+    )
+    for warning in _region_warnings(kept, region, source, profile):
+        print(f"warning: {warning}", file=sys.stderr)
+    return region, source
+
+
+def _explain(planned: PlannedCatalog, name: str, region_line: str) -> None:
+    """`fmp plan --explain NAME`: why the model got its option, how it is served and what
+    the catalog's choices cost it."""
+    if name not in planned.plan.placements:
+        raise ValueError(f"--explain {name!r}: no such model in the catalog")
+    print(explain(planned.planner, name))
+    print(serving_line(planned.plan, name))
+    print(region_line)
+    mine = [c for c in choice_costs(planned.planner) if name in c.models]
+    if mine:
+        print("cost of the catalog's choice:\n" + "\n".join(choice_lines(mine)))
+
+
+def _repacked(planned: PlannedCatalog, min_saving: float) -> Plan:
+    """The plan after the repacking moves that save at least ``min_saving`` a month, each
+    printed, with the saving."""
+    plan = planned.plan
+    repacked, moves = repack(planned.planner.catalog, plan, min_saving)
+    annotate(repacked, planned.served)
+    for move in moves:
+        print(f"move {move.model}: {move.before} -> {move.after}")
+    saving = (
+        sum(e.expected_hourly for e in plan.endpoints.values())
+        - sum(e.expected_hourly for e in repacked.endpoints.values())
+    ) * HOURS_PER_MONTH
+    print(
+        f"repacking moves {len(moves)} models and saves ${saving:,.0f} a month "
+        f"(steps saving at least ${min_saving:,.0f} a month)"
+    )
+    return repacked
+
+
+def _print_plan(
+    plan: Plan,
+    costs: list[ChoiceCost],
+    bound: float | None,
+    note: str,
+    changes: list[str] | None,
+) -> None:
+    """The plan's tables, what the catalog's choices cost, its summary and (``changes``
+    given: re-planned from a plan file) what changed."""
+    print(model_table(plan), end="\n\n")
+    print(endpoint_table(plan), end="\n\n")
+    if costs:
+        print("what the catalog's group and isolation choices cost (expected):")
+        print("\n".join(choice_lines(costs)), end="\n\n")
+    print("\n".join(summary(plan, bound, note)))
+    bases = [p for p in plan.placements.values() if p.adapters]
+    if bases:
+        count = sum(len(p.adapters) for p in bases)
+        print(
+            f"{count} LoRA adapters on {len(bases)} base models' copies (no compute of "
+            "their own; each base sized for its adapters' traffic)"
+        )
+    if changes is not None:
+        print("changes since the plan file:" if changes else "no changes since the plan file")
+        for line in changes:
+            print(f"  {line}")
 
 
 def _region_warnings(

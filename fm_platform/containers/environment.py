@@ -109,7 +109,7 @@ class ServingSettings:
     token_secret_arn: the Secrets Manager ARN of the hub token. adapters: LoRA adapters
     served on the copy (LMI only), max_lora_rank: their largest rank.
     requests_accepted: requests a copy accepts at once, running and waiting (at least
-    ``max_concurrency``; what the traffic sends it, :func:`fm_platform.fleet.serving.
+    ``max_concurrency``; what the traffic sends it, :func:`fm_platform.fleet.outputs.serving.
     model_serving`); inputs_per_request: the texts or documents one request carries;
     batch_tokens: the tokens the plan holds activations for in one batch (encoders);
     request_timeout_s: the seconds a request may take (the endpoint kind's limit).

@@ -16,7 +16,7 @@ Inference Components endpoints, per endpoint for dedicated and serverless models
 multi-model endpoints
 are watched for errors and instances (their latency includes loading models on demand).
 
-Fallback pools: an endpoint the plan gives pools (:mod:`fm_platform.fleet.pools`) lists
+Fallback pools: an endpoint the plan gives pools (:mod:`fm_platform.fleet.placing.pools`) lists
 their types after its own (``InstancePools``) and may grow to the most instances any of
 its types needs; an Inference Components model whose copy takes other resources on a
 pool's type gets them there (``Specifications``); where a model's container differs on a
@@ -26,14 +26,14 @@ pool's ``ModelNameOverride``).
 
 Containers: each model runs its container family's Deep Learning Container for the
 plan's region and the endpoint's hardware (or the catalog's ``image``), with the
-environment that makes it serve what the plan sized (:mod:`fm_platform.fleet.serving`),
+environment that makes it serve what the plan sized (:mod:`fm_platform.fleet.outputs.serving`),
 its weights from the catalog's ``weights_uri`` (read and decrypt granted to its role), the
 hub (no artifacts) or the artifacts bucket. An endpoint runs network-isolated unless a
-model on it downloads from the hub (:func:`fm_platform.fleet.serving.endpoint_isolated`;
+model on it downloads from the hub (:func:`fm_platform.fleet.outputs.serving.endpoint_isolated`;
 the planner keeps hub models on endpoints of their own). A multi-model endpoint runs the
 image and environment the plan's container family gives its models (one for all of
 them). LoRA adapters of the catalog become adapter components on their base's component
-(:mod:`fm_platform.fleet.adapters`).
+(:mod:`fm_platform.fleet.models.adapters`).
 
 Moves: a model a re-plan moved to another Inference Components endpoint (the plan's
 ``moved_from``) gets a component named after its new endpoint
@@ -74,15 +74,24 @@ from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.observability.serverless_alarm import ServerlessEndpointAlarmOptions
-from fm_platform.fleet.adapters import adapters_by_base
-from fm_platform.fleet.catalog import Catalog, ModelEntry
-from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
-from fm_platform.fleet.options import Shape
-from fm_platform.fleet.packing import instances_needed
-from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan
-from fm_platform.fleet.serving import ModelServing, endpoint_isolated, model_serving
-from fm_platform.fleet.sizing import resolve
+from fm_platform.fleet.deciding.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
+from fm_platform.fleet.deciding.options import Shape
+from fm_platform.fleet.models.adapters import adapters_by_base
+from fm_platform.fleet.models.catalog import Catalog, ModelEntry
+from fm_platform.fleet.outputs.plan import (
+    EndpointPlan,
+    Placement,
+    Plan,
+    PoolPlan,
+    default_plan_file,
+    read_plan,
+)
+from fm_platform.fleet.outputs.serving import ModelServing, endpoint_isolated, model_serving
+from fm_platform.fleet.placing.packing import instances_needed
+from fm_platform.fleet.planning import plan_catalog
+from fm_platform.fleet.sizing.needs import resolve
 from fm_platform.hardware.instances import instance_spec
+from fm_platform.hardware.prices import DEFAULT_REGION
 from fm_platform.rules.problems import Problems
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
@@ -482,18 +491,8 @@ def _add_adapters(plan: Plan, catalog: Catalog, stacks: dict[str, InferenceStack
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:
     """Plan the catalog at ``catalog_path`` (keeping ``<catalog>.plan.json`` when it exists,
     with its region's prices, and writing it) and add its stacks to ``scope``."""
-    from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.catalog import load_catalog
-    from fm_platform.fleet.options import family_types
-    from fm_platform.fleet.plan import default_plan_file, read_plan
-    from fm_platform.fleet.planner import plan_fleet
-    from fm_platform.fleet.serving import annotate
-    from fm_platform.hardware.prices import DEFAULT_REGION
-
     plan_file = default_plan_file(catalog_path)
     previous = read_plan(plan_file)
-    region = previous.region if previous else DEFAULT_REGION
-    catalog = load_catalog(catalog_path, family_types(region), region)
-    plan = annotate(plan_fleet(planning_catalog(catalog), previous, region=region), catalog)
-    plan.write(plan_file)
-    return fleet_stacks(scope, plan, catalog)
+    planned = plan_catalog(catalog_path, previous.region if previous else DEFAULT_REGION, previous)
+    planned.plan.write(plan_file)
+    return fleet_stacks(scope, planned.plan, planned.served)

@@ -1,0 +1,332 @@
+"""The plan for a terminal: one row per model (with the reason for its option), one row
+per endpoint (cost at minimum, expected and maximum scale) and a summary; and the
+explanation of one model's decision."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from fm_platform.fleet.deciding.kinds import KINDS
+from fm_platform.fleet.outputs.bound import RELAXES
+from fm_platform.fleet.outputs.plan import Placement, Plan
+from fm_platform.fleet.placing.cost import HOURS_PER_MONTH, plan_cost
+from fm_platform.fleet.placing.planner import Planner
+from fm_platform.fleet.sizing.serverless import ACCOUNT_NOTE
+from fm_platform.hardware.prices import price_source
+from fm_platform.hardware.serverless_prices import serverless_price_source
+
+MODEL_HEADERS = (
+    "model",
+    "endpoint",
+    "tp",
+    "copies",
+    "GiB/copy",
+    "rpm/copy",
+    "throughput",
+    "defaults",
+    "$/month",
+    "cold start",
+    "reason",
+)
+#: Short names of defaulted inputs in the model table.
+SHORT = {
+    "prompt_tokens": "prompt",
+    "output_tokens": "output",
+    "context_tokens": "context",
+    "concurrency": "concurrency",
+    "peak_rpm": "peak_rpm",
+    "kv_cache": "kv_cache",
+    "task": "task",
+    "hidden_size": "hidden",
+    "steps": "steps",
+    "resolution": "resolution",
+    "audio_seconds": "audio",
+    "decoder_share": "decoder_share",
+}
+#: Defaulted inputs of what one image or recording computes (``--explain``'s request line).
+WORK_DEFAULTS = ("steps", "resolution", "audio_seconds", "decoder_share")
+ENDPOINT_HEADERS = (
+    "stack",
+    "endpoint",
+    "kind",
+    "instance type",
+    "models",
+    "inst min-max",
+    "$/h min / expected / max",
+    "$/month expected",
+)
+
+
+def table(rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
+
+
+def model_table(plan: Plan) -> str:
+    """One row per model, by endpoint: shape, copies, device memory per copy, throughput
+    and where it comes from, the inputs that were defaults, expected cost, the expected
+    cold start of a model that may scale to zero and the reason for its option."""
+    rows = [MODEL_HEADERS]
+    for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
+        for name in e.models:
+            p = plan.placements[name]
+            rows.append(
+                (
+                    name,
+                    e.name,
+                    str(p.accelerators),
+                    f"{p.min_copies}-{p.max_copies}",
+                    f"{p.device_memory_gib:,.1f}",
+                    f"{p.rpm_per_copy:,.1f}",
+                    p.throughput,
+                    ",".join(SHORT.get(d, d) for d in p.defaults) or "-",
+                    f"{p.expected_hourly * HOURS_PER_MONTH:,.0f}",
+                    f"{p.cold_start_s / 60:.1f} min" if p.cold_start_s is not None else "-",
+                    p.reason,
+                )
+            )
+    return table(rows)
+
+
+def endpoint_table(plan: Plan) -> str:
+    """One row per endpoint, by stack."""
+    rows = [ENDPOINT_HEADERS]
+    for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
+        rows.append(
+            (
+                e.stack,
+                e.name,
+                e.kind,
+                e.instance_type,
+                str(len(e.models)),
+                f"{e.min_instances}-{e.max_instances}",
+                f"{e.min_hourly:,.2f} / {e.expected_hourly:,.2f} / {e.max_hourly:,.2f}",
+                f"{e.expected_hourly * HOURS_PER_MONTH:,.0f}",
+            )
+        )
+    return table(rows)
+
+
+def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
+    """Counts, cost at minimum / expected / maximum scale, the bound and the inputs."""
+    cost = plan_cost(plan)
+    source = price_source()
+    placements = plan.placements.values()
+    throughput = Counter(p.throughput for p in placements)
+    defaulted = [p.name for p in placements if p.defaults]
+    lines = [
+        f"{len(plan.placements)} models on {len(plan.endpoints)} endpoints in "
+        f"{len(plan.stacks)} stacks; prices for {plan.region} ({source['id']}, "
+        f"retrieved {source['retrieved']})",
+        f"instances: {cost.min_instances} at minimum scale, {cost.expected_instances:,.1f} "
+        f"expected, {cost.max_instances} at maximum",
+        f"cost: ${cost.min_hourly:,.2f}/h at minimum, ${cost.expected_hourly:,.2f}/h expected "
+        f"(${cost.expected_monthly:,.0f} a month), ${cost.max_hourly:,.2f}/h at maximum",
+    ]
+    serverless = [e for e in plan.endpoints.values() if KINDS[e.kind].serverless]
+    if serverless:
+        cited = serverless_price_source()
+        lines.append(
+            f"serverless: {len(serverless)} endpoints, up to "
+            f"{sum(e.max_instances for e in serverless)} concurrent invocations together "
+            f"({ACCOUNT_NOTE}); prices from {cited['page']}, retrieved {cited['retrieved']}"
+        )
+    if bound is not None:
+        lines.append(
+            f"lower bound on the expected cost of any plan of this catalog (LP relaxation, "
+            f"HiGHS): ${bound:,.2f}/h; the plan is {cost.expected_hourly / bound:.3f}x that "
+            f"(relaxed: {RELAXES})"
+        )
+    elif bound_note:
+        lines.append(bound_note)
+    lines.append(
+        "throughput per copy: "
+        + ", ".join(f"{count} {source}" for source, count in sorted(throughput.items()))
+    )
+    if defaulted:
+        lines.append(
+            f"{len(defaulted)} models sized with defaults "
+            "(column defaults; docs/planner.md lists them)"
+        )
+    pooled = [e for e in plan.endpoints.values() if e.pools]
+    if pooled:
+        lines.append(
+            f"fallback pools on {len(pooled)} endpoints ("
+            + ", ".join(f"{e.name}: {', '.join(e.fallback_types)}" for e in pooled)
+            + "); the cost above is at each endpoint's own type, a fallback costs what it "
+            "costs while used (--explain MODEL)"
+        )
+    return lines
+
+
+def explain(planner: Planner, name: str) -> str:
+    """Why ``name`` got its option: its needs (defaults marked), scores and weights, every
+    kind considered with its cheapest option, cost and why it lost, the cheapest options
+    of its kind, the types rejected and its placement."""
+    known = planner.assessed[name]
+    needs, decision = known.needs, known.decision
+    p = planner.plan.placements[name]
+    marked = set(needs.defaults)
+
+    def value(field: str, text: str) -> str:
+        return f"{field}={text}" + (" (default)" if field in marked else "")
+
+    request = [
+        value("prompt_tokens", str(needs.prompt_tokens)),
+        value("output_tokens", str(needs.output_tokens)),
+    ]
+    if needs.work_detail:  # an image or a recording: its request line says what it is
+        request = [value("output_tokens", str(needs.output_tokens))] if needs.output_tokens else []
+    if needs.generative:
+        request = [
+            value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
+            value("context_tokens", str(needs.context_tokens)),
+            value("concurrency", str(needs.concurrency)),
+            *request,
+        ]
+    lines = [
+        f"{name}: {p.endpoint} ({planner.plan.endpoints[p.endpoint].kind}, "
+        f"{planner.plan.endpoints[p.endpoint].instance_type})",
+        "needs: "
+        + ", ".join(
+            [
+                f"task={needs.task}",
+                f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
+                *request,
+                f"p50 objective {needs.latency_objective_ms:,.0f} ms",
+                value("peak_rpm", f"{needs.peak_rpm:g}"),
+                f"active {needs.active_hours:g} h/day",
+            ]
+        ),
+    ]
+    if needs.work_detail:
+        assumed = [d for d in needs.defaults if d in WORK_DEFAULTS]
+        lines.append(
+            f"request: {needs.work_detail}"
+            + (f" (defaults: {', '.join(assumed)})" if assumed else "")
+        )
+    if decision is not None:
+        lines.append(
+            "scores (x weight): "
+            + ", ".join(
+                f"{axis} {score:.2f} x {decision.weights[axis]:g}"
+                for axis, score in p.scores.items()
+            )
+        )
+        lines.append(f"decision: {p.reason}")
+        lines.append(f"scale to zero: {p.scale_to_zero or decision.scale_to_zero_reason}")
+        if p.cold_start_s is not None:
+            lines.append(f"cold start: about {p.cold_start_s:,.0f} s ({p.cold_start}; estimated)")
+        endpoint = planner.plan.endpoints[p.endpoint]
+        if not KINDS[endpoint.kind].shared:
+            lines.append(f"endpoint of its own: {_why_own(planner, name)}")
+        if KINDS[endpoint.kind].serverless:
+            lines.append(_serverless_line(p, endpoint.max_instances))
+        lines.append("candidates:")
+        for c in decision.candidates:
+            if c.option is None:
+                lines.append(f"  {c.kind}: {c.why_not}")
+                continue
+            o = c.option
+            lines.append(
+                f"  {c.kind}: {o.instance_type} x{o.shape.accelerators or 'cpu'}, "
+                f"{o.perf.rpm:,.1f} rpm/copy ({o.perf.source}: {o.perf.detail}), "
+                f"{o.max_copies} copies at peak, ${c.expected_hourly * HOURS_PER_MONTH:,.0f} a "
+                f"month, utility {c.utility:.3f}" + (f"; lost: {c.why_not}" if c.why_not else "")
+            )
+        kind = planner.plan.endpoints[p.endpoint].kind
+        lines.append(f"cheapest {kind} options:")
+        for o in known.assessment.options.get(kind, [])[:6]:
+            monthly = o.expected_hourly(p.min_copies, needs.active_hours) * HOURS_PER_MONTH
+            lines.append(
+                f"  {o.instance_type} x{o.shape.accelerators}: {o.perf.rpm:,.1f} rpm/copy "
+                f"({o.perf.source}), latency {o.perf.latency_ms or 0:,.0f} ms at concurrency "
+                f"{o.perf.concurrency}, ${monthly:,.0f} a month"
+            )
+    reasons: dict[str, list[str]] = {}
+    for t, why in known.assessment.rejected.items():
+        reasons.setdefault(why, []).append(t)
+    lines.append(f"rejected types ({len(known.assessment.rejected)}):")
+    for why, types in sorted(reasons.items(), key=lambda i: -len(i[1])):
+        shown = ", ".join(types[:4]) + (f" and {len(types) - 4} more" if len(types) > 4 else "")
+        lines.append(f"  {shown}: {why}")
+    if name in planner.moves:
+        lines.append(f"moved since the plan file: {planner.moves[name]}")
+    endpoint = planner.plan.endpoints[p.endpoint]
+    metric = KINDS[endpoint.kind].scaling_metric
+    target = endpoint.scaling_target if endpoint.scaling_target is not None else p.rpm_per_copy
+    lines.append(
+        f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
+        f"scaling target {target:,.1f} {metric}"
+    )
+    lines.extend(_pool_lines(planner, name))
+    parts = p.memory_parts
+    adapters = ""
+    if parts.get("adapters_gib"):
+        adapters = (
+            f" + adapters {parts['adapters_gib']:,.2f} GiB ({needs.lora_slots} LoRA slots "
+            f"at rank {needs.lora_rank})"
+        )
+    lines.append(
+        f"memory per copy: {p.device_memory_gib:,.1f} GiB of device memory (weights "
+        f"{parts.get('weights_gib', 0):,.1f} + KV pool {parts.get('kv_pool_gib', 0):,.1f} + "
+        f"headroom {parts.get('headroom_gib', 0):,.1f} GiB{adapters}; engine memory fraction "
+        f"{needs.memory_fraction:g}), host memory {p.memory_mib:,} MiB asked of SageMaker"
+    )
+    return "\n".join(lines)
+
+
+def _pool_lines(planner: Planner, name: str) -> list[str]:
+    """The fallback pools of ``name``'s endpoint: why each is there, what the model and the
+    endpoint take there, and what asked for them."""
+    endpoint = planner.plan.endpoints[planner.plan.placements[name].endpoint]
+    asking = [m for m in endpoint.models if planner.models[m].fallback_instance_types is not None]
+    if not endpoint.pools:
+        if not asking:
+            return []
+        why = (
+            f"{endpoint.kind} endpoints take none"
+            if not KINDS[endpoint.kind].instance_pools
+            else "no other type qualifies"
+        )
+        return [f"fallback pools: none ({why}; asked by {', '.join(asking)})"]
+    lines = [
+        f"fallback pools (asked by {', '.join(asking)}; the cost above is at "
+        f"{endpoint.instance_type}, a fallback costs what it costs while used):"
+    ]
+    for pool in endpoint.pools:
+        shape = pool.models[name]
+        lines.append(
+            f"  {pool.priority}. {pool.instance_type}: {pool.reason}; this model "
+            f"{shape.min_copies}-{shape.max_copies} copies of {shape.accelerators} "
+            f"accelerators at {shape.rpm_per_copy:,.1f} rpm/copy; endpoint "
+            f"{pool.min_instances}-{pool.max_instances} instances at ${pool.hourly:,.2f}/h"
+        )
+    return lines
+
+
+def _serverless_line(p: Placement, max_concurrency: int) -> str:
+    """What ``--explain`` says of a serverless placement: memory, concurrency by Little's
+    law, cost per request and the account's quotas."""
+    seconds = 60 / p.rpm_per_copy if p.rpm_per_copy else 0.0
+    return (
+        f"serverless: {p.memory_mib} MB, MaxConcurrency {max_concurrency} (Little's law: "
+        f"{p.peak_rpm:g} rpm / 60 x {seconds:,.3f} s per request = "
+        f"{p.peak_rpm / 60 * seconds:,.2f} concurrent at peak, rounded up); "
+        f"${p.cost_per_request or 0:.8f} per request (compute by the second of its memory "
+        f"size plus data processed), nothing while idle; {ACCOUNT_NOTE}"
+    )
+
+
+def _why_own(planner: Planner, name: str) -> str:
+    """Why a model is on an endpoint no other model shares: the catalog's isolation, its
+    latency class (a queue), or the kinds that would share losing on its priorities."""
+    model = planner.models[name]
+    if model.isolation == "dedicated":
+        return f"isolation: dedicated ({model.isolation_reason})"
+    p = planner.plan.placements[name]
+    return f"no catalog constraint asks for it; the fitness decision chose it: {p.reason}"
