@@ -17,13 +17,19 @@ from cfnlint.api import ManualArgs, lint
 
 from fm_platform.containers.environment import MODEL_DIRECTORY
 from fm_platform.containers.images import hardware_kind, image
-from fm_platform.fleet.deciding.kinds import ASYNC, IC, MULTI, SINGLE
+from fm_platform.fleet.deciding.kinds import (
+    ASYNC,
+    ASYNC_REQUEST_S,
+    IC,
+    MULTI,
+    REALTIME_REQUEST_S,
+    SINGLE,
+)
 from fm_platform.fleet.deciding.options import family_types
-from fm_platform.fleet.models.adapters import planning_catalog
-from fm_platform.fleet.models.catalog import Catalog, catalog_from_data, load_catalog
+from fm_platform.fleet.models.catalog import Catalog, catalog_from_data
 from fm_platform.fleet.outputs.plan import Plan, default_plan_file, read_plan
-from fm_platform.fleet.outputs.serving import annotate, serving_line
-from fm_platform.fleet.placing.planner import plan_fleet
+from fm_platform.fleet.outputs.serving import serving_line
+from fm_platform.fleet.planning import plan_catalog
 from fm_platform.hardware.instances import instance_spec
 from fm_platform.stacks.fleet import fleet_stacks
 from fm_platform.stacks.inference import InferenceStack
@@ -53,9 +59,8 @@ class Served:
 
 @pytest.fixture(scope="module")
 def fleet() -> Fleet:
-    catalog = load_catalog(CATALOG, family_types(REGION), REGION)
-    previous = read_plan(default_plan_file(CATALOG))
-    plan = annotate(plan_fleet(planning_catalog(catalog), previous, region=REGION), catalog)
+    planned = plan_catalog(CATALOG, REGION, read_plan(default_plan_file(CATALOG)))
+    catalog, plan = planned.served, planned.plan
     app = new_app()
     stacks = fleet_stacks(app, plan, catalog)
     findings = nag_findings(app)
@@ -218,3 +223,43 @@ def test_point_5_a_container_is_checked_against_the_task_its_architecture_gives(
         "task speech-to-text (architecture whisper-large-v3's task): name a container for it "
         "(huggingface, pytorch) or leave container unset",
     ]
+
+
+def test_point_3_embedders_and_rerankers_take_their_inputs_and_queue_their_peak(fleet):
+    served = _served(fleet)
+    for name, inputs in (("search-embedder", 16), ("search-reranker", 20)):
+        p = fleet.plan.placements[name]
+        env = served[name].model["PrimaryContainer"]["Environment"]
+        assert p.container == "tei"
+        # a request of the catalog's size is taken, never refused as too large ...
+        assert int(env["MAX_CLIENT_BATCH_SIZE"]) >= inputs
+        # ... and a copy holds a permit per input of every request it answers in 60 s,
+        # more than its share of the peak minute: a burst queues instead of a 429
+        permits = int(env["MAX_CONCURRENT_REQUESTS"])
+        assert permits >= inputs * p.peak_rpm / max(1, p.max_copies) * REALTIME_REQUEST_S / 60
+        assert permits > inputs * p.concurrency
+
+
+def test_point_6_every_stack_is_bound_to_the_plans_region(fleet):
+    assert fleet.plan.region == REGION
+    assert {stack.region for stack in fleet.stacks.values()} == {REGION}
+    for served in _served(fleet).values():
+        assert f".ecr.{REGION}.amazonaws.com/" in served.model["PrimaryContainer"]["Image"]
+
+
+def test_point_9_detailed_observability_is_off_unless_asked(fleet):
+    configs = [
+        served.config
+        for name, served in _served(fleet).items()
+        if fleet.plan.endpoints[fleet.plan.placements[name].endpoint].kind == IC
+    ]
+    assert configs
+    for config in configs:
+        assert config["MetricsConfig"]["EnableDetailedObservability"] is False
+
+
+def test_point_12_the_batch_model_may_take_its_planned_seconds(fleet):
+    p = fleet.plan.placements["nightly-report-writer"]
+    assert fleet.plan.endpoints[p.endpoint].kind == ASYNC and p.latency_ms is not None
+    env = _served(fleet)["nightly-report-writer"].model["PrimaryContainer"]["Environment"]
+    assert int(env["OPTION_PREDICT_TIMEOUT"]) == ASYNC_REQUEST_S >= p.latency_ms / 1000
