@@ -42,6 +42,8 @@ from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarm, E
 KINDS = ("component", "single", "multi", "async", "serverless")
 ACCOUNT_ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/"
 CONTAINER = ModelContainer(model_data_url="s3://models/chat/")
+# Serverless endpoints read a model.tar.gz only (botocore ContainerDefinition.ModelDataSource).
+ARCHIVE = ModelContainer(model_data_url="s3://models/tagger/model.tar.gz")
 
 
 def created(scope: Construct, kind: str) -> IEndpoint:
@@ -68,7 +70,7 @@ def created(scope: Construct, kind: str) -> IEndpoint:
         )
     if kind == "serverless":
         return ServerlessEndpoint(
-            scope, "Created", ServerlessEndpointProps(model_name="tagger", container=CONTAINER)
+            scope, "Created", ServerlessEndpointProps(model_name="tagger", container=ARCHIVE)
         )
     return AsyncEndpoint(
         scope,

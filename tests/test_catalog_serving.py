@@ -89,6 +89,32 @@ def test_every_serving_mistake_is_reported_in_one_pass_naming_its_key():
     ]
 
 
+def test_weights_and_an_environment_sagemaker_cannot_take_are_refused_by_key():
+    problems = _problems(
+        [
+            {"name": "a", "params_b": 1, "weights_uri": "s3://team-models/a/model.zip"},
+            {"name": "b", "params_b": 1, "weights_uri": "s3://team-models/b/model.tar.gz"},
+            {"name": "c", "params_b": 1, "weights_uri": "s3://team-models/c/"},
+            {
+                "name": "d",
+                "params_b": 1,
+                "environment": {"LONG": "x" * 1025, "2X": "1", "OK": 1},
+            },
+        ]
+    )
+    assert problems == [
+        "  - models[0].weights_uri='s3://team-models/a/model.zip': must name a model.tar.gz "
+        "(ending in .tar.gz; botocore ModelDataUrl) or a prefix of uncompressed files ending "
+        "in / (ModelDataSource S3Prefix): pack the files with tar czf model.tar.gz -C <dir> . "
+        "or end the URL with /",
+        "  - models[3].environment.LONG='value of 1025 bytes': at most 1024 bytes per name and "
+        "per value (botocore ContainerDefinition.Environment): shorten it, or move it into a "
+        "file of the model's artifacts",
+        "  - models[3].environment.2X='2X': a variable name must match [a-zA-Z_][a-zA-Z0-9_]* "
+        "(botocore EnvironmentKey): letters, digits and _, not starting with a digit",
+    ]
+
+
 def test_a_hub_id_without_revision_is_a_warning_and_keys_need_their_partners():
     catalog = catalog_from_data(
         {"models": [{"name": "a", "params_b": 8, "hub": "org/model"}]}, set()

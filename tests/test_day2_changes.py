@@ -244,7 +244,11 @@ def test_serverless_to_instances_creates_another_endpoint_beside_the_old():
         lambda stack: ServerlessEndpoint(
             stack,
             "Summarizer",
-            ServerlessEndpointProps(model_name="summarizer", container=CONTAINER),
+            # A serverless model reads an archive (botocore: no ModelDataSource there).
+            ServerlessEndpointProps(
+                model_name="summarizer",
+                container=replace(CONTAINER, model_data_url="s3://models/chat/model.tar.gz"),
+            ),
         )
     )
     assert _replaced(serverless, _single(SINGLE), ENDPOINT)

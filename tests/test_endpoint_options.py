@@ -12,7 +12,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cfnlint.api import ManualArgs, lint
 
 from fm_platform.config import load_config
@@ -117,8 +117,23 @@ def test_the_component_carries_every_component_option(every_option):
     }
     assert specification["DataCacheConfig"] == {"EnableCaching": True}
     policy = component["DeploymentConfig"]["RollingUpdatePolicy"]
+    # One copy of the two it starts with: 50%, within AWS's 5%-50% of the copy count.
+    assert component["RuntimeConfig"] == {"CopyCount": 2}
+    assert policy["MaximumBatchSize"] == {"Type": "COPY_COUNT", "Value": 1}
     assert policy["RollbackMaximumBatchSize"] == {"Type": "COPY_COUNT", "Value": 2}
     assert policy["MaximumExecutionTimeoutInSeconds"] == 1800
+    assert component["DeploymentConfig"]["AutoRollbackConfiguration"] == {
+        "Alarms": [{"AlarmName": "every-option-chat-errors"}]
+    }
+    # SageMaker reads the alarm's state with the endpoint's execution role.
+    reads = [
+        statement["Resource"]
+        for key, r in every_option["template"]["Resources"].items()
+        if r["Type"] == "AWS::IAM::Policy" and key.startswith("IcEndpointeveryoption")
+        for statement in r["Properties"]["PolicyDocument"]["Statement"]
+        if statement["Action"] == "cloudwatch:DescribeAlarms"
+    ]
+    assert [read["Fn::Join"][1][-1] for read in reads] == [":alarm:every-option-chat-errors"]
 
 
 def test_defaults_leave_the_new_properties_out_but_turn_detailed_observability_off():
@@ -196,6 +211,37 @@ def test_the_zone_balance_written_is_the_one_asked_for(scheduling, balance):
 
 
 BASE = InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
+
+
+PREFIX_AWARE = {
+    "routing_strategy": "PREFIX_AWARE",
+    "prefix_aware_routing": PrefixAwareRouting(prefix_length=2048, concurrency_threshold=8),
+}
+
+
+@pytest.mark.parametrize(("max_instance_count", "warned"), [(1, True), (2, False)])
+def test_prefix_aware_routing_on_one_instance_gets_a_warning(max_instance_count, warned):
+    # botocore RoutingStrategy: "The endpoint applies prefix-aware routing only when two or
+    # more instances can serve the request."
+    stack = cdk.Stack(new_app(), "Routed")
+    props = replace(
+        BASE, **PREFIX_AWARE, initial_instance_count=1, max_instance_count=max_instance_count
+    )
+    InferenceComponentEndpoint(stack, "Endpoint", props)
+    warnings = Annotations.from_stack(stack).find_warning(
+        "/Routed/Endpoint", Match.string_like_regexp("PREFIX_AWARE")
+    )
+    expected = (
+        "routing_strategy PREFIX_AWARE with max_instance_count 1: the endpoint applies "
+        "prefix-aware routing only when two or more instances can serve the request (botocore "
+        "RoutingStrategy), so it never does here; allow at least 2 instances, or route with "
+        "LEAST_OUTSTANDING_REQUESTS"
+    )
+    ack = " [ack: fm_platform:prefixAwareOnOneInstance]"
+    assert [w.entry.data for w in warnings] == ([expected + ack] if warned else [])
+    config = Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig")
+    (variant,) = next(iter(config.values()))["Properties"]["ProductionVariants"]
+    assert variant["RoutingConfig"]["RoutingStrategy"] == "PREFIX_AWARE"
 
 
 @pytest.mark.parametrize(
@@ -324,7 +370,7 @@ def test_prefix_aware_routing_in_the_configuration_names_the_key():
         ),
         (
             {"rolling_update": RollingUpdate(rollback_batch_size=0)},
-            "rolling_update.rollback_batch_size=0: must be at least 1",
+            "rolling_update.rollback_batch_size=0: must be between 1 and 100",
         ),
         (
             {"rolling_update": RollingUpdate(rollback_alarms=[f"alarm-{n}" for n in range(11)])},
@@ -538,6 +584,13 @@ def test_a_serverless_endpoint_comes_from_the_configuration(every_option):
         {"MemorySizeInMB": 3072, "MaxConcurrency": 10, "ProvisionedConcurrency": 1}
     ]
     assert "EndpointSporadic" in every_option["template"]["Outputs"]
+    # Serverless endpoints cannot use ModelDataSource (botocore ContainerDefinition): the
+    # model reads its archive of the artifacts bucket through ModelDataUrl.
+    container = _one(
+        every_option["template"], "AWS::SageMaker::Model", "ServerlessEndpointsporadic"
+    )["PrimaryContainer"]
+    assert "ModelDataSource" not in container
+    assert container["ModelDataUrl"]["Fn::Join"][1][-1] == "/models/sporadic/model.tar.gz"
 
 
 def test_a_bad_serverless_endpoint_is_named_by_its_configuration_key():
@@ -549,6 +602,55 @@ def test_a_bad_serverless_endpoint_is_named_by_its_configuration_key():
         line.startswith("inference.serverless_endpoints[0].memory_size_mib=1000")
         for line in error.value.problems
     ), error.value.problems
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "key", "why"),
+    [
+        (
+            ("serverless_endpoints", 0, "container", "model_data_url"),
+            "s3://team-models/sporadic/",
+            "inference.serverless_endpoints[0].container.model_data_url="
+            "'s3://team-models/sporadic/'",
+            ": is a prefix of uncompressed files, which a serverless endpoint cannot read",
+        ),
+        (
+            ("ic_endpoints", 0, "models", 0, "container", "model_data_url"),
+            "s3://team-models/chat/model.zip",
+            "inference.ic_endpoints[0].models[0].container.model_data_url="
+            "'s3://team-models/chat/model.zip'",
+            ": must name a model.tar.gz (ending in .tar.gz; botocore ModelDataUrl) or a prefix "
+            "of uncompressed files ending in / (ModelDataSource S3Prefix)",
+        ),
+        (
+            ("ic_endpoints", 1, "models", 0, "per_instance_type", 0, "container", "environment"),
+            {"OPTION_TENSOR_PARALLEL_DEGREE": "1", "HF_TOKEN": "x" * 1100},
+            "inference.ic_endpoints[1].models[0].per_instance_type[0].container.environment."
+            "HF_TOKEN='value of 1100 bytes'",
+            ": at most 1024 bytes per name and per value (botocore "
+            "ContainerDefinition.Environment)",
+        ),
+        (
+            ("ic_endpoints", 0, "models", 0, "rolling_update", "batch_size"),
+            2,
+            "inference.ic_endpoints[0].models[0].rolling_update.batch_size=2",
+            ": 1-1 copies: 5%-50% of the component's 2 copies",
+        ),
+    ],
+)
+def test_container_and_rolling_update_mistakes_are_named_by_their_configuration_key(
+    path, value, key, why
+):
+    mapping = _mapping()
+    node = mapping["inference"]
+    for step in path[:-1]:
+        node = node.setdefault(step, {}) if isinstance(step, str) else node[step]
+    node[path[-1]] = value
+    with pytest.raises(ValidationError) as error:
+        load_config(mapping)
+    assert any(line.startswith(key) and why in line for line in error.value.problems), (
+        error.value.problems
+    )
 
 
 def test_single_model_variants_take_the_ami_and_ssm_access(every_option):

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import math
 
+import aws_cdk as cdk
 import pytest
 
 from fm_platform.fleet.deciding.kinds import KINDS, SERVERLESS
 from fm_platform.fleet.outputs.bound import lower_bound
 from fm_platform.fleet.outputs.report import explain, summary
+from fm_platform.fleet.outputs.serving import annotate
 from fm_platform.fleet.placing.cost import plan_cost
-from fm_platform.fleet.placing.planner import Planner
+from fm_platform.fleet.placing.planner import Planner, plan_fleet
 from fm_platform.fleet.sizing.needs import resolve
 from fm_platform.fleet.sizing.serverless import (
     PING_LIMIT_S,
@@ -24,6 +26,7 @@ from fm_platform.fleet.sizing.serverless import (
     type_memory,
 )
 from fm_platform.hardware.serverless_prices import serverless_price_source, serverless_prices
+from fm_platform.stacks.fleet import fleet_stacks
 from tests.fleet_support import catalog
 
 TAGGER = {
@@ -138,6 +141,12 @@ def test_the_bound_counts_the_serverless_option():
             "us-east-1",
             "cold starts not tolerated (cold_start_tolerant: False)",
         ),
+        (
+            {**TAGGER, "weights_uri": "s3://team-models/tagger/"},
+            "us-east-1",
+            "its weights_uri is a prefix of uncompressed files, which a serverless endpoint "
+            "cannot read (it reads a model.tar.gz only): name a .tar.gz to allow serverless",
+        ),
     ],
 )
 def test_every_reason_the_kind_cannot_host_a_model_is_said(entry, region, expected):
@@ -174,3 +183,36 @@ def test_the_kind_never_keeps_a_copy_and_is_paid_per_request():
     kind = KINDS[SERVERLESS]
     assert kind.serverless and kind.cold_start and not kind.accelerated
     assert kind.max_payload_mb == 4.0 and kind.max_request_s == 60.0
+
+
+def _serverless_container(entry: dict) -> dict:
+    """The synthesized PrimaryContainer of ``entry`` planned alone (on a serverless
+    endpoint)."""
+    planned = catalog([entry])
+    plan = annotate(plan_fleet(planned, region="us-east-1"), planned)
+    assert plan.endpoints[plan.placements[entry["name"]].endpoint].kind == SERVERLESS
+    app = cdk.App()
+    fleet_stacks(app, plan, planned)
+    (container,) = [
+        resource["Properties"]["PrimaryContainer"]
+        for stack in app.synth().stacks
+        for resource in stack.template["Resources"].values()
+        if resource["Type"] == "AWS::SageMaker::Model"
+    ]
+    return container
+
+
+@pytest.mark.parametrize(
+    ("weights_uri", "url"),
+    [
+        (None, "/models/sls-tagger/model.tar.gz"),
+        ("s3://team-models/tagger/model.tar.gz", "s3://team-models/tagger/model.tar.gz"),
+    ],
+)
+def test_a_serverless_model_reads_an_archive_through_model_data_url(weights_uri, url):
+    # Serverless endpoints cannot use ModelDataSource (botocore ContainerDefinition):
+    # the model reads a model.tar.gz, its catalog's or the artifacts bucket's.
+    entry = {**TAGGER, "weights_uri": weights_uri} if weights_uri else TAGGER
+    container = _serverless_container(entry)
+    assert "ModelDataSource" not in container
+    assert url in str(container["ModelDataUrl"])

@@ -67,9 +67,7 @@ def synthesized():
             max_memory_mib=16384,
             model_data_download_timeout_s=900,
             container_startup_health_check_timeout_s=600,
-            rolling_update=RollingUpdate(
-                batch_size=1, wait_interval_s=60, rollback_alarms=[rollback]
-            ),
+            rolling_update=RollingUpdate(wait_interval_s=60, rollback_alarms=[rollback]),
             scaling=ComponentScaling(min_copies=0, max_copies=3, target_value=5),
         ),
     )
@@ -135,7 +133,9 @@ def test_component_spec(synthesized):
             "RuntimeConfig": {"CopyCount": 1},
             "DeploymentConfig": {
                 "RollingUpdatePolicy": {
-                    "MaximumBatchSize": {"Type": "COPY_COUNT", "Value": 1},
+                    # 50% by default: within AWS's 5%-50% of the copy count whatever
+                    # the copies (botocore InferenceComponentRollingUpdatePolicy).
+                    "MaximumBatchSize": {"Type": "CAPACITY_PERCENT", "Value": 50},
                     "WaitIntervalInSeconds": 60,
                 },
                 "AutoRollbackConfiguration": {
@@ -522,6 +522,28 @@ def endpoint():
         ({"initial_copies": 0}, "initial_copies=0"),
         ({"initial_copies": 3, "scaling": ComponentScaling(max_copies=2)}, "initial_copies=3"),
         ({"rolling_update": RollingUpdate(wait_interval_s=4000)}, "wait_interval_s=4000"),
+        (
+            {"rolling_update": RollingUpdate(batch_size=60)},
+            "rolling_update.batch_size=60: 5-50 (percent of the copies, batch_unit "
+            "CAPACITY_PERCENT): a batch is 5%-50% of the component's copies (botocore "
+            "InferenceComponentRollingUpdatePolicy.MaximumBatchSize)",
+        ),
+        (
+            {"rolling_update": RollingUpdate(batch_unit="COPY_COUNT", batch_size=1)},
+            "rolling_update.batch_size=1: no batch of whole copies is 5%-50% of 1 copy "
+            "(botocore InferenceComponentRollingUpdatePolicy.MaximumBatchSize): set "
+            "batch_unit CAPACITY_PERCENT (5-50), or give the component at least 2 copies "
+            "(initial_copies)",
+        ),
+        (
+            {
+                "initial_copies": 4,
+                "rolling_update": RollingUpdate(batch_unit="COPY_COUNT", batch_size=3),
+            },
+            "rolling_update.batch_size=3: 1-2 copies: 5%-50% of the component's 4 copies "
+            "(botocore InferenceComponentRollingUpdatePolicy.MaximumBatchSize); or set "
+            "batch_unit CAPACITY_PERCENT (5-50)",
+        ),
         ({"max_memory_mib": 1024}, "max_memory_mib=1024: must be at least"),
     ],
 )

@@ -535,7 +535,35 @@ def test_initial_copies_timeouts_and_rolling_updates():
         batch_unit="CAPACITY_PERCENT",
         wait_interval_s=None,
         maximum_execution_timeout_s=None,
-    ) == ["r.batch_size=150: must be between 1 and 100"]
+    ) == [
+        "r.batch_size=150: 5-50 (percent of the copies, batch_unit CAPACITY_PERCENT): a batch "
+        "is 5%-50% of the component's copies (botocore "
+        "InferenceComponentRollingUpdatePolicy.MaximumBatchSize)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("batch_size", "unit", "copies", "allowed"),
+    [
+        (5, "CAPACITY_PERCENT", 1, None),
+        (50, "CAPACITY_PERCENT", 1, None),
+        (4, "CAPACITY_PERCENT", 40, "5-50 (percent of the copies"),
+        (1, "COPY_COUNT", 2, None),
+        (10, "COPY_COUNT", 20, None),
+        (11, "COPY_COUNT", 20, "1-10 copies: 5%-50% of the component's 20 copies"),
+        # 5% of 40 copies is 2: one copy a batch is below AWS's lower bound.
+        (1, "COPY_COUNT", 40, "2-20 copies: 5%-50% of the component's 40 copies"),
+        (1, "COPY_COUNT", 1, "no batch of whole copies is 5%-50% of 1 copy"),
+        (3, "COPY_COUNT", None, None),  # copies unknown: at least one
+    ],
+)
+def test_a_rolling_batch_is_5_to_50_percent_of_the_copies(batch_size, unit, copies, allowed):
+    found = messages(components.check_batch_share, "b", batch_size, unit, copies)
+    if allowed is None:
+        assert found == []
+    else:
+        [message] = found
+        assert message.startswith(f"b={batch_size}: {allowed}")
 
 
 def test_min_copies_fit_the_endpoint_with_the_arithmetic():

@@ -32,7 +32,7 @@ def _endpoint(app: cdk.App, **options: object) -> cdk.Stack:
     ServerlessEndpoint(
         stack,
         "Classifier",
-        ServerlessEndpointProps(model_name="classifier", container=CONTAINER, **options),  # type: ignore[arg-type]
+        ServerlessEndpointProps(**{"model_name": "classifier", "container": CONTAINER, **options}),  # type: ignore[arg-type]
     )
     return stack
 
@@ -55,6 +55,20 @@ def test_the_variant_is_serverless_with_its_memory_and_concurrency():
     assert "InstanceType" not in variant
     matches = lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
     assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == []
+
+
+def test_the_model_reads_its_archive_through_model_data_url():
+    # botocore ContainerDefinition.ModelDataSource: not with SageMaker serverless endpoints.
+    template = Template.from_stack(_endpoint(new_app()))
+    template.has_resource_properties(
+        "AWS::SageMaker::Model",
+        {
+            "PrimaryContainer": {
+                "ModelDataUrl": "s3://models/classifier/model.tar.gz",
+                "ModelDataSource": Match.absent(),
+            }
+        },
+    )
 
 
 def test_defaults_are_two_gib_and_five_concurrent_invocations():
@@ -143,6 +157,14 @@ def test_the_three_compliance_packs_pass():
             {"network_isolation": True},
             "network_isolation=True: false: Serverless Inference does not support network "
             "isolation",
+        ),
+        (
+            {"container": ModelContainer(model_data_url="s3://models/classifier/")},
+            "container.model_data_url='s3://models/classifier/': is a prefix of uncompressed "
+            "files, which a serverless endpoint cannot read (botocore "
+            "ContainerDefinition.ModelDataSource: not with SageMaker serverless endpoints): "
+            "pack them into a model.tar.gz (tar czf model.tar.gz -C <dir> .), upload it and "
+            "name it instead",
         ),
     ],
 )

@@ -5,6 +5,7 @@ inference components."""
 from __future__ import annotations
 
 import hashlib
+import math
 
 from fm_platform.rules.capacity import check_fit
 from fm_platform.rules.problems import Problems
@@ -15,6 +16,9 @@ _ROLLING = "InferenceComponentRollingUpdatePolicy"
 _REQUIREMENTS = "InferenceComponentComputeResourceRequirements"
 _HASH_LENGTH = 8
 BATCH_UNITS = ("COPY_COUNT", "CAPACITY_PERCENT")
+#: A rolling update's batch as a share of the component's copies, in percent (botocore
+#: ``InferenceComponentRollingUpdatePolicy.MaximumBatchSize``: "between 5% to 50%").
+ROLLING_BATCH_PERCENT = (5, 50)
 
 
 def component_name_for(
@@ -136,6 +140,56 @@ def check_initial_copies(
         )
 
 
+def check_batch_share(
+    problems: Problems,
+    field: str,
+    batch_size: int | None,
+    batch_unit: str | None,
+    copies: int | None,
+) -> None:
+    """A rolling update's batch within 5%-50% of the component's copies (botocore
+    ``InferenceComponentRollingUpdatePolicy.MaximumBatchSize``: "The value must be between
+    5% to 50% of the copy count of the inference component"): 5-50 in ``CAPACITY_PERCENT``;
+    in ``COPY_COUNT``, whole copies within those shares of ``copies`` (the ``CopyCount`` the
+    update sends; None: unknown, at least one copy), which a component of one copy has
+    none of."""
+    if batch_size is None:
+        return
+    low_percent, high_percent = ROLLING_BATCH_PERCENT
+    if batch_unit == "CAPACITY_PERCENT":
+        if not low_percent <= batch_size <= high_percent:
+            problems.add(
+                field,
+                batch_size,
+                f"{low_percent}-{high_percent} (percent of the copies, batch_unit "
+                "CAPACITY_PERCENT): a batch is 5%-50% of the component's copies (botocore "
+                "InferenceComponentRollingUpdatePolicy.MaximumBatchSize)",
+            )
+        return
+    if batch_unit != "COPY_COUNT" or copies is None or copies < 1:
+        problems.check_range(field, batch_size, 1, None)
+        return
+    low = math.ceil(copies * low_percent / 100)
+    high = copies * high_percent // 100
+    if high < 1:
+        problems.add(
+            field,
+            batch_size,
+            f"no batch of whole copies is 5%-50% of {copies} copy (botocore "
+            "InferenceComponentRollingUpdatePolicy.MaximumBatchSize): set batch_unit "
+            "CAPACITY_PERCENT (5-50), or give the component at least 2 copies "
+            "(initial_copies)",
+        )
+    elif not low <= batch_size <= high:
+        problems.add(
+            field,
+            batch_size,
+            f"{low}-{high} copies: 5%-50% of the component's {copies} copies (botocore "
+            "InferenceComponentRollingUpdatePolicy.MaximumBatchSize); or set batch_unit "
+            "CAPACITY_PERCENT (5-50)",
+        )
+
+
 def check_startup_timeouts(
     problems: Problems, download_s: int | None, health_check_s: int | None
 ) -> None:
@@ -162,13 +216,14 @@ def check_rolling_update(
     maximum_execution_timeout_s: int | None,
     rollback_batch_size: int | None = None,
     rollback_alarms: int = 0,
+    copies: int | None = None,
 ) -> None:
-    """A rolling update's batch and rollback batch (1-100 percent, or at least one copy),
-    its times within botocore's limits and at most 10 rollback alarms (botocore
-    ``AlarmList``)."""
+    """A rolling update's batch (:func:`check_batch_share`, of the component's ``copies``),
+    its rollback batch (1-100 percent, or at least one copy), its times within botocore's
+    limits and at most 10 rollback alarms (botocore ``AlarmList``)."""
     problems.check_choice(f"{field}.batch_unit", batch_unit, BATCH_UNITS)
     high = 100 if batch_unit == "CAPACITY_PERCENT" else None
-    problems.check_range(f"{field}.batch_size", batch_size, 1, high)
+    check_batch_share(problems, f"{field}.batch_size", batch_size, batch_unit, copies)
     problems.check_range(f"{field}.rollback_batch_size", rollback_batch_size, 1, high)
     most_alarms = shape_rule("AlarmList").max
     if most_alarms is not None and rollback_alarms > most_alarms:

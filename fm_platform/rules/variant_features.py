@@ -106,6 +106,23 @@ def check_routing(
             )
 
 
+def prefix_aware_on_one_instance(
+    strategy: str | None, max_instance_count: int | None
+) -> str | None:
+    """Why ``PREFIX_AWARE`` routing never applies on an endpoint of at most one instance
+    (botocore ``RoutingStrategy``: "The endpoint applies prefix-aware routing only when two
+    or more instances can serve the request"), or None: a warning, since the endpoint still
+    serves."""
+    if strategy != "PREFIX_AWARE" or max_instance_count is None or max_instance_count >= 2:
+        return None
+    return (
+        f"routing_strategy PREFIX_AWARE with max_instance_count {max_instance_count}: the "
+        "endpoint applies prefix-aware routing only when two or more instances can serve "
+        "the request (botocore RoutingStrategy), so it never does here; allow at least 2 "
+        "instances, or route with LEAST_OUTSTANDING_REQUESTS"
+    )
+
+
 def check_capacity_reservation(
     problems: Problems,
     field: str,

@@ -22,6 +22,9 @@ from fm_platform.constructs.secure_bucket import SecureBucket, SecureBucketProps
 
 #: Key prefix of model artifacts in the bucket: ``models/<model-name>/``.
 ARTIFACTS_PREFIX = "models"
+#: The archive a serverless model reads under its prefix (Serverless Inference reads a
+#: ``model.tar.gz`` only, never uncompressed files).
+ARCHIVE_NAME = "model.tar.gz"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +46,12 @@ class ModelArtifacts:
     def url(self, name: str) -> str:
         """The default location of ``name``'s artifacts: ``s3://<bucket>/models/<name>/``."""
         return f"s3://{self.bucket.bucket_name}/{ARTIFACTS_PREFIX}/{name}/"
+
+    def archive_url(self, name: str) -> str:
+        """The default location of ``name``'s artifacts as one archive, for a model that
+        cannot read uncompressed files (a serverless one):
+        ``s3://<bucket>/models/<name>/model.tar.gz``."""
+        return self.url(name) + ARCHIVE_NAME
 
     @staticmethod
     def existing(scope: Construct, bucket_name: str, key_arn: str | None = None) -> ModelArtifacts:

@@ -4,7 +4,9 @@
 Artifacts: the models read them from a bucket in a stack of its own
 (:class:`~fm_platform.stacks.artifacts.ModelArtifactsStack`, deployed first) or from an
 existing bucket the configuration names. Each model reads
-``s3://<bucket>/models/<model-name>/`` (uncompressed files, e.g. a Hugging Face snapshot);
+``s3://<bucket>/models/<model-name>/`` (uncompressed files, e.g. a Hugging Face snapshot),
+a serverless endpoint's model ``s3://<bucket>/models/<name>/model.tar.gz`` (Serverless
+Inference reads no uncompressed files);
 a multi-model endpoint reads the ``.tar.gz`` models under
 ``s3://<bucket>/models/<endpoint-name>/``; a single-model endpoint's fallback pool or a
 component's instance type with a model of its own reads the same artifacts unless its
@@ -187,7 +189,9 @@ class InferenceStack(Stack):
         self.serverless_endpoints: dict[str, ServerlessEndpoint] = {}
         for serverless_item in config.serverless_endpoints:
             options = options_values(ServerlessEndpointOptions, serverless_item)
-            options["container"] = self._container(serverless_item.container, serverless_item.name)
+            options["container"] = self._container(
+                serverless_item.container, serverless_item.name, archive=True
+            )
             self.serverless_endpoints[serverless_item.name] = ServerlessEndpoint(
                 self,
                 f"ServerlessEndpoint-{serverless_item.name}",
@@ -230,11 +234,16 @@ class InferenceStack(Stack):
 
     # -- defaults ---------------------------------------------------------------------------
 
-    def _container(self, container: ModelContainer, model_name: str) -> ModelContainer:
-        """``container`` with its artifacts by default in this stack's bucket."""
+    def _container(
+        self, container: ModelContainer, model_name: str, *, archive: bool = False
+    ) -> ModelContainer:
+        """``container`` with its artifacts by default in this stack's bucket: the
+        uncompressed files under the model's prefix, or (``archive``) the
+        ``model.tar.gz`` there."""
         if container.model_data_url is not None or not container.uses_artifacts:
             return container
-        return replace(container, model_data_url=self.artifacts.url(model_name))
+        url = self.artifacts.archive_url(model_name) if archive else self.artifacts.url(model_name)
+        return replace(container, model_data_url=url)
 
     # -- endpoints --------------------------------------------------------------------------
 

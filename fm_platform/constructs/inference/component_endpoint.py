@@ -67,9 +67,11 @@ from fm_platform.rules.variant_features import (
     check_metrics_config,
     check_routing,
     check_variant_host,
+    prefix_aware_on_one_instance,
 )
 
 INITIAL_COPIES_WARNING = "fm_platform:initialCopiesExceedInstances"
+PREFIX_AWARE_WARNING = "fm_platform:prefixAwareOnOneInstance"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,7 +85,9 @@ class InferenceComponentEndpointOptions:
         instances when every component has scaled to zero copies; by default 1.
     max_instance_count: managed instance scaling maximum; by default 2.
     routing_strategy: how requests are routed to copies (botocore ``RoutingStrategy``); by
-        default LEAST_OUTSTANDING_REQUESTS.
+        default LEAST_OUTSTANDING_REQUESTS. ``PREFIX_AWARE`` applies only with two or more
+        instances: with ``max_instance_count`` 1 it gets a warning
+        (``fm_platform:prefixAwareOnOneInstance``).
     network_isolation: run the models placed on this endpoint without network access (set
         on the endpoint config and on every model); by default True: SageMaker reads the
         artifacts from S3 and the images from ECR with the execution role, outside the
@@ -390,6 +394,11 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         props.validate()
         super().__init__(scope, construct_id, physical_name=props.endpoint_name)
         inherit_stack(self, scope)
+        unrouted = prefix_aware_on_one_instance(
+            known(props.routing_strategy), known(props.max_instance_count)
+        )
+        if unrouted is not None:
+            Annotations.of(self).add_warning_v2(PREFIX_AWARE_WARNING, unrouted)
         self.instance_type = props.instance_type
         self.instance_types = props.instance_types
         self.variant_name = props.variant_name

@@ -77,8 +77,14 @@ COPIES_METRIC = "CPUUtilizationNormalized"
 class RollingUpdate:
     """How an update replaces a component's copies, a batch at a time.
 
-    batch_size: copies (or percent of copies) updated per batch; by default 1.
-    batch_unit: ``COPY_COUNT`` or ``CAPACITY_PERCENT``; by default COPY_COUNT.
+    batch_size: percent of the copies (or copies, with ``COPY_COUNT``) updated per batch,
+        5%-50% of the component's copies as AWS requires (botocore
+        ``InferenceComponentRollingUpdatePolicy.MaximumBatchSize``; see
+        :func:`~fm_platform.rules.components.check_batch_share`); by default 50: AWS's
+        largest batch, the fewest steps, half of two or more copies being at least one.
+    batch_unit: ``CAPACITY_PERCENT`` or ``COPY_COUNT``; by default CAPACITY_PERCENT, the
+        unit whose batch stays within 5%-50% whatever the copy count (a component of one
+        copy has no such batch of whole copies).
     wait_interval_s: seconds to watch each batch before the next (0-3600); by default 120.
     maximum_execution_timeout_s: seconds before the update is rolled back (600-28800); by
         default SageMaker's.
@@ -86,22 +92,26 @@ class RollingUpdate:
         when they fire; the endpoint's execution role is granted
         ``cloudwatch:DescribeAlarms`` on each (SageMaker reads their state with it); by
         default none.
-    rollback_batch_size: copies (or percent, in ``batch_unit``) restored per batch in a
-        rollback; by default SageMaker's (all at once).
+    rollback_batch_size: percent of the copies (or copies, in ``batch_unit``) restored per
+        batch in a rollback; by default SageMaker's (all at once).
     """
 
-    batch_size: int = 1
-    batch_unit: Literal["COPY_COUNT", "CAPACITY_PERCENT"] = "COPY_COUNT"
+    batch_size: int = 50
+    batch_unit: Literal["COPY_COUNT", "CAPACITY_PERCENT"] = "CAPACITY_PERCENT"
     wait_interval_s: int = 120
     maximum_execution_timeout_s: int | None = None
     rollback_alarms: Sequence[cloudwatch.IAlarm | str] = ()
     rollback_batch_size: int | None = None
 
-    def check(self, problems: Problems, prefix: str = "rolling_update") -> None:
-        """Record every problem of these settings in ``problems``."""
+    def check(
+        self, problems: Problems, prefix: str = "rolling_update", copies: int | None = None
+    ) -> None:
+        """Record every problem of these settings in ``problems``; ``copies``: the
+        component's copy count, which the batch is a share of."""
         check_rolling_update(
             problems,
             prefix,
+            copies=copies,
             batch_size=self.batch_size,
             batch_unit=self.batch_unit,
             wait_interval_s=self.wait_interval_s,
@@ -309,7 +319,7 @@ class InferenceComponentModelOptions:
             self.container_startup_health_check_timeout_s,
         )
         if self.rolling_update is not None:
-            self.rolling_update.check(problems)
+            self.rolling_update.check(problems, copies=self.copies_at_creation)
         if self.scheduling is not None:
             self.scheduling.check(problems)
 

@@ -10,6 +10,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from fm_platform.constructs.inference.container_image import ContainerImage
+from fm_platform.core.tokens import is_unresolved, known
+from fm_platform.rules.model_container import check_environment, check_model_data_url
 from fm_platform.rules.problems import Problems
 
 
@@ -20,10 +22,13 @@ class ModelContainer:
     image: the container image, as a URI or a :class:`ContainerImage`; by default the Large
         Model Inference (``lmi``) GPU image of the image table in the hosting stack's region
         (:meth:`ContainerImage.from_family`).
-    model_data_url: the S3 URI of a ``model.tar.gz``, or an S3 prefix ending in ``/``
-        holding uncompressed artifacts; by default no artifacts are attached and the
-        container brings or fetches its model.
-    environment: environment variables of the container; by default none.
+    model_data_url: the S3 URI of a ``model.tar.gz`` (ending in ``.tar.gz``), or an S3
+        prefix ending in ``/`` holding uncompressed artifacts (not on serverless
+        endpoints, which read a ``model.tar.gz`` only); by default no artifacts are
+        attached and the container brings or fetches its model.
+    environment: environment variables of the container (at most 100, names of letters,
+        digits and ``_``, each name and value at most 1024 bytes, 32 KB together); by
+        default none.
     model_size_gib: the size of the model's weights in GiB (parameters x bytes per
         parameter: a 7B model in bf16 is about 13 GiB); the startup timeouts and, on types
         without a local disk, the storage volume follow from it. By default unknown: the
@@ -42,6 +47,8 @@ class ModelContainer:
         """Record every problem of this container in ``problems``, under ``field``."""
         if self.model_size_gib is not None and self.model_size_gib <= 0:
             problems.add(f"{field}.model_size_gib", self.model_size_gib, "must be greater than 0")
+        check_model_data_url(problems, f"{field}.model_data_url", self.model_data_url)
+        check_environment(problems, f"{field}.environment", plain_environment(self.environment))
 
     def container_image(self) -> ContainerImage:
         """The image as a :class:`ContainerImage`, the default one when none is set."""
@@ -98,3 +105,11 @@ class ModelContainer:
         return sagemaker.CfnModel.ContainerDefinitionProperty(
             image=image_uri, environment=environment, model_data_url=self.model_data_url
         )
+
+
+def plain_environment(environment: Mapping[str, str] | None) -> dict[str, str | None]:
+    """``environment`` for the rules: a value known only at deploy time (a token) as None,
+    a name that is a token left out."""
+    return {
+        key: known(value) for key, value in (environment or {}).items() if not is_unresolved(key)
+    }

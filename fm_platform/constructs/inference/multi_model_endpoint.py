@@ -25,7 +25,7 @@ from fm_platform.constructs.inference.endpoint_base import (
 )
 from fm_platform.constructs.inference.imported_endpoint import ImportableByName
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling, add_instance_scaling
-from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.model_container import ModelContainer, plain_environment
 from fm_platform.constructs.inference.storage_encryption import encrypt_endpoint_config
 from fm_platform.core.options import Props, checked
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
@@ -34,6 +34,7 @@ from fm_platform.rules.hosting import (
     check_multi_model_hardware,
     check_s3_prefix,
 )
+from fm_platform.rules.model_container import check_environment
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.replacement import scaled_variants_key
 
@@ -88,6 +89,7 @@ class MultiModelEndpointOptions(VariantEndpointOptions):
     def check(self, problems: Problems) -> None:
         """Record every problem of these options in ``problems``."""
         check_s3_prefix(problems, "models_s3_prefix", self.models_s3_prefix)
+        check_environment(problems, "environment", plain_environment(self.environment))
         check_hosting_instance_type(problems, "instance_type", self.instance_type)
         check_multi_model_hardware(problems, "instance_type", self.instance_type)
         problems.check_range("initial_instance_count", self.initial_instance_count, 1, None)

@@ -47,6 +47,7 @@ from fm_platform.constructs.inference.imported_endpoint import ImportableByName
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.core.encryption import customer_managed_key
 from fm_platform.core.options import checked
+from fm_platform.rules.model_container import check_serverless_artifacts
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.replacement import replacement_key
 from fm_platform.rules.serverless import check_serverless, check_serverless_isolation
@@ -58,8 +59,11 @@ class ServerlessEndpointOptions:
 
     model_name: a stable logical name of the model (ModelName rules), set as the
         ``fm_platform:model-name`` tag of its SageMaker model.
-    container: what the model runs (a CPU image: Serverless Inference has no GPUs); by
-        default the Large Model Inference image and no artifacts.
+    container: what the model runs (a CPU image: Serverless Inference has no GPUs); its
+        artifacts a ``model.tar.gz`` (``ModelDataUrl``): a prefix of uncompressed files
+        (``ModelDataSource``) is refused, serverless endpoints cannot read one (botocore
+        ``ContainerDefinition.ModelDataSource``); by default the Large Model Inference
+        image and no artifacts.
     memory_size_mib: memory of each invocation's compute, 1024-6144 in steps of 1024
         (vCPUs grow with it); by default 2048.
     max_concurrency: the most invocations served at once (1-200); by default 5.
@@ -85,6 +89,9 @@ class ServerlessEndpointOptions:
         problems.check_shape("model_name", self.model_name, "ModelName")
         if self.container is not None:
             self.container.check(problems)
+            check_serverless_artifacts(
+                problems, "container.model_data_url", self.container.model_data_url
+            )
         check_serverless(
             problems,
             memory_size_mib=self.memory_size_mib,

@@ -715,6 +715,11 @@ def _serverless_problem(needs: Needs, region: str) -> str | None:
         return "text generation is not served on serverless endpoints (CPU only, no GPUs)"
     if needs.instance_family is not None:
         return f"instance_family {needs.instance_family} asks for instances"
+    if needs.uncompressed_weights:
+        return (
+            "its weights_uri is a prefix of uncompressed files, which a serverless endpoint "
+            "cannot read (it reads a model.tar.gz only): name a .tar.gz to allow serverless"
+        )
     container = container_problem(needs.container, "none")
     if container is not None:
         return container

@@ -2,8 +2,10 @@
 
 Keys of a model (all optional):
 
-- ``weights_uri``: an ``s3://bucket/key`` URI of a ``model.tar.gz``, or a prefix ending in
-  ``/`` of uncompressed weights, in any bucket; the model's role gets read on it.
+- ``weights_uri``: an ``s3://bucket/key`` URI of a ``model.tar.gz`` (ending in
+  ``.tar.gz``), or a prefix ending in ``/`` of uncompressed weights (which rules out a
+  serverless endpoint: it reads an archive only), in any bucket; the model's role gets
+  read on it.
   ``weights_kms_key_arn``: the KMS key that encrypts it (the role gets decrypt). By default
   the fleet's artifacts bucket, at ``<model name>/`` as before.
 - ``hub``: a Hugging Face hub id (``org/name``) the container downloads at start, with
@@ -18,7 +20,8 @@ Keys of a model (all optional):
   default the task's (:data:`fm_platform.containers.images.TASK_CONTAINERS`). ``image``: an
   explicit image URI instead (an ECR image must be in the plan's region).
 - ``environment``: variables passed to the container as they are (they win over the
-  planned settings of the same name).
+  planned settings of the same name), within SageMaker's limits (at most 100, each name
+  and value at most 1024 bytes, 32 KB together).
 - ``base_model`` + ``adapter``: a LoRA adapter (``adapter``: the ``s3://`` URI of one
   ``.tar.gz`` archive, :mod:`fm_platform.rules.adapters`) served on the inference
   component of the catalog model ``base_model``.
@@ -32,6 +35,8 @@ from typing import Any, Protocol
 
 from fm_platform.containers.images import CUSTOM, FAMILY_TASKS, default_family, families
 from fm_platform.rules.adapters import adapter_artifact_problem
+from fm_platform.rules.model_container import check_environment, check_model_data_url
+from fm_platform.rules.problems import Problems
 
 # s3://<bucket>/<key>: bucket names are 3-63 lowercase letters, digits, dots, hyphens
 # (Amazon S3 User Guide, "Bucket naming rules").
@@ -73,13 +78,15 @@ def container_of(entry: Any, task: str) -> str:
     return entry.container or default_family(task, entry.framework)
 
 
-def check_sources(problems: _Recorder, path: str, m: Any, task: str | None) -> list[str]:
+def check_sources(problems: Problems, path: str, m: Any, task: str | None) -> list[str]:
     """Record every problem of ``m``'s weights, container and adapter keys under ``path``
     (``task``: the model's task, its own or its architecture's; None when unknown);
     return its warnings."""
     warnings: list[str] = []
     if m.weights_uri is not None and not is_s3_uri(m.weights_uri):
         problems.add(f"{path}.weights_uri", m.weights_uri, "must be an s3://bucket/key URI")
+    elif m.weights_uri is not None:
+        check_model_data_url(problems, f"{path}.weights_uri", m.weights_uri)
     if m.weights_kms_key_arn is not None:
         if not _KMS_KEY_ARN.match(m.weights_kms_key_arn):
             problems.add(
@@ -137,6 +144,8 @@ def check_sources(problems: _Recorder, path: str, m: Any, task: str | None) -> l
         )
     if m.environment is not None and not _is_environment(m.environment):
         problems.add(f"{path}.environment", m.environment, "must map names to strings")
+    elif m.environment is not None:
+        check_environment(problems, f"{path}.environment", m.environment)
     if m.adapter is not None and (problem := adapter_artifact_problem(m.adapter)) is not None:
         problems.add(f"{path}.adapter", m.adapter, problem)
     if (m.adapter is None) != (m.base_model is None):

@@ -84,6 +84,7 @@ from fm_platform.fleet.sizing.speech import (
     default_output_tokens,
     speech_work,
 )
+from fm_platform.rules.model_container import is_prefix
 
 GIB = 1024**3
 #: vLLM's default gpu_memory_utilization (LMI passes it on): the share of device memory a
@@ -185,6 +186,9 @@ class Needs:
     work_detail: str = ""
     #: the container family (:func:`fm_platform.fleet.models.weights.container_of`)
     container: str = "lmi"
+    #: its ``weights_uri`` is a prefix of uncompressed files (not an archive, the hub or
+    #: the artifacts bucket): a serverless endpoint cannot read them
+    uncompressed_weights: bool = False
     #: LoRA adapters a copy holds at once, their largest rank, and the room they take (GiB)
     lora_slots: int = 0
     lora_rank: int = 0
@@ -496,6 +500,7 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         framework=model.framework,
         defaults=tuple(defaults),
         container=container_of(model, task),
+        uncompressed_weights=model.weights_uri is not None and is_prefix(model.weights_uri),
         request_flops=work.flops,
         decode_bytes_per_token=work.decode_bytes_per_token,
         fixed_headroom_gib=work.headroom_gib,

@@ -16,6 +16,11 @@ awsdocs/amazon-sagemaker-developer-guide ``doc_source/serverless-endpoints.md`` 
   1 minute;
 - after a cold start "the model must download and the server must respond successfully to
   ``/ping`` within 3 minutes" (:data:`PING_LIMIT_S`);
+- the model's artifacts a ``model.tar.gz`` (``ModelDataUrl``): botocore's
+  ``ContainerDefinition.ModelDataSource`` cannot be used "in conjunction with ... SageMaker
+  serverless endpoints", so a catalog ``weights_uri`` that is a prefix of uncompressed
+  files rules the kind out (:func:`fm_platform.rules.model_container.is_prefix`); without
+  one, the model reads ``<model>/model.tar.gz`` of the fleet's artifacts bucket;
 - ``MaxConcurrency`` 1-200 per endpoint; the endpoints of an account share 1000 concurrent
   invocations per region in us-east-1 and seven other regions, 500 elsewhere, and a region
   holds at most 50 serverless endpoints (:data:`ACCOUNT_NOTE`: quotas the plan reports,
