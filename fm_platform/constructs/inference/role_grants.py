@@ -15,13 +15,12 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import jsii
-from aws_cdk import Annotations, Aspects, IAspect
+from aws_cdk import Annotations, Aspects, IAspect, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import IConstruct
 
 from fm_platform.core.compliance import Acknowledgements, nag_rendered
-from fm_platform.core.scopes import partition_of, stack_of
 from fm_platform.core.tokens import is_unresolved
 
 # s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
@@ -139,8 +138,8 @@ class RoleGrants:
 
     def __init__(self, role: iam.IRole) -> None:
         self.role = role
-        self.stack = stack_of(role)
-        self.partition = partition_of(self.stack)
+        self.stack = Stack.of(role)
+        self.partition = self.stack.partition
         self.granted: set[tuple[str, str]] = set()
         self.keys: list[kms.IKey] = []
         self.bucket_arns: dict[str, str] = {}
