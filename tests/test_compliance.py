@@ -8,6 +8,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 
 from fm_platform.core.compliance import (
+    Acknowledgements,
     acknowledge,
     acknowledge_wildcard_resource,
     nag_rendered,
@@ -75,6 +76,36 @@ def test_wildcard_acknowledgement_matches_the_finding_cdk_nag_raises():
     )
     findings = nag_findings(app)
     assert not [f for f in findings if f.startswith("AwsSolutions-IAM5")]
+
+
+def test_collected_acknowledgements_cover_the_findings():
+    app = new_app()
+    stack = cdk.Stack(app, "Collected")
+    role = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    objects = [f"arn:aws:s3:::models/m{index}/*" for index in range(10)]
+    role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=objects))
+    collected = Acknowledgements(role)
+    for arn in objects[:5]:
+        collected.acknowledge_wildcard_resource("reads one model's prefix", arn)
+    collected.acknowledge_rendered("reads one model's prefix", *objects[5:])
+    collected.acknowledge(
+        "the role's own policy",
+        "HIPAA.Security-IAMNoInlinePolicy",
+        "NIST.800.53.R5-IAMNoInlinePolicy",
+    )
+    collected.add_collected()
+    collected.add_collected()  # nothing new: adds nothing twice
+    assert not [finding for finding in nag_findings(app) if "Reader" in finding]
+
+
+def test_without_adding_the_collected_acknowledgements_the_findings_stay():
+    app = new_app()
+    stack = cdk.Stack(app, "NotAdded")
+    role = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    arn = "arn:aws:s3:::models/m/*"
+    role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[arn]))
+    Acknowledgements(role).acknowledge_wildcard_resource("reads one model's prefix", arn)
+    assert [f for f in nag_findings(app) if f.startswith("AwsSolutions-IAM5")]
 
 
 def test_scanner_suppressions_are_written_where_checkov_and_cfn_nag_read_them(stack):

@@ -16,11 +16,11 @@ from fm_platform.constructs.inference.container_image import add_image_pull
 from fm_platform.constructs.inference.execution_role import (
     HostingRole,
     HostingRoleProps,
-    add_model_artifacts,
     execution_role_for,
     hosting_execution_role,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
+from fm_platform.constructs.inference.role_grants import STATEMENT_BUDGET, add_model_artifacts
 from fm_platform.constructs.inference.storage_encryption import (
     encrypt_endpoint_config,
     storage_key_applies,
@@ -31,11 +31,6 @@ from fm_platform.hardware.instances import UnknownInstanceTypeError
 from tests.support import nag_findings, new_app
 
 IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"
-PULL_ACTIONS = [
-    "ecr:BatchCheckLayerAvailability",
-    "ecr:BatchGetImage",
-    "ecr:GetDownloadUrlForLayer",
-]
 
 
 def test_container_without_artifacts():
@@ -411,90 +406,61 @@ def _statements_of(stack: cdk.Stack, role: iam.Role) -> list[dict]:
     ]
 
 
-def _granted(statements: list[dict]) -> set[tuple[str, str, str]]:
-    """Each (action, resource, condition) a list of statements grants."""
-    granted = set()
-    for statement in statements:
-        actions, resources = statement["Action"], statement["Resource"]
-        for action in [actions] if isinstance(actions, str) else actions:
-            for resource in resources if isinstance(resources, list) else [resources]:
-                condition = json.dumps(statement.get("Condition"), sort_keys=True)
-                granted.add((action, json.dumps(resource, sort_keys=True), condition))
-    return granted
-
-
-def test_a_grant_made_twice_is_one_statement():
+def test_grants_share_statements_and_each_is_added_once():
     # A bare app: no policy minimisation merges the statements afterwards.
-    stack = cdk.Stack(cdk.App(), "Twice")
+    stack = cdk.Stack(cdk.App(), "Shared")
     role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
     key = kms.Key(stack, "ArtifactKey")
-    urls = ["s3://models/a/", "s3://models/t5/model.tar.gz", "s3://other/c/"]
+    urls = [
+        "s3://models/a/",
+        "s3://models/b/",
+        "s3://models/t5/model.tar.gz",
+        "s3://other/c/",
+    ]
     for _ in range(2):  # every model's grants twice: nothing is added the second time
         for url in urls:
             add_model_artifacts(role, url, key)
             add_image_pull(role, IMAGE)
-    statements = _statements_of(stack, role)
-    assert len(statements) == len({json.dumps(s, sort_keys=True) for s in statements})
-    pull = _arn(":ecr:us-west-2:763104351884:repository/huggingface-pytorch-tgi-inference")
-    key_arn = {"Fn::GetAtt": [stack.get_logical_id(key.node.default_child), "Arn"]}
-    assert _granted(statements) == {
-        *((action, json.dumps(pull), "null") for action in PULL_ACTIONS),
-        ("kms:Decrypt", json.dumps(key_arn), "null"),
-        *(
-            ("s3:GetObject", json.dumps(_arn(f":s3:::{path}")), "null")
-            for path in ["models/a/*", "models/t5/model.tar.gz", "other/c/*"]
-        ),
-        *(
-            ("s3:ListBucket", json.dumps(_arn(f":s3:::{bucket}")), _prefix_condition(prefix))
-            for bucket, prefix in [("models", "a/*"), ("other", "c/*")]
-        ),
-    }
-
-
-def _prefix_condition(prefix: str) -> str:
-    return json.dumps({"StringLike": {"s3:prefix": prefix}})
-
-
-#: Models of one endpoint, hence grants of one role: a stack holds at most 500 resources,
-#: about 7 per model (the planner puts at most 40 models on an endpoint).
-MODELS_PER_ROLE = 70
-
-
-def test_a_full_endpoints_grants_fit_the_roles_policies_and_are_acknowledged():
-    app = new_app()
-    stack = cdk.Stack(app, "Full")
-    hosting = HostingRole(stack, "Hosting", HostingRoleProps(in_vpc=True))
-    key = kms.Key.from_key_arn(stack, "Key", "arn:aws:kms:us-west-2:111122223333:key/k")
-    prefixes = [f"models/organisation-model-name-{index:04d}/" for index in range(MODELS_PER_ROLE)]
-    for prefix in prefixes:
-        hosting.add_model_artifacts(f"s3://fm-platform-model-artifacts/{prefix}", key)
-        hosting.add_image_pull(IMAGE)
-    statements = _statements_of(stack, hosting.role)
-    text = json.dumps(statements)
-    assert all(text.count(f"{prefix}*") == 2 for prefix in prefixes)  # read and listed
-    template = Template.from_stack(stack)
-    documents = [
-        (kind, json.dumps(policy["Properties"]["PolicyDocument"], separators=(",", ":")))
-        for kind, limit in (("AWS::IAM::Policy", 10_240), ("AWS::IAM::ManagedPolicy", 6_144))
-        for policy in template.find_resources(kind).values()
+    statements = {}
+    for statement in _statements_of(stack, role):
+        statements.setdefault(json.dumps(statement["Action"]), []).append(statement)
+    pull_actions = [
+        "ecr:BatchCheckLayerAvailability",
+        "ecr:BatchGetImage",
+        "ecr:GetDownloadUrlForLayer",
     ]
-    # IAM quotas: a role's inline policies 10,240 characters, a managed policy 6,144, 10
-    # managed policies per role (IAM User Guide, "IAM and AWS STS quotas").
-    assert len(documents) <= 1 + 10
-    for kind, document in documents:
-        assert len(document) <= (10_240 if kind == "AWS::IAM::Policy" else 6_144), kind
-    assert not [f for f in nag_findings(app) if "Hosting" in f]
+    [pull] = statements[json.dumps(pull_actions)]
+    assert pull["Resource"] == _arn(
+        ":ecr:us-west-2:763104351884:repository/huggingface-pytorch-tgi-inference"
+    )
+    assert len(statements['"kms:Decrypt"']) == 1
+    [read] = statements['"s3:GetObject"']
+    assert read["Resource"] == [
+        _arn(":s3:::models/a/*"),
+        _arn(":s3:::models/b/*"),
+        _arn(":s3:::models/t5/model.tar.gz"),
+        _arn(":s3:::other/c/*"),
+    ]
+    assert [(s["Resource"], s["Condition"]) for s in statements['"s3:ListBucket"']] == [
+        (_arn(":s3:::models"), {"StringLike": {"s3:prefix": ["a/*", "b/*"]}}),
+        (_arn(":s3:::other"), {"StringLike": {"s3:prefix": "c/*"}}),
+    ]
 
 
-def test_an_imported_role_gets_every_grant():
-    stack = cdk.Stack(new_app(), "Imported")
-    role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::111122223333:role/hosting")
-    prefixes = [f"models/m{index:02d}/" for index in range(12)]
+def test_a_full_statement_is_continued_in_a_new_one():
+    stack = cdk.Stack(cdk.App(), "Budget")
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    prefixes = [f"models/{'m' * 60}-{index:03d}/" for index in range(60)]
     for prefix in prefixes:
         add_model_artifacts(role, f"s3://models/{prefix}", None)
-    [policy] = Template.from_stack(stack).find_resources("AWS::IAM::Policy").values()
-    text = json.dumps(policy["Properties"]["PolicyDocument"])
-    assert all(text.count(f"{prefix}*") == 2 for prefix in prefixes)
+    statements = _statements_of(stack, role)
+    reads = [s for s in statements if s["Action"] == "s3:GetObject"]
+    listings = [s for s in statements if s["Action"] == "s3:ListBucket"]
+    assert len(reads) > 1 and len(listings) > 1
+    for statement in reads + listings:
+        assert len(json.dumps(statement)) < 3 * STATEMENT_BUDGET
+    text = json.dumps(reads + listings)
+    assert all(text.count(f"{prefix}*") == 2 for prefix in prefixes)  # read and listed once
 
 
 def test_hosting_execution_role_returns_the_role():

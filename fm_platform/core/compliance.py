@@ -4,8 +4,10 @@ The default app runs AwsSolutions, HIPAA Security and NIST 800-53 R5 on every sy
 unacknowledged finding fails ``app.synth()``. Each acknowledgement sits next to the resource
 it concerns, with a reason specific to that resource; :func:`acknowledge_wildcard_resource`
 builds ``AwsSolutions-IAM5[Resource::...]`` ids from the granted ARNs themselves, rendered
-by :func:`nag_rendered` as cdk-nag prints them. :func:`suppress_scanner_findings` writes the
-same kind of acknowledgement where checkov and cfn_nag read it, in the template.
+by :func:`nag_rendered` as cdk-nag prints them. :class:`Acknowledgements` collects many
+acknowledgements of one construct (one per model placed on an endpoint) and adds them in one
+call. :func:`suppress_scanner_findings` writes the same kind of acknowledgement where
+checkov and cfn_nag read it, in the template.
 """
 
 from __future__ import annotations
@@ -42,7 +44,13 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
     Rules are written as cdk-nag reports them, e.g. ``"AwsSolutions-S1"`` or
     ``"AwsSolutions-IAM5[Action::s3:List*]"``; the pack prefix is added here.
     """
-    acknowledgments = []
+    Validations.of(construct).acknowledge(*acknowledgments(reason, *rules))
+
+
+def acknowledgments(reason: str, *rules: str) -> list[Acknowledgment]:
+    """The acknowledgements :func:`acknowledge` adds, for callers that keep a construct's
+    ``Validations`` to acknowledge many findings on it."""
+    result = []
     for rule in rules:
         pack = next(
             (name for prefix, name in _PACK_OF_RULE_PREFIX.items() if rule.startswith(prefix)),
@@ -50,8 +58,8 @@ def acknowledge(construct: IConstruct, reason: str, *rules: str) -> None:
         )
         if pack is None:
             raise ValueError(f"rule {rule!r} belongs to no pack this project runs")
-        acknowledgments.append(Acknowledgment(id=f"{pack}::{rule}", reason=reason))
-    Validations.of(construct).acknowledge(*acknowledgments)
+        result.append(Acknowledgment(id=f"{pack}::{rule}", reason=reason))
+    return result
 
 
 def acknowledge_wildcard_resource(
@@ -74,6 +82,42 @@ def acknowledge_wildcard_resource(
 
 def _wildcard_findings(construct: IConstruct, resources: Sequence[str]) -> list[str]:
     return [f"AwsSolutions-IAM5[Resource::{arn}]" for arn in nag_rendered_all(construct, resources)]
+
+
+class Acknowledgements:
+    """Acknowledgements of findings on one construct, collected and added together: the
+    many acknowledgements a construct gathers (one per model placed on an endpoint) cost one
+    call into the CDK runtime (:meth:`add_collected`) instead of one each. The owner calls
+    :meth:`add_collected` before the compliance packs run (they run when the app is
+    validated, after its aspects)."""
+
+    def __init__(self, construct: IConstruct) -> None:
+        self.construct = construct
+        self._collected: list[Acknowledgment] = []
+        self._validations: Validations | None = None
+
+    def acknowledge(self, reason: str, *rules: str) -> None:
+        """Collect what :func:`acknowledge` adds for ``rules`` and ``reason``."""
+        self._collected += acknowledgments(reason, *rules)
+
+    def acknowledge_wildcard_resource(self, reason: str, *resources: str) -> None:
+        """Collect what :func:`acknowledge_wildcard_resource` adds for ``resources`` (IDs
+        rendered at once)."""
+        self.acknowledge(reason, *_wildcard_findings(self.construct, resources))
+
+    def acknowledge_rendered(self, reason: str, *rendered: str) -> None:
+        """Collect the ``AwsSolutions-IAM5`` acknowledgements of resources already rendered
+        with :func:`nag_rendered`."""
+        self.acknowledge(reason, *(f"AwsSolutions-IAM5[Resource::{r}]" for r in rendered))
+
+    def add_collected(self) -> None:
+        """Add everything collected since the last call to the construct, in one call."""
+        if not self._collected:
+            return
+        if self._validations is None:
+            self._validations = Validations.of(self.construct)
+        self._validations.acknowledge(*self._collected)
+        self._collected = []
 
 
 @jsii.implements(IValidation)

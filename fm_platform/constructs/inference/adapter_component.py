@@ -22,8 +22,8 @@ from fm_platform.constructs.inference.component_naming import (
     component_names_in_stack,
     default_component_name,
 )
-from fm_platform.constructs.inference.execution_role import add_model_artifacts
 from fm_platform.constructs.inference.inference_component import InferenceComponentModel
+from fm_platform.constructs.inference.role_grants import add_model_artifacts
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.adapters import check_adapter_artifact
 from fm_platform.rules.components import check_component_name_free

@@ -17,8 +17,8 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
+from fm_platform.constructs.inference.role_grants import role_grants_of
 from fm_platform.containers.images import Image, hardware_of, image
-from fm_platform.core.compliance import acknowledge_wildcard_resource
 from fm_platform.core.tokens import is_unresolved
 
 # <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
@@ -28,11 +28,6 @@ _ECR_IMAGE = re.compile(
     r"(?P<cn>\.cn)?/(?P<repository>[^:@]+)(?:[:@].*)?$"
 )
 _REGION = re.compile(r"^[a-z0-9-]+$")
-_PULL_ACTIONS = [
-    "ecr:BatchCheckLayerAvailability",
-    "ecr:BatchGetImage",
-    "ecr:GetDownloadUrlForLayer",
-]
 #: The family a model runs when its container names no image: Large Model Inference.
 DEFAULT_FAMILY = "lmi"
 
@@ -97,26 +92,16 @@ class ContainerImage:
 
 def add_image_pull(role: iam.IRole, uri: str, image: ContainerImage | None = None) -> None:
     """Add ECR layer download for the image at ``uri`` (described by ``image``, by default
-    read from the URI) to ``role``'s policy (any role, imported ones too).
+    read from the URI) to ``role`` (any role, imported ones too); a repository already
+    granted to ``role`` is not granted again.
 
     Scoped to the image's repository when it is known (an ECR URI naming its account and
     repository literally, whose region may be a token; an ECR repository; a Deep Learning
     Container); otherwise to every repository of this account and region, with the
-    wildcard acknowledged. The same pull granted twice (every model of an endpoint runs the
-    same image) is one statement of the template: aws-cdk-lib drops duplicate statements.
+    wildcard acknowledged. A repository that continues the role's pull statement, and the
+    acknowledgement, reach the role when the app is synthesized.
     """
-    stack = Stack.of(role)
-    repository = (image or ContainerImage.from_uri(uri)).repository_arn(role, stack.partition)
-    if repository is None:
-        repository = stack.format_arn(service="ecr", resource="repository", resource_name="*")
-        acknowledge_wildcard_resource(
-            role,
-            f"the image URI {uri!r} names its account or repository only at deploy time "
-            "(e.g. a CDK image asset), so its repository cannot be named: pulls are limited "
-            "to this account's and region's repositories.",
-            repository,
-        )
-    role.add_to_principal_policy(iam.PolicyStatement(actions=_PULL_ACTIONS, resources=[repository]))
+    role_grants_of(role).pull(uri, image or ContainerImage.from_uri(uri))
 
 
 class _UriImage(ContainerImage):

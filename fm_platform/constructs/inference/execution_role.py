@@ -1,35 +1,23 @@
 """The SageMaker hosting execution role: a least-privilege :class:`HostingRole` and what
-each model adds to it (image pull, artifact read, VPC access).
-
-Every grant is a statement added to the role's policy at once; aws-cdk-lib drops duplicate
-statements, merges the others when the app sets ``@aws-cdk/aws-iam:minimizePolicies`` (the
-default app does), and moves what overflows a created role's inline policy into managed
-policies. Each model reading its own prefix adds a listing statement of its own (statements
-with different conditions do not merge): the 40 models the planner puts on an endpoint at
-most fit the role's inline policy and two managed policies, the 70 a stack can hold five;
-past about 140 models on one role, the role needs more managed policies than IAM's default
-quota of 10, and aws-cdk-lib says so at synth (``@aws-cdk/aws-iam:rolePolicyLarge``)."""
+each model adds to it (image pull, artifact read, VPC access), collected per role (see
+:mod:`fm_platform.constructs.inference.role_grants`)."""
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Annotations, ArnFormat, CfnResource, Stack
+from aws_cdk import ArnFormat, CfnResource, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IConstruct
 
 from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.constructs.inference.model_container import ModelContainer
-from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
-from fm_platform.core.tokens import is_unresolved
+from fm_platform.constructs.inference.role_grants import add_model_artifacts, role_grants_of
 
 SAGEMAKER_LOG_GROUP_KINDS = ("Endpoints", "InferenceComponents")
-# s3://<bucket>/<key>; the bucket may be a token (e.g. a bucket created in the same stack).
-_S3_URL = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.*)$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,8 +46,9 @@ class HostingRole(Construct):
     ``/aws/sagemaker/Endpoints/`` and ``/aws/sagemaker/InferenceComponents/``,
     ``cloudwatch:PutMetricData`` into ``/aws/sagemaker/*``
     namespaces. Each model adds its image and artifacts to the role's own policy with the
-    ``add_*`` methods (they return nothing: the role is their only principal; see the
-    module docstring for how the statements are merged). Attribute: ``role`` (construct ID
+    ``add_*`` methods (they return nothing: the role is their only principal); what
+    continues a statement of the role, and the role's cdk-nag acknowledgements, reach it when
+    the app is synthesized (see the module docstring). Attribute: ``role`` (construct ID
     ``Role``).
     """
 
@@ -77,8 +66,8 @@ class HostingRole(Construct):
             assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
             description="SageMaker hosting execution role (fm_platform)",
         )
-        acknowledge(
-            self.role,
+        grants = role_grants_of(self.role)
+        grants.acknowledgements.acknowledge(
             "Each model placed on the endpoint adds its own image and artifact grants to this "
             "role's policy; the policy belongs to this role alone, CDK merges its statements "
             "and moves any overflow into managed policies.",
@@ -118,8 +107,7 @@ class HostingRole(Construct):
                 resources=log_resources,
             )
         )
-        acknowledge_wildcard_resource(
-            self.role,
+        grants.acknowledgements.acknowledge_wildcard_resource(
             "ecr:GetAuthorizationToken and cloudwatch:PutMetricData support no resource-level "
             "permissions (PutMetricData is limited to /aws/sagemaker/* namespaces by a "
             "condition); SageMaker names the log groups after endpoints and components whose "
@@ -187,8 +175,8 @@ class HostingRole(Construct):
             ),
         ):
             self.role.add_to_policy(iam.PolicyStatement(actions=actions, resources=resources))
-        acknowledge_wildcard_resource(
-            self.role,
+        acknowledgements = role_grants_of(self.role).acknowledgements
+        acknowledgements.acknowledge_wildcard_resource(
             "SageMaker creates and releases the endpoint's network interfaces in subnets and "
             "security groups chosen per endpoint, their IDs known only once created: the "
             "interface actions are bound to network interfaces, subnets and security groups "
@@ -197,58 +185,11 @@ class HostingRole(Construct):
             subnets,
             groups,
         )
-        acknowledge_wildcard_resource(
-            self.role,
+        acknowledgements.acknowledge_rendered(
             "The EC2 Describe* actions SageMaker calls to place the endpoint's network "
             "interfaces support no resource-level permissions.",
             "*",
         )
-
-
-def add_model_artifacts(role: iam.IRole, model_data_url: str, key: kms.IKey | None) -> None:
-    """Add read of ``model_data_url`` (object, or prefix ending in ``/`` with listing of
-    that prefix) to ``role``'s policy, and decrypt with ``key`` when given.
-
-    The bucket may be a token (e.g. a bucket created in the same stack); when the URL is not
-    an ``s3://`` URI with a literal key, no read is granted and a warning asks for an
-    explicit grant (e.g. ``bucket.grant_read(role)``) instead. A prefix's wildcard is
-    acknowledged on the role.
-    """
-    if key is not None:
-        key.grant_decrypt(role)
-    match = _S3_URL.match(model_data_url)
-    if match is None or is_unresolved(match["key"]):
-        Annotations.of(role).add_warning_v2(
-            "fm_platform:artifactGrantSkipped",
-            f"model artifacts {model_data_url!r} are not an s3:// URI with a literal key, so "
-            "no read grant was added; grant read on them to the execution role yourself.",
-        )
-        return
-    bucket, key_path = match["bucket"], match["key"]
-    bucket_arn = f"arn:{Stack.of(role).partition}:s3:::{bucket}"
-    if not key_path.endswith("/"):
-        _add_statement(role, "s3:GetObject", f"{bucket_arn}/{key_path}")
-        return
-    objects = f"{bucket_arn}/{key_path}*"
-    _add_statement(role, "s3:GetObject", objects)
-    _add_statement(role, "s3:ListBucket", bucket_arn, {"StringLike": {"s3:prefix": f"{key_path}*"}})
-    # A bucket known at deploy time only would put a token's text, which changes with what
-    # the app built before, into the reason: name the prefix in the bucket then.
-    where = f"{key_path} of the model bucket" if is_unresolved(bucket) else model_data_url
-    acknowledge_wildcard_resource(
-        role,
-        f"uncompressed model artifacts are every object under the prefix {where}; read is "
-        "limited to that prefix.",
-        objects,
-    )
-
-
-def _add_statement(
-    role: iam.IRole, action: str, resource: str, conditions: dict[str, object] | None = None
-) -> None:
-    role.add_to_principal_policy(
-        iam.PolicyStatement(actions=[action], resources=[resource], conditions=conditions)
-    )
 
 
 def role_policies(role: iam.IRole) -> list[IConstruct]:
