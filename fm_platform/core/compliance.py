@@ -17,11 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, App, CfnResource, Validations
+from aws_cdk import Acknowledgment, App, CfnResource, Stack, Validations
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
 from constructs import IConstruct, IValidation
 
-from fm_platform.core.scopes import stack_of
 from fm_platform.core.tokens import is_unresolved
 
 # Rule id prefix -> the pack name cdk-nag 3 expects before "::" in an acknowledgement id.
@@ -143,14 +142,14 @@ def nag_rendered(scope: IConstruct, value: Any) -> str:
     A string without tokens resolves to itself and is flattened without resolving."""
     if isinstance(value, str) and not is_unresolved(value):
         return _flattened(value)
-    return _flattened(stack_of(scope).resolve(value))
+    return _flattened(Stack.of(scope).resolve(value))
 
 
 def nag_rendered_all(scope: IConstruct, values: Sequence[Any]) -> list[str]:
     """:func:`nag_rendered` of each of ``values``, resolving the ones holding tokens
     together."""
     tokens = [value for value in values if not isinstance(value, str) or is_unresolved(value)]
-    resolved = iter(stack_of(scope).resolve(tokens) if tokens else ())
+    resolved = iter(Stack.of(scope).resolve(tokens) if tokens else ())
     return [
         _flattened(value if isinstance(value, str) and not is_unresolved(value) else next(resolved))
         for value in values

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import Annotations
+from aws_cdk import Annotations, Stack
 from constructs import Construct
 
-from fm_platform.core.scopes import region_of, stack_of
 from fm_platform.core.tokens import is_unresolved
 
 # <account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
@@ -32,7 +31,7 @@ def warn_if_image_from_another_region(scope: Construct, image: str) -> None:
     region = image_region(image)
     if region is None:
         return
-    stack_region = region_of(stack_of(scope))
+    stack_region = Stack.of(scope).region
     if is_unresolved(stack_region) or region == stack_region:
         return
     Annotations.of(scope).add_warning_v2(

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from constructs import IConstruct
-
-from fm_platform.core.scopes import arn_in, stack_of
 
 DESCRIBE_ALARMS = "cloudwatch:DescribeAlarms"
 
@@ -29,7 +28,12 @@ def alarm_arn(scope: IConstruct, alarm: cloudwatch.IAlarm | str) -> str:
     """The ARN of ``alarm``: its own, or that of the alarm of this name in ``scope``'s
     account and Region."""
     if isinstance(alarm, str):
-        return arn_in(stack_of(scope), "cloudwatch", "alarm", alarm, separator=":")
+        return Stack.of(scope).format_arn(
+            service="cloudwatch",
+            resource="alarm",
+            resource_name=alarm,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
     return alarm.alarm_arn
 
 

@@ -24,7 +24,6 @@ from fm_platform.constructs.inference.component_naming import (
 )
 from fm_platform.constructs.inference.inference_component import InferenceComponentModel
 from fm_platform.constructs.inference.role_grants import add_model_artifacts
-from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.adapters import check_adapter_artifact
 from fm_platform.rules.components import check_component_name_free
@@ -80,7 +79,6 @@ class AdapterComponent(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: AdapterComponentProps) -> None:
         super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
         self.base = props.base
         self.adapter_name = props.adapter_name
         # Like the base's own component, an adapter follows its endpoint's replacement key:

@@ -26,7 +26,6 @@ from fm_platform.constructs.inference.instance_scaling import (
     autoscaling_service_linked_role_arn,
     variant_resource_id,
 )
-from fm_platform.core.scopes import inherit_stack
 from fm_platform.rules.asynchronous import check_async_scaling
 from fm_platform.rules.problems import Problems
 
@@ -108,7 +107,6 @@ class AsyncAutoScaling(Construct):
     ) -> None:
         """Create the scalable target, its policies and alarm under ``scope``."""
         super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
         dimensions = [_POLICY.MetricDimensionProperty(name="EndpointName", value=endpoint_name)]
         self.target = appscaling.CfnScalableTarget(
             self,

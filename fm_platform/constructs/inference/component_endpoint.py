@@ -52,7 +52,6 @@ from fm_platform.constructs.inference.variant_features import (
     ScaleInPolicy,
 )
 from fm_platform.core.options import Props, checked, options_values
-from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.capacity import CopyDemand, CopyTotals, min_copies_shortfall, shortfalls
 from fm_platform.rules.hosting import (
@@ -393,7 +392,6 @@ class InferenceComponentEndpoint(InferenceComponentEndpointBase):
         """Create the endpoint and its config under ``scope``; ``props`` is validated first."""
         props.validate()
         super().__init__(scope, construct_id, physical_name=props.endpoint_name)
-        inherit_stack(self, scope)
         unrouted = prefix_aware_on_one_instance(
             known(props.routing_strategy), known(props.max_instance_count)
         )
@@ -571,7 +569,6 @@ class ImportedInferenceComponentEndpoint(InferenceComponentEndpointBase):
         attrs.validate()
         name, arn = attrs.name_and_arn(scope)
         super().__init__(scope, construct_id, environment_from_arn=arn)
-        inherit_stack(self, scope)
         self.endpoint = None
         self._endpoint_name, self._endpoint_arn = name, arn
         self.variant_name = attrs.variant_name

@@ -15,7 +15,6 @@ import weakref
 from aws_cdk import Stack
 from constructs import Construct
 
-from fm_platform.core.scopes import stack_of
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.components import component_name_for
 
@@ -36,7 +35,7 @@ def default_component_name(
     only known at deploy time, so there the nearest enclosing stack with a known name
     stands in, followed by the construct IDs of the nested stacks in between (letters,
     digits and hyphens kept)."""
-    return component_name_for(_stack_prefix(stack_of(scope)), model_name, replacement_key, suffix)
+    return component_name_for(_stack_prefix(Stack.of(scope)), model_name, replacement_key, suffix)
 
 
 def _stack_prefix(stack: Stack) -> str:
@@ -54,4 +53,4 @@ def _stack_prefix(stack: Stack) -> str:
 def component_names_in_stack(scope: Construct) -> set[str]:
     """The component names already used in ``scope``'s stack (a stack deploys into one
     account and region, where names must be unique); add a name once it is taken."""
-    return _NAMES_IN_STACK.setdefault(stack_of(scope), set())
+    return _NAMES_IN_STACK.setdefault(Stack.of(scope), set())

@@ -17,7 +17,6 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from fm_platform.constructs.inference.instance_scaling import autoscaling_service_linked_role_arn
-from fm_platform.core.scopes import inherit_stack
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.scaling import check_component_scaling
 
@@ -100,7 +99,6 @@ class ComponentAutoScaling(Construct):
     ) -> None:
         """Create the component's scalable target, policies and alarm under ``scope``."""
         super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
         # Plain constructs holding "Resource" children keep the logical IDs of the
         # aws-cdk-lib L2s used before. CloudFormation identifies a scalable target by its
         # resource ID, dimension and namespace: one under a new logical ID cannot be

@@ -19,7 +19,6 @@ from constructs import Construct, IConstruct
 
 from fm_platform.constructs.inference.role_grants import role_grants_of
 from fm_platform.containers.images import Image, hardware_of, image
-from fm_platform.core.scopes import region_of, stack_of
 from fm_platform.core.tokens import is_unresolved
 
 # <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]; the region may
@@ -158,8 +157,8 @@ class _FamilyImage(ContainerImage):
 
     def _account_and_region(self, scope: IConstruct) -> tuple[str, str, str]:
         """The publishing account, the region and the URL suffix of ``scope``'s stack."""
-        stack = stack_of(scope)
-        region = region_of(stack)
+        stack = Stack.of(scope)
+        region = stack.region
         if is_unresolved(region):
             return self._accounts(stack).find_in_map(Aws.REGION, "account"), region, Aws.URL_SUFFIX
         account = self.found.accounts.get(region)

@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import CfnResource
+from aws_cdk import ArnFormat, CfnResource, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct, IConstruct
@@ -16,7 +16,6 @@ from constructs import Construct, IConstruct
 from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.role_grants import add_model_artifacts, role_grants_of
-from fm_platform.core.scopes import arn_in, inherit_stack, stack_of
 
 SAGEMAKER_LOG_GROUP_KINDS = ("Endpoints", "InferenceComponents")
 
@@ -59,16 +58,14 @@ class HostingRole(Construct):
         """Create the role under ``scope`` with ``props`` (by default no image, artifact or VPC
         grants)."""
         super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
         props = props or HostingRoleProps()
-        stack = stack_of(self)
+        stack = Stack.of(self)
         self.role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
             description="SageMaker hosting execution role (fm_platform)",
         )
-        inherit_stack(self.role, self)
         grants = role_grants_of(self.role)
         grants.acknowledgements.acknowledge(
             "Each model placed on the endpoint adds its own image and artifact grants to this "
@@ -90,7 +87,12 @@ class HostingRole(Construct):
         # Containers log to /aws/sagemaker/Endpoints/<endpoint>, and containers of inference
         # components to /aws/sagemaker/InferenceComponents/<component>.
         log_groups = [
-            arn_in(stack, "logs", "log-group", f"/aws/sagemaker/{kind}/*", separator=":")
+            stack.format_arn(
+                service="logs",
+                resource="log-group",
+                resource_name=f"/aws/sagemaker/{kind}/*",
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            )
             for kind in SAGEMAKER_LOG_GROUP_KINDS
         ]
         log_resources = [arn for group in log_groups for arn in (group, f"{group}:log-stream:*")]
@@ -146,9 +148,9 @@ class HostingRole(Construct):
         if self._vpc_granted:
             return
         self._vpc_granted = True
-        stack = stack_of(self)
+        stack = Stack.of(self)
         interfaces, subnets, groups = (
-            arn_in(stack, "ec2", kind, "*")
+            stack.format_arn(service="ec2", resource=kind, resource_name="*")
             for kind in ("network-interface", "subnet", "security-group")
         )
         for actions, resources in (

@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from aws_cdk import Arn, ArnFormat
+from aws_cdk import Arn, ArnFormat, Stack
 from constructs import Construct
 
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS, RealtimeEndpoint
 from fm_platform.constructs.inference.endpoint_interface import IEndpoint
-from fm_platform.core.scopes import inherit_stack, stack_of
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.problems import Problems
 
@@ -69,7 +68,7 @@ class EndpointAttributes:
 def endpoint_arn_for(scope: Construct, name: str) -> str:
     """The ARN of the endpoint ``name`` in the account and region of ``scope``'s stack
     (endpoint ARNs hold the name lower-cased)."""
-    return stack_of(scope).format_arn(
+    return Stack.of(scope).format_arn(
         service="sagemaker",
         resource="endpoint",
         resource_name=name if is_unresolved(name) else name.lower(),
@@ -96,7 +95,6 @@ class ImportedEndpoint(RealtimeEndpoint):
         attrs.validate()
         name, arn = attrs.name_and_arn(scope)
         super().__init__(scope, construct_id, environment_from_arn=arn)
-        inherit_stack(self, scope)
         self.endpoint = None
         self._endpoint_name, self._endpoint_arn = name, arn
         self.variant_name = attrs.variant_name

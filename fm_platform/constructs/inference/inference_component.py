@@ -8,7 +8,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
-from aws_cdk import Annotations
+from aws_cdk import Annotations, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -50,7 +50,6 @@ from fm_platform.constructs.inference.startup_timeouts import startup_parameters
 from fm_platform.core.compliance import acknowledge
 from fm_platform.core.options import checked
 from fm_platform.core.rollback_alarms import read_rollback_alarms_statement
-from fm_platform.core.scopes import inherit_stack, stack_of
 from fm_platform.core.tokens import is_unresolved, known
 from fm_platform.rules.caching import cached_start_skips_download, caches_by_default
 from fm_platform.rules.capacity import CopyDemand, check_fit
@@ -403,7 +402,6 @@ class InferenceComponentModel(Construct):
         """Create the model, its inference component and its scaling under ``scope``;
         ``props`` is validated first."""
         super().__init__(scope, construct_id)
-        inherit_stack(self, scope)
         self.endpoint: IInferenceComponentEndpoint = props.endpoint
         self.model_name = props.model_name
         self.name_suffix = props.name_suffix
@@ -505,7 +503,7 @@ class InferenceComponentModel(Construct):
             return
         role = self.endpoint.execution_role
         statement = read_rollback_alarms_statement(self, rolling_update.rollback_alarms)
-        if stack_of(role) is stack_of(self):
+        if Stack.of(role) is Stack.of(self):
             role.add_to_principal_policy(statement)
             depend_on_role_policies(self.component, role)
             return

@@ -16,7 +16,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from fm_platform.core.options import checked
-from fm_platform.core.scopes import stack_of
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.scaling import check_instance_scaling
 
@@ -42,7 +41,7 @@ def autoscaling_service_linked_role(scope: Construct, construct_id: str) -> iam.
 def autoscaling_service_linked_role_arn(scope: Construct) -> str:
     """The ARN of Application Auto Scaling's SageMaker service-linked role in ``scope``'s
     stack (its partition and account), built once per stack."""
-    stack = stack_of(scope)
+    stack = Stack.of(scope)
     arn = _SERVICE_LINKED_ROLE_ARNS.get(stack)
     if arn is None:
         arn = stack.format_arn(

@@ -20,7 +20,6 @@ from typing import Protocol
 from aws_cdk import Fn, Resource
 from constructs import Construct, Node
 
-from fm_platform.core.scopes import inherit_stack
 from fm_platform.core.tokens import known
 from fm_platform.rules.problems import Problems
 
@@ -98,7 +97,6 @@ class ImportedHyperPodCluster(Resource):
         """Describe the cluster under ``scope``; ``attrs`` are validated first."""
         attrs.validate()
         super().__init__(scope, construct_id, environment_from_arn=attrs.cluster_arn)
-        inherit_stack(self, scope)
         self.cluster_name: str | None = attrs.cluster_name
         self.cluster_arn: str | None = attrs.cluster_arn
         self.cluster_id: str | None = (
