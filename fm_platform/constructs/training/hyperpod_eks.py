@@ -151,7 +151,8 @@ class HyperPodEksCluster(Construct):
         for entry in control.access_entries:
             self.cluster.add_resource_dependency(entry)
         if self.autoscaling_role is not None:
-            self.cluster.node.add_dependency(self.autoscaling_role)
+            # The role is referenced already; its policy must exist too.
+            self.cluster.node.add_dependency(self.autoscaling_role.node.find_child("Policy"))
         self.cluster_arn: str = self.cluster.attr_cluster_arn
         self.cluster_id: str = cluster_id_of(self.cluster_arn)
         self.add_ons: dict[str, eks.CfnAddon] = {}
