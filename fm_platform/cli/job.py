@@ -1,4 +1,6 @@
-"""`fmp job script`: an sbatch script for a resilient distributed training job."""
+"""`fmp job script`: an sbatch script for a resilient distributed training job; `fmp job
+submit | queue | logs | cancel` (:mod:`fm_platform.cli.job_remote`) run Slurm on the
+cluster."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fm_platform.cli import job_remote
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
+from fm_platform.cli.outputs import TRAINING_STACK
 from fm_platform.cli.parsing import add_command
 
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -156,7 +160,7 @@ def script(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    """Register `fmp job ...` (writes files only: no AWS options)."""
+    """Register `fmp job ...`: `script` writes a file only; the others reach the cluster."""
     parser = add_command(
         subparsers,
         "job",
@@ -191,3 +195,11 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     gen.add_argument("--output", "-o", help="file to write (default: stdout)")
     gen.add_argument("command", nargs=argparse.REMAINDER, help="training command, after --")
     gen.set_defaults(handler=script)
+    target = argparse.ArgumentParser(add_help=False)
+    target.add_argument(
+        "--cluster", help="cluster name (default: output ClusterName of the training stack)"
+    )
+    target.add_argument(
+        "--stack", default=TRAINING_STACK, help="training stack name (default: %(default)s)"
+    )
+    job_remote.add_actions(commands, [common, target])

@@ -41,7 +41,7 @@ class TrainingEksStack(Stack):
     the next deployment.
 
     Outputs: EksClusterName, EksClusterArn, KubeconfigCommand, DependenciesChartCommand,
-    FsxMountPath; ClusterArn with the HyperPod cluster; PrometheusWorkspaceArn with the
+    FsxMountPath; ClusterName and ClusterArn (both the ARN) with the HyperPod cluster; PrometheusWorkspaceArn with the
     observability add-on.
     """
 
@@ -132,6 +132,11 @@ class TrainingEksStack(Stack):
             "FsxMountPath": (self.data.file_system.mount_path, "FSx for Lustre mount path"),
         }
         if self.cluster is not None:
+            outputs["ClusterName"] = (
+                self.cluster.cluster_arn,
+                "HyperPod cluster (its ARN: CloudFormation names it), for `fmp cluster` and "
+                "aws sagemaker describe-cluster --cluster-name",
+            )
             outputs["ClusterArn"] = (self.cluster.cluster_arn, "HyperPod cluster ARN")
             if self.cluster.prometheus_workspace is not None:
                 outputs["PrometheusWorkspaceArn"] = (
