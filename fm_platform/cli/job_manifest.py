@@ -53,9 +53,9 @@ class ManifestSpec:
     def validate(self) -> None:
         """Raise one CliError listing every invalid option."""
         problems = []
-        for option, value in (("--nodes", self.nodes), ("--tasks-per-node", self.procs_per_node)):
-            if value < 1:
-                problems.append(f"{option} must be at least 1, got {value}")
+        for option, count in (("--nodes", self.nodes), ("--tasks-per-node", self.procs_per_node)):
+            if count < 1:
+                problems.append(f"{option} must be at least 1, got {count}")
         if self.gpus_per_node < 0:
             problems.append(f"--gpus-per-node must be 0 or more, got {self.gpus_per_node}")
         if self.max_retries < 0:
