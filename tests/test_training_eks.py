@@ -330,3 +330,16 @@ def test_the_cli_synthesizes_the_example(tmp_path: Path):
     template = json.loads((tmp_path / "FmpTraining.template.json").read_text())
     kinds = {r["Type"] for r in template["Resources"].values()}
     assert {"AWS::EKS::Cluster", "AWS::SageMaker::Cluster", "AWS::SageMaker::ComputeQuota"} <= kinds
+
+
+def test_pod_identity_roles_trust_this_eks_cluster_only(resources):
+    eks_cluster, _ = _one(resources, "AWS::EKS::Cluster")
+    _, identity = _one(resources, "AWS::EKS::PodIdentityAssociation")
+    role = resources[identity["Properties"]["RoleArn"]["Fn::GetAtt"][0]]["Properties"]
+    (statement,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert statement["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    assert statement["Condition"]["StringEquals"]["aws:SourceArn"] == {
+        "Fn::GetAtt": [eks_cluster, "Arn"]
+    }
+    assert "AmazonSageMakerHyperPodTrainingOperatorAccess" in json.dumps(role["ManagedPolicyArns"])

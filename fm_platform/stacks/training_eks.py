@@ -41,8 +41,8 @@ class TrainingEksStack(Stack):
     the next deployment.
 
     Outputs: EksClusterName, EksClusterArn, KubeconfigCommand, DependenciesChartCommand,
-    FsxMountPath; ClusterName and ClusterArn (both the ARN) with the HyperPod cluster; PrometheusWorkspaceArn with the
-    observability add-on.
+    FsxMountPath; ClusterName and ClusterArn (both the ARN) with the HyperPod cluster;
+    PrometheusWorkspaceArn with the observability add-on.
     """
 
     def __init__(

@@ -281,22 +281,24 @@ class HyperPodEksCluster(Construct):
         managed_policy: str | None = None,
     ) -> iam.Role:
         """A role EKS Pod Identity hands to a service account of this EKS cluster only."""
-        principal = iam.ServicePrincipal("pods.eks.amazonaws.com").with_conditions(
-            {
-                "StringEquals": {
-                    "aws:SourceAccount": Stack.of(self).account,
-                    "aws:SourceArn": control.cluster_arn,
+        # Pod Identity assumes the role with session tags (sts:TagSession too).
+        principal = (
+            iam.ServicePrincipal("pods.eks.amazonaws.com")
+            .with_conditions(
+                {
+                    "StringEquals": {
+                        "aws:SourceAccount": Stack.of(self).account,
+                        "aws:SourceArn": control.cluster_arn,
+                    }
                 }
-            }
+            )
+            .with_session_tags()
         )
         role = iam.Role(
             self,
             construct_id,
             assumed_by=principal,
             description=f"EKS Pod Identity: {construct_id} of the HyperPod cluster (fm_platform)",
-        )
-        role.assume_role_policy.add_statements(  # type: ignore[union-attr]
-            iam.PolicyStatement(actions=["sts:TagSession"], principals=[principal])
         )
         if managed_policy is not None:
             role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(managed_policy))
@@ -312,9 +314,7 @@ class HyperPodEksCluster(Construct):
         """An Amazon Managed Service for Prometheus workspace, the collector's role (remote
         write to it, logs under /aws/sagemaker/Clusters) and the add-on configured with
         it, as AWS's observability template does."""
-        workspace = aps.CfnWorkspace(
-            self, "PrometheusWorkspace", alias=f"{Names.unique_id(self)[-40:]}"
-        )
+        workspace = aps.CfnWorkspace(self, "PrometheusWorkspace", alias=Names.unique_id(self))
         self.prometheus_workspace = workspace
         role = self._pod_role("ObservabilityRole", control)
         stack = Stack.of(self)
