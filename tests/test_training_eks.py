@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from cfnlint.api import ManualArgs, lint
+from syrupy.extensions.json import JSONSnapshotExtension
 
 from fm_platform.app import build_app
 from fm_platform.config import load_config
@@ -18,7 +19,7 @@ from fm_platform.constructs.training.eks_options import DEFAULT_DEPENDENCIES_CHA
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.training_eks import dependencies_chart_command
 from tests.conftest import CDK_CLI, CLI_CONTEXT, synth_env
-from tests.support import ROOT, dependencies, nag_findings, new_app
+from tests.support import ROOT, dependencies, nag_findings, new_app, normalized
 
 EXAMPLE = ROOT / "examples" / "training-eks.json"
 
@@ -68,6 +69,11 @@ def _addon(resources: dict[str, dict], name: str) -> str:
         if v["Type"] == "AWS::EKS::Addon" and v["Properties"]["AddonName"] == name
     ]
     return found
+
+
+@pytest.mark.parametrize("stack", ["FmpTrainingData", "FmpTraining"])
+def test_template_snapshot(example, snapshot, stack):
+    assert normalized(example[0][stack]) == snapshot.use_extension(JSONSnapshotExtension)
 
 
 def test_the_example_is_nag_clean_without_warnings(example):
