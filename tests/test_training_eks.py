@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,11 @@ from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.training_eks import dependencies_chart_command
 from tests.conftest import CDK_CLI, CLI_CONTEXT, synth_env
 from tests.support import ROOT, dependencies, nag_findings, new_app, normalized
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from docs_assembly import Assembly  # noqa: E402
+from leftovers import Deployed, Leftovers  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "training-eks.json"
 
@@ -349,3 +355,14 @@ def test_pod_identity_roles_trust_this_eks_cluster_only(resources):
         "Fn::GetAtt": [eks_cluster, "Arn"]
     }
     assert "AmazonSageMakerHyperPodTrainingOperatorAccess" in json.dumps(role["ManagedPolicyArns"])
+
+
+def test_make_destroy_lists_the_eks_control_plane_log_group(tmp_path: Path):
+    app = new_app(context=dict(CLI_CONTEXT), outdir=str(tmp_path))
+    build_app(app, load_config(_example()))
+    app.synth()
+    deployed = {"FmpTraining": Deployed("id", resources={"Eks3DB0AF90": "Eks-abc"})}
+    groups = Leftovers(Assembly.load(tmp_path), deployed).log_groups("FmpTraining")
+    (eks,) = [g for g in groups if g.name.startswith("/aws/eks/")]
+    assert eks.name == "/aws/eks/Eks-abc/cluster"
+    assert eks.commands == ("aws logs delete-log-group --log-group-name /aws/eks/Eks-abc/cluster",)
