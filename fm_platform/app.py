@@ -16,13 +16,14 @@ from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.inference import InferenceStack
 from fm_platform.stacks.training import TrainingStack
+from fm_platform.stacks.training_eks import TrainingEksStack
 
 
 @dataclass(frozen=True)
 class DefaultStacks:
     """The stacks :func:`build_app` created; ``None`` where the config turned one off."""
 
-    training: TrainingStack | None
+    training: TrainingStack | TrainingEksStack | None
     inference: InferenceStack | None
 
 
@@ -49,8 +50,18 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
         apply_compliance_packs(app)
         return DefaultStacks(training=None, inference=None)
     config = config or AppConfig.from_context(app)
-    training = (
-        TrainingStack(
+    training: TrainingStack | TrainingEksStack | None = None
+    if config.deploy_training and config.training.uses_eks:
+        training = TrainingEksStack(
+            app,
+            config.training_stack_name,
+            config=config.training,
+            notifications=config.notifications,
+            description="fm_platform: SageMaker HyperPod training cluster orchestrated by "
+            "Amazon EKS",
+        )
+    elif config.deploy_training:
+        training = TrainingStack(
             app,
             config.training_stack_name,
             config=config.training,
@@ -60,9 +71,6 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
             description="fm_platform: SageMaker HyperPod (Slurm) training cluster and its "
             "lifecycle-script upload",
         )
-        if config.deploy_training
-        else None
-    )
     inference = (
         InferenceStack(
             app,

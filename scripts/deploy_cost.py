@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fm_platform.config import AppConfig, load_config
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices, price_source
@@ -32,6 +33,8 @@ from fm_platform.hardware.regions import region_of_az_id
 
 ROOT = Path(__file__).resolve().parent.parent
 HOURS_PER_DAY = 24
+#: Amazon EKS, per cluster and hour in standard support (https://aws.amazon.com/eks/pricing/).
+EKS_CONTROL_PLANE_PER_HOUR = 0.10
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ def running_instances(config: AppConfig) -> list[Line]:
     lines: list[Line] = []
     if config.deploy_training:
         stack = config.training_stack_name
-        for group in config.training.instance_groups:
+        for group in _training_groups(config):
             lines.append(
                 Line(
                     stack, f"instance group {group.name}", group.instance_type, group.instance_count
@@ -68,6 +71,17 @@ def running_instances(config: AppConfig) -> list[Line]:
                 count = int(getattr(endpoint, "initial_instance_count", 1) or 0)
                 lines.append(Line(stack, f"{kind} {endpoint.name}", endpoint.instance_type, count))
     return [line for line in lines if line.count > 0]
+
+
+def _training_groups(config: AppConfig) -> Sequence[Any]:
+    """The instance groups the training stack starts: with EKS, its groups once the
+    dependencies chart is installed (before that, the stack creates no HyperPod cluster)."""
+    training = config.training
+    if not training.uses_eks:
+        return training.instance_groups
+    if training.eks is None or not training.eks.dependencies_chart_installed:
+        return ()
+    return training.eks.instance_groups
 
 
 def cost_lines(lines: Iterable[Line], region: str) -> tuple[list[str], float, list[Line]]:
@@ -112,6 +126,12 @@ def report(config: AppConfig, region: str) -> list[str]:
         "  plus what is billed by use: FSx storage and throughput, NAT gateway, logs, "
         "requests (README, 'What it costs')"
     )
+    if config.deploy_training and config.training.uses_eks:
+        out.append(
+            f"  plus the EKS control plane: ${EKS_CONTROL_PLANE_PER_HOUR:.2f} per hour while the "
+            "cluster exists, before any node (Amazon EKS pricing, standard support; "
+            "https://aws.amazon.com/eks/pricing/)"
+        )
     if config.deploy_training:
         out.append(
             "  the training instances are priced at SageMaker's hosting price of their type: "

@@ -63,7 +63,12 @@ SERVICE_LOG_GROUPS = {
         "InferenceComponentName",
     ),
     "AWS::Lambda::Function": ("/aws/lambda/{name}", "FunctionName"),
+    # The control-plane logs of an EKS cluster (EKS User Guide, "Send control plane logs to
+    # CloudWatch Logs"): EKS creates the group, without retention.
+    "AWS::EKS::Cluster": ("/aws/eks/{name}/cluster", "Name"),
 }
+#: Resources whose physical ID (Ref) is the name the log group holds.
+NAMED_BY_PHYSICAL_ID = ("AWS::Lambda::Function", "AWS::EKS::Cluster")
 DELETE_LOG_GROUP = "aws logs delete-log-group --log-group-name {name}"
 
 
@@ -198,7 +203,7 @@ class Leftovers:
         for key, output in outputs.items():
             if output.get("Value") == {"Fn::GetAtt": [logical_id, attribute]} and key in recorded:
                 return recorded[key]
-        if resource["Type"] == "AWS::Lambda::Function":
+        if resource["Type"] in NAMED_BY_PHYSICAL_ID:
             return self.physical_id(stack, logical_id)
         return f"<{attribute} of {logical_id}>"
 

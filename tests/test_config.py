@@ -106,7 +106,7 @@ def test_a_file_that_is_not_a_json_object_is_a_clear_error():
     with pytest.raises(
         ValueError,
         match="training=3: must be a mapping of instance_groups, slurm_accounting, "
-        "home_file_system, availability_zone_id",
+        "home_file_system, orchestrator, eks, availability_zone_id",
     ):
         load_config({"training": 3})
 

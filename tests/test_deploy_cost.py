@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 
 import pytest
 
-from fm_platform.config import AppConfig
+from fm_platform.config import AppConfig, load_config
 from fm_platform.hardware.prices import hourly_prices, price_regions
 from tests.support import ROOT
 
@@ -69,3 +70,19 @@ def test_the_deploy_waits_for_a_yes_and_never_hangs_without_a_terminal(monkeypat
 def test_the_configuration_file_is_the_one_the_cdk_arguments_name(args, name):
     assert config_path(args) == type(config_path(args))(name)
     assert config_path([]).name == "fmp-config.json"
+
+
+def test_an_eks_cluster_counts_its_groups_and_states_the_control_plane():
+    data = json.loads((ROOT / "examples" / "training-eks.json").read_text())
+    config = load_config(data)
+    lines = running_instances(config)
+    assert [(line.what, line.instance_type, line.count) for line in lines] == [
+        ("instance group gpu-p5", "ml.p5.48xlarge", 2),
+        ("instance group gpu-g5", "ml.g5.12xlarge", 2),
+    ]
+    assert any(
+        "plus the EKS control plane: $0.10 per hour" in line for line in report(config, "us-east-1")
+    )
+    # Before the dependencies chart is installed, the stack starts no instance.
+    data["training"]["eks"]["dependencies_chart_installed"] = False
+    assert running_instances(load_config(data)) == []

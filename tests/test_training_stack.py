@@ -314,8 +314,8 @@ def test_from_mapping_rejects_an_unknown_key():
     with pytest.raises(ValueError) as error:
         TrainingConfig.from_mapping({"zzz": "x"})
     assert (
-        "allowed keys: instance_groups, slurm_accounting, home_file_system, "
-        "availability_zone_id, vpc_cidr" in str(error.value)
+        "allowed keys: instance_groups, slurm_accounting, home_file_system, orchestrator, "
+        "eks, availability_zone_id, vpc_cidr" in str(error.value)
     )
 
 

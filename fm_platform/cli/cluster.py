@@ -13,7 +13,13 @@ from typing import Any
 from fm_platform.cli import cluster_repair, cluster_update
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
-from fm_platform.cli.outputs import TRAINING_STACK, ClusterRef, resolve_cluster
+from fm_platform.cli.outputs import (
+    TRAINING_STACK,
+    ClusterRef,
+    require_output,
+    resolve_cluster,
+    stack_outputs,
+)
 from fm_platform.cli.parsing import add_command
 from fm_platform.cli.tables import render_fields, render_table
 
@@ -22,7 +28,8 @@ def _ref(ctx: Context, args: argparse.Namespace) -> ClusterRef:
     return resolve_cluster(ctx.clients, args.cluster, args.stack)
 
 
-def _describe(ctx: Context, name: str) -> dict[str, Any]:
+def describe_cluster(ctx: Context, name: str) -> dict[str, Any]:
+    """DescribeCluster of ``name``, without the response metadata."""
     response = ctx.clients.client("sagemaker").describe_cluster(ClusterName=name)
     response.pop("ResponseMetadata", None)
     return response
@@ -45,7 +52,7 @@ def cluster_id(arn: str) -> str:
 
 def status(ctx: Context, args: argparse.Namespace) -> int:
     """State, failure message and instance groups (current/target counts)."""
-    cluster = _describe(ctx, _ref(ctx, args).name)
+    cluster = describe_cluster(ctx, _ref(ctx, args).name)
     data = {
         "ClusterName": cluster.get("ClusterName"),
         "ClusterArn": cluster["ClusterArn"],
@@ -122,7 +129,9 @@ def _render_nodes(data: list[dict[str, Any]]) -> str:
     return "\n\n".join(sections)
 
 
-def _controller_group(ref: ClusterRef, cluster: dict[str, Any]) -> str:
+def controller_group(ref: ClusterRef, cluster: dict[str, Any]) -> str:
+    """The Slurm controller's group: the stack's output, else the group whose SlurmConfig
+    says Controller."""
     if ref.controller_group:
         return ref.controller_group
     groups = cluster["InstanceGroups"]
@@ -133,9 +142,11 @@ def _controller_group(ref: ClusterRef, cluster: dict[str, Any]) -> str:
     raise CliError(f"cannot tell which group is the Slurm controller: pass --group ({names})")
 
 
-def _pick_node(
+def pick_node(
     found: list[dict[str, Any]], group: str | None, node_id: str | None
 ) -> dict[str, Any]:
+    """The node ``node_id`` (checked against ``group``), else the group's first running
+    node."""
     if node_id:
         match = [n for n in found if n["InstanceId"] == node_id]
         if not match:
@@ -168,10 +179,10 @@ def session_command(
 def connect(ctx: Context, args: argparse.Namespace) -> int:
     """Session Manager shell on a node: the controller's first node unless told otherwise."""
     ref = _ref(ctx, args)
-    cluster = _describe(ctx, ref.name)
+    cluster = describe_cluster(ctx, ref.name)
     found = list_nodes(ctx, ref.name)
-    group = args.group or (None if args.node else _controller_group(ref, cluster))
-    node = _pick_node(found, group, args.node)
+    group = args.group or (None if args.node else controller_group(ref, cluster))
+    node = pick_node(found, group, args.node)
     command = session_command(
         cluster["ClusterArn"],
         node["InstanceGroupName"],
@@ -190,6 +201,33 @@ def connect(ctx: Context, args: argparse.Namespace) -> int:
     ctx.out.flush()
     os.execvp(command[0], command)
     return 0  # pragma: no cover - execvp does not return
+
+
+def kubeconfig_command(cluster_name: str, region: str | None, profile: str | None) -> list[str]:
+    """`aws eks update-kubeconfig` for the EKS cluster that orchestrates the HyperPod
+    cluster."""
+    command = ["aws", "eks", "update-kubeconfig", "--name", cluster_name]
+    if region:
+        command += ["--region", region]
+    if profile:
+        command += ["--profile", profile]
+    return command
+
+
+def kubeconfig(ctx: Context, args: argparse.Namespace) -> int:
+    """Print the command that points kubectl at the training stack's EKS cluster."""
+    outputs = stack_outputs(ctx.clients, args.stack)
+    name = require_output(
+        outputs,
+        args.stack,
+        "EksClusterName",
+        "the cluster is orchestrated by Slurm (training.orchestrator is not eks): use "
+        "`fmp cluster connect` instead",
+    )
+    print(
+        shlex.join(kubeconfig_command(name, ctx.clients.region, ctx.clients.profile)), file=ctx.out
+    )
+    return 0
 
 
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -235,5 +273,12 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--print", action="store_true", help="print the command instead of running it"
     )
     conn.set_defaults(handler=connect)
+    add_command(
+        commands,
+        "kubeconfig",
+        summary="print the command that points kubectl at the EKS cluster (orchestrator eks)",
+        example="fmp cluster kubeconfig --stack FmpTraining",
+        parents=[common, target],
+    ).set_defaults(handler=kubeconfig)
     cluster_update.add_actions(commands, parents)
     cluster_repair.add_actions(commands, parents)

@@ -1,4 +1,6 @@
-"""`fmp job script`: an sbatch script for a resilient distributed training job."""
+"""`fmp job script`: an sbatch script for a resilient distributed training job; `fmp job
+submit | queue | logs | cancel` (:mod:`fm_platform.cli.job_remote`) run Slurm on the
+cluster."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fm_platform.cli import job_remote
 from fm_platform.cli.context import Context
 from fm_platform.cli.errors import CliError
+from fm_platform.cli.job_manifest import ManifestSpec, render_manifest
+from fm_platform.cli.outputs import TRAINING_STACK
 from fm_platform.cli.parsing import add_command
 
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -127,11 +132,45 @@ def render_script(spec: JobSpec) -> str:
     return "\n".join(lines)
 
 
+def _manifest(args: argparse.Namespace, command: tuple[str, ...]) -> str:
+    """The HyperPodPyTorchJob manifest of `--eks`; Slurm-only options are refused."""
+    slurm_only = [
+        option
+        for option, value, default in (
+            ("--partition", args.partition, None),
+            ("--fsx-mount", args.fsx_mount, "/fsx"),
+            ("--checkpoint-dir", args.checkpoint_dir, None),
+            ("--master-port", args.master_port, 29500),
+        )
+        if value != default
+    ]
+    if slurm_only:
+        raise CliError(f"{', '.join(slurm_only)}: Slurm options, not read with --eks")
+    return render_manifest(
+        ManifestSpec(
+            command=command,
+            image=args.image or "",
+            nodes=args.nodes,
+            procs_per_node=args.tasks_per_node,
+            gpus_per_node=args.gpus_per_node,
+            job_name=args.job_name,
+            team=args.team,
+            priority=args.priority,
+            instance_type=args.instance_type,
+            tolerations=tuple(args.toleration or ()),
+            max_retries=args.max_retries,
+        )
+    )
+
+
 def script(ctx: Context, args: argparse.Namespace) -> int:
-    """Write the sbatch script to --output or stdout."""
+    """Write the sbatch script (the manifest with --eks) to --output or stdout."""
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
+    if args.eks:
+        _write(ctx, args.output, _manifest(args, tuple(command)), executable=False)
+        return 0
     spec = JobSpec(
         command=tuple(command),
         nodes=args.nodes,
@@ -142,21 +181,25 @@ def script(ctx: Context, args: argparse.Namespace) -> int:
         checkpoint_dir=args.checkpoint_dir,
         master_port=args.master_port,
     )
-    text = render_script(spec)
-    if args.output:
-        path = Path(args.output)
-        try:
-            path.write_text(text)
-        except OSError as exc:
-            raise CliError(f"cannot write {path}: {exc.strerror}") from exc
-        path.chmod(0o755)
-    else:
-        ctx.out.write(text)
+    _write(ctx, args.output, render_script(spec), executable=True)
     return 0
 
 
+def _write(ctx: Context, output: str | None, text: str, *, executable: bool) -> None:
+    if not output:
+        ctx.out.write(text)
+        return
+    path = Path(output)
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from exc
+    if executable:
+        path.chmod(0o755)
+
+
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    """Register `fmp job ...` (writes files only: no AWS options)."""
+    """Register `fmp job ...`: `script` writes a file only; the others reach the cluster."""
     parser = add_command(
         subparsers,
         "job",
@@ -189,5 +232,30 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--master-port", type=int, default=29500, help="rendezvous port (default: %(default)s)"
     )
     gen.add_argument("--output", "-o", help="file to write (default: stdout)")
+    eks = gen.add_argument_group("EKS (orchestrator eks: a HyperPodPyTorchJob manifest)")
+    eks.add_argument(
+        "--eks", action="store_true", help="write a training-operator job manifest instead"
+    )
+    eks.add_argument("--image", help="training container image (required with --eks)")
+    eks.add_argument(
+        "--gpus-per-node", type=int, default=0, help="nvidia.com/gpu per pod (default: none)"
+    )
+    eks.add_argument("--team", help="task-governance team: its namespace and queue")
+    eks.add_argument("--priority", help="task-governance priority class")
+    eks.add_argument("--instance-type", help="run on nodes of this type (default: any)")
+    eks.add_argument(
+        "--toleration", action="append", help="a taint key the pods tolerate (repeatable)"
+    )
+    eks.add_argument(
+        "--max-retries", type=int, default=10, help="job restarts (default: %(default)s)"
+    )
     gen.add_argument("command", nargs=argparse.REMAINDER, help="training command, after --")
     gen.set_defaults(handler=script)
+    target = argparse.ArgumentParser(add_help=False)
+    target.add_argument(
+        "--cluster", help="cluster name (default: output ClusterName of the training stack)"
+    )
+    target.add_argument(
+        "--stack", default=TRAINING_STACK, help="training stack name (default: %(default)s)"
+    )
+    job_remote.add_actions(commands, [common, target])

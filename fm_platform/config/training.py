@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fm_platform.constructs.observability.training_alarms import TrainingAlarmOptions
+from fm_platform.constructs.training.eks_options import EksOptions, Orchestrator
 from fm_platform.constructs.training.filesystem import SharedFileSystemOptions
 from fm_platform.constructs.training.home_filesystem import HomeFileSystemOptions
 from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
@@ -26,6 +27,7 @@ from fm_platform.rules.cluster import (
     check_slurm_config_strategy,
     continuous_provisioning,
 )
+from fm_platform.rules.instance_groups import addresses_of_known_groups
 from fm_platform.rules.network import check_subnet_capacity, subnet_mask_in_range, vpc_mask_of
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.types import read
@@ -79,11 +81,24 @@ class TrainingConfig(
     home_file_system: an FSx for OpenZFS file system (:class:`HomeFileSystemOptions`) in
         the data stack that HyperPod mounts on every node for the users' homes (managed
         Slurm mode); by default none.
+    orchestrator: ``slurm`` (the default) or ``eks``: a HyperPod cluster orchestrated by
+        Amazon EKS, configured by ``eks`` (the Slurm keys ``instance_groups``,
+        ``slurm_mode``, ``slurm_config_strategy``, ``node_provisioning``,
+        ``slurm_accounting``, ``home_file_system``, ``shared_users`` do not apply).
+    eks: the EKS cluster and HyperPod's options with EKS (:class:`EksOptions`); required
+        with ``orchestrator: eks``, refused otherwise.
     """
 
     instance_groups: tuple[InstanceGroup, ...] = DEFAULT_INSTANCE_GROUPS
     slurm_accounting: bool = False
     home_file_system: HomeFileSystemOptions | None = None
+    orchestrator: Orchestrator = Orchestrator.SLURM
+    eks: EksOptions | None = None
+
+    @property
+    def uses_eks(self) -> bool:
+        """Whether the cluster is orchestrated by Amazon EKS."""
+        return self.orchestrator is Orchestrator.EKS
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], into: Problems | None = None) -> TrainingConfig:
@@ -106,7 +121,7 @@ class TrainingConfig(
         if subnet_mask_in_range(self.private_subnet_cidr_mask):
             # Groups whose type or count is wrong (already reported) are left out, so that
             # the others' need is still checked: a lower bound, which says so.
-            addresses, left_out = addresses_of_groups(self.instance_groups or ())
+            addresses, left_out = self._addresses()
             check_subnet_capacity(
                 problems,
                 "private_subnet_cidr_mask",
@@ -119,6 +134,45 @@ class TrainingConfig(
         LifecycleScriptsOptions.check(self, problems)
         TrainingAlarmOptions.check(self, problems)
         self.check_slurm_features(problems)
+        self.check_orchestrator(problems)
+
+    def _addresses(self) -> tuple[int, tuple[str, ...]]:
+        """Subnet addresses of the cluster's nodes (see :func:`addresses_of_groups`)."""
+        if self.uses_eks and self.eks is not None:
+            return addresses_of_known_groups(
+                [
+                    (g.name, g.instance_type, g.instance_count)
+                    for g in self.eks.instance_groups or ()
+                    if g is not None
+                ]
+            )
+        return addresses_of_groups(self.instance_groups or ())
+
+    def check_orchestrator(self, problems: Problems) -> None:
+        """``eks`` is given exactly when the orchestrator is EKS, and then checked."""
+        if self.uses_eks:
+            if self.eks is None:
+                problems.add(
+                    "eks",
+                    None,
+                    "orchestrator eks needs the eks keys: at least instance_groups and "
+                    "administrators (see docs/training-eks.md)",
+                )
+            else:
+                self.eks.check(problems.scoped("eks."))
+            if self.slurm_accounting or self.home_file_system is not None:
+                problems.add(
+                    "orchestrator",
+                    "eks",
+                    "slurm_accounting and home_file_system are Slurm features; remove them",
+                )
+        elif self.eks is not None:
+            problems.add(
+                "eks",
+                "given",
+                "the eks keys are read only with orchestrator eks; set orchestrator to eks "
+                "or remove them",
+            )
 
     def check_slurm_features(self, problems: Problems) -> None:
         """What the data stack adds for the cluster, against the cluster's Slurm mode and

@@ -63,7 +63,9 @@ class TrainingDataStack(Stack):
 
     Attributes: ``config``, ``network``, ``file_system``, ``lifecycle`` (the storage),
     ``home_file_system`` and ``accounting`` (None unless configured), ``notifications`` and
-    ``file_system_alarm`` (None when not made).
+    ``file_system_alarm`` (None when not made), ``control_plane_subnets`` (with
+    ``orchestrator: eks``: the private subnet and the network's two isolated subnets, for
+    the EKS control plane; else None).
     Outputs: FileSystemId, FsxDnsName, FsxMountName, LifecycleBucketName, VpcId;
     HomeFileSystemId with a home file system; AccountingDatabaseEndpoint and
     AccountingDatabaseSecretArn with accounting; NotificationTopicArn with a topic.
@@ -111,6 +113,11 @@ class TrainingDataStack(Stack):
         self.accounting: SlurmAccountingDatabase | None = None
         if config.slurm_accounting:
             self.accounting = _accounting_database(self, self.network)
+        # An EKS control plane needs subnets in two Availability Zones: the private subnet
+        # and the network's two isolated subnets (in the Region's first two AZs).
+        self.control_plane_subnets: list[ec2.ISubnet] | None = (
+            self.network.database_subnets() if config.uses_eks else None
+        )
         _retain_the_file_systems_network(self.network)
         self.notifications = notification_topic(self, notifications, "training alarms and events")
         self.file_system_alarm = self._file_system_alarm()

@@ -1,0 +1,185 @@
+"""The training cluster's stack when Amazon EKS orchestrates it (``training.orchestrator:
+eks``): the EKS control plane, and once the HyperPod dependencies chart is installed, the
+HyperPod cluster with its add-ons and task governance. Its stateful half is the same
+:class:`~fm_platform.stacks.training_data.TrainingDataStack` as Slurm's."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from aws_cdk import Annotations, CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stack
+from constructs import Construct
+
+from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.training.eks_cluster import EksControlPlane, EksControlPlaneProps
+from fm_platform.constructs.training.eks_options import (
+    DEPENDENCIES_CHART_PATH,
+    DEPENDENCIES_CHART_REPOSITORY,
+    EksOptions,
+)
+from fm_platform.constructs.training.hyperpod_eks import HyperPodEksCluster, HyperPodEksClusterProps
+from fm_platform.rules.problems import Problems
+from fm_platform.stacks.training_data import TrainingDataStack
+
+#: The Helm release and namespace AWS's install instructions use for the chart.
+DEPENDENCIES_RELEASE = "hyperpod-dependencies"
+DEPENDENCIES_NAMESPACE = "kube-system"
+
+
+class TrainingEksStack(Stack):
+    """An EKS-orchestrated HyperPod cluster: the stateless half of a training deployment
+    with ``orchestrator: eks``.
+
+    Its data stack (network, FSx for Lustre, keys, logs, and the two isolated subnets the
+    control plane also uses) is ``data`` when given, else one named ``<construct_id>Data``
+    is created beside it.
+
+    Composition (construct IDs are stable): ``Eks`` (:class:`EksControlPlane`), and with
+    ``eks.dependencies_chart_installed`` ``Cluster`` (:class:`HyperPodEksCluster`). Without
+    it a synth warning and the ``DependenciesChartCommand`` output say what to run before
+    the next deployment.
+
+    Outputs: EksClusterName, EksClusterArn, KubeconfigCommand, DependenciesChartCommand,
+    FsxMountPath; ClusterName and ClusterArn (both the ARN) with the HyperPod cluster;
+    PrometheusWorkspaceArn with the observability add-on.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: TrainingConfig,
+        data: TrainingDataStack | None = None,
+        notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+        **stack_kwargs: Any,
+    ) -> None:
+        """Build the EKS cluster and (once the chart is installed) the HyperPod cluster from
+        ``config``, which must have ``orchestrator: eks`` and valid ``eks`` keys."""
+        super().__init__(scope, construct_id, **stack_kwargs)
+        # Strong references, as the Slurm stack: the data stack cannot pull the subnets or
+        # the security group from under a running cluster.
+        CrossStackReferences.of(self).consume(ReferenceStrength.STRONG)
+        problems = Problems("TrainingConfig")
+        config.check_orchestrator(problems)
+        problems.raise_if_any()
+        # check_orchestrator reported an absent eks.
+        options = cast(EksOptions, config.eks)
+        self.config = config
+        self.data = data or _data_stack(scope, construct_id, config, notifications, stack_kwargs)
+        network = self.data.network
+        subnets = self.data.control_plane_subnets or network.database_subnets()
+        self.control_plane = EksControlPlane(
+            self,
+            "Eks",
+            EksControlPlaneProps(
+                subnets=subnets,
+                security_group=network.security_group,
+                kubernetes_version=options.kubernetes_version,
+                authentication_mode=options.authentication_mode,
+                vpc_cni_version=options.vpc_cni_version,
+                endpoint_public_access=options.endpoint_public_access,
+                administrators=options.administrators,
+            ),
+        )
+        self.cluster: HyperPodEksCluster | None = None
+        if options.dependencies_chart_installed:
+            self.cluster = HyperPodEksCluster(
+                self,
+                "Cluster",
+                HyperPodEksClusterProps(
+                    options=options,
+                    control_plane=self.control_plane,
+                    subnet=network.subnet,
+                    security_group=network.security_group,
+                    node_recovery=config.node_recovery,
+                ),
+            )
+        else:
+            Annotations.of(self).add_warning_v2(
+                "fm_platform:dependenciesChart",
+                "training.eks.dependencies_chart_installed is false: this deployment creates "
+                "the EKS cluster only. Install the HyperPod dependencies chart with the "
+                "command of the DependenciesChartCommand output, then set it to true and "
+                "deploy again to create the HyperPod cluster (docs/training-eks.md).",
+            )
+        self._add_outputs(options)
+
+    def _add_outputs(self, options: EksOptions) -> None:
+        control = self.control_plane
+        region = Stack.of(self).region
+        kubeconfig = Fn.join(
+            "",
+            ["aws eks update-kubeconfig --region ", region, " --name ", control.cluster_name],
+        )
+        outputs = {
+            "EksClusterName": (control.cluster_name, "EKS cluster the HyperPod nodes join"),
+            "EksClusterArn": (control.cluster_arn, "EKS cluster ARN"),
+            "KubeconfigCommand": (kubeconfig, "Point kubectl at the EKS cluster"),
+            "DependenciesChartCommand": (
+                Fn.join(
+                    "",
+                    [
+                        kubeconfig,
+                        " && ",
+                        dependencies_chart_command(options.dependencies_chart_commit),
+                    ],
+                ),
+                "Install or upgrade the HyperPod dependencies Helm chart (before the HyperPod "
+                "cluster; again after changing dependencies_chart_commit)",
+            ),
+            "FsxMountPath": (self.data.file_system.mount_path, "FSx for Lustre mount path"),
+        }
+        if self.cluster is not None:
+            outputs["ClusterName"] = (
+                self.cluster.cluster_arn,
+                "HyperPod cluster (its ARN: CloudFormation names it), for `fmp cluster` and "
+                "aws sagemaker describe-cluster --cluster-name",
+            )
+            outputs["ClusterArn"] = (self.cluster.cluster_arn, "HyperPod cluster ARN")
+            if self.cluster.prometheus_workspace is not None:
+                outputs["PrometheusWorkspaceArn"] = (
+                    self.cluster.prometheus_workspace.attr_arn,
+                    "Amazon Managed Service for Prometheus workspace of the observability add-on",
+                )
+        for key, (value, description) in outputs.items():
+            CfnOutput(self, key, value=value, description=description)
+
+
+def dependencies_chart_command(commit: str) -> str:
+    """The shell commands that install the HyperPod dependencies chart at ``commit`` into
+    the cluster kubectl points at (AWS's install steps: clone aws/sagemaker-hyperpod-cli,
+    ``helm dependency update``, ``helm upgrade --install`` into kube-system)."""
+    directory = "sagemaker-hyperpod-cli"
+    chart = f"{directory}/{DEPENDENCIES_CHART_PATH}"
+    return (
+        f"git clone {DEPENDENCIES_CHART_REPOSITORY} {directory} && "
+        f"git -C {directory} checkout {commit} && "
+        f"helm dependency update {chart} && "
+        f"helm upgrade --install {DEPENDENCIES_RELEASE} {chart} "
+        f"--namespace {DEPENDENCIES_NAMESPACE}"
+    )
+
+
+def _data_stack(
+    scope: Construct,
+    construct_id: str,
+    config: TrainingConfig,
+    notifications: NotificationTopicOptions | None,
+    stack_kwargs: dict[str, Any],
+) -> TrainingDataStack:
+    """The data stack created for a TrainingEksStack given none: same environment, its own
+    name and description."""
+    kwargs = {k: v for k, v in stack_kwargs.items() if k not in ("description", "stack_name")}
+    if stack_kwargs.get("stack_name"):
+        kwargs["stack_name"] = f"{stack_kwargs['stack_name']}Data"
+    return TrainingDataStack(
+        scope,
+        f"{construct_id}Data",
+        config=config,
+        notifications=notifications,
+        description="fm_platform: what the HyperPod training cluster keeps (network, FSx "
+        "for Lustre, keys, logs)",
+        **kwargs,
+    )
