@@ -204,6 +204,26 @@ def _check_weights(problems: Problems, path: str, weights: Any) -> None:
             problems.add(f"{path}.{axis}", value, "must be a number >= 0")
 
 
+#: Keys that must be > 0 when given, and keys that must be >= 0.
+_POSITIVE_KEYS = (
+    "params_b",
+    "memory_gib",
+    "rpm_per_copy",
+    "layers",
+    "attention_heads",
+    "kv_heads",
+    "head_dim",
+    "prompt_tokens",
+    "context_tokens",
+    "concurrency",
+    "inputs_per_request",
+    "payload_mb",
+    "latency_p50_ms",
+    "adapter_rank",
+)
+_NON_NEGATIVE_KEYS = ("peak_rpm", "output_tokens")
+
+
 def _check_model(
     problems: Problems,
     path: str,
@@ -215,6 +235,27 @@ def _check_model(
     """Every problem of ``m`` under ``path``. ``bad``: the keys the entry gave with a value
     of the wrong type (already reported; their defaults stand in), which the checks that
     combine keys leave alone rather than report a second, consequent problem."""
+    _check_name(problems, path, m)
+    _check_size(problems, path, m, bad)
+    _check_ranges(problems, path, m)
+    _check_serving_choices(problems, path, m, bad)
+    task = _task_of(m)
+    if "task" not in bad and "architecture" not in bad:
+        _check_inputs(problems, f"{path}.inputs_per_request", m.inputs_per_request, task)
+        check_image_keys(problems, path, m, task)
+        check_speech_keys(problems, path, m, task)
+    _check_placement_keys(problems, path, m, families, bad)
+    _check_needed_keys(problems, path, m, bad)
+    _check_weights(problems, f"{path}.weights", m.weights)
+    check_fallback_request(problems, f"{path}.fallback_instance_types", m.fallback_instance_types)
+    if m.image is not None and region is not None:
+        check_image_region(problems, path, m.image, region)
+    known_task = None if bad & {"task", "architecture"} else task
+    return check_sources(problems, path, m, known_task)
+
+
+def _check_name(problems: Problems, path: str, m: ModelEntry) -> None:
+    """The name is a valid endpoint name of at most :data:`MAX_NAME_LENGTH` characters."""
     if m.name is not None and (
         shape_rule("EndpointName").problem(m.name) is not None or len(m.name) > MAX_NAME_LENGTH
     ):
@@ -224,36 +265,29 @@ def _check_model(
             f"must be 1-{MAX_NAME_LENGTH} letters, digits and single hyphens, starting and "
             "ending with a letter or digit",
         )
+
+
+def _check_size(problems: Problems, path: str, m: ModelEntry, bad: frozenset[str]) -> None:
+    """A known architecture, or a size given some other way (an adapter is sized with its
+    base)."""
     if m.architecture is not None:
         problems.check_choice(f"{path}.architecture", m.architecture, known_architectures())
-    elif (  # an adapter is sized with its base
+    elif (
         m.params_b is None
         and m.memory_gib is None
         and m.base_model is None
         and not bad & _SIZE_KEYS
     ):
         problems.add(path, m.name, "give architecture, params_b or memory_gib")
-    positive = (
-        "params_b",
-        "memory_gib",
-        "rpm_per_copy",
-        "layers",
-        "attention_heads",
-        "kv_heads",
-        "head_dim",
-        "prompt_tokens",
-        "context_tokens",
-        "concurrency",
-        "inputs_per_request",
-        "payload_mb",
-        "latency_p50_ms",
-        "adapter_rank",
-    )
-    for key in positive:
+
+
+def _check_ranges(problems: Problems, path: str, m: ModelEntry) -> None:
+    """Numbers in their ranges, and KV heads that divide the attention heads."""
+    for key in _POSITIVE_KEYS:
         value = getattr(m, key)
         if value is not None and value <= 0:
             problems.add(f"{path}.{key}", value, "must be > 0")
-    for key in ("peak_rpm", "output_tokens"):
+    for key in _NON_NEGATIVE_KEYS:
         value = getattr(m, key)
         if value is not None and value < 0:
             problems.add(f"{path}.{key}", value, "must be >= 0")
@@ -263,6 +297,13 @@ def _check_model(
         problems.add(
             f"{path}.kv_heads", m.kv_heads, f"must divide attention_heads ({m.attention_heads})"
         )
+
+
+def _check_serving_choices(
+    problems: Problems, path: str, m: ModelEntry, bad: frozenset[str]
+) -> None:
+    """Dtype, latency class, isolation and task among their choices, and a request body
+    some kind takes."""
     problems.check_choice(f"{path}.dtype", m.dtype, DTYPE_BYTES)
     problems.check_choice(f"{path}.latency_class", m.latency_class, LATENCY_CLASSES)
     if m.payload_mb is not None and m.payload_mb > 0 and "latency_class" not in bad:
@@ -270,11 +311,12 @@ def _check_model(
     problems.check_choice(f"{path}.isolation", m.isolation, ISOLATION)
     if m.task is not None:
         problems.check_choice(f"{path}.task", m.task, TASKS)
-    task = _task_of(m)
-    if "task" not in bad and "architecture" not in bad:
-        _check_inputs(problems, f"{path}.inputs_per_request", m.inputs_per_request, task)
-        check_image_keys(problems, path, m, task)
-        check_speech_keys(problems, path, m, task)
+
+
+def _check_placement_keys(
+    problems: Problems, path: str, m: ModelEntry, families: set[str], bad: frozenset[str]
+) -> None:
+    """A dedicated model says why and joins no group; a preferred family is known."""
     if m.isolation == "dedicated" and not m.isolation_reason and "isolation_reason" not in bad:
         problems.add(f"{path}.isolation_reason", None, "say why the model needs its own endpoint")
     if m.instance_family is not None and m.instance_family not in families:
@@ -286,6 +328,11 @@ def _check_model(
             "conflicts with isolation: dedicated, which needs the model's own endpoint; "
             "drop one of them",
         )
+
+
+def _check_needed_keys(problems: Problems, path: str, m: ModelEntry, bad: frozenset[str]) -> None:
+    """Keys that mean something only with another: a benchmark experiment needs its file,
+    an adapter rank its base model."""
     if (
         m.benchmark_experiment is not None
         and m.benchmark_file is None
@@ -294,12 +341,6 @@ def _check_model(
         problems.add(f"{path}.benchmark_experiment", m.benchmark_experiment, "needs benchmark_file")
     if m.adapter_rank is not None and m.base_model is None and "base_model" not in bad:
         problems.add(f"{path}.adapter_rank", m.adapter_rank, "needs base_model and adapter")
-    _check_weights(problems, f"{path}.weights", m.weights)
-    check_fallback_request(problems, f"{path}.fallback_instance_types", m.fallback_instance_types)
-    if m.image is not None and region is not None:
-        check_image_region(problems, path, m.image, region)
-    known_task = None if bad & {"task", "architecture"} else task
-    return check_sources(problems, path, m, known_task)
 
 
 def _task_of(m: ModelEntry) -> str | None:

@@ -82,34 +82,59 @@ def check_sources(problems: Problems, path: str, m: Any, task: str | None) -> li
     """Record every problem of ``m``'s weights, container and adapter keys under ``path``
     (``task``: the model's task, its own or its architecture's; None when unknown);
     return its warnings."""
-    warnings: list[str] = []
+    _check_weights_uri(problems, path, m)
+    warnings = _check_hub(problems, path, m)
+    _check_hub_token(problems, path, m)
+    _check_container(problems, path, m, task)
+    if m.environment is not None and not _is_environment(m.environment):
+        problems.add(f"{path}.environment", m.environment, "must map names to strings")
+    elif m.environment is not None:
+        check_environment(problems, f"{path}.environment", m.environment)
+    _check_adapter(problems, path, m)
+    return warnings
+
+
+def _check_weights_uri(problems: Problems, path: str, m: Any) -> None:
+    """Weights in S3 (an archive or a prefix), and the KMS key that encrypts them (only
+    with weights to decrypt)."""
     if m.weights_uri is not None and not is_s3_uri(m.weights_uri):
         problems.add(f"{path}.weights_uri", m.weights_uri, "must be an s3://bucket/key URI")
     elif m.weights_uri is not None:
         check_model_data_url(problems, f"{path}.weights_uri", m.weights_uri)
-    if m.weights_kms_key_arn is not None:
-        if not _KMS_KEY_ARN.match(m.weights_kms_key_arn):
-            problems.add(
-                f"{path}.weights_kms_key_arn",
-                m.weights_kms_key_arn,
-                "must be a KMS key ARN such as arn:aws:kms:us-east-1:111122223333:key/...",
-            )
-        if m.weights_uri is None and m.adapter is None:
-            problems.add(f"{path}.weights_kms_key_arn", m.weights_kms_key_arn, "needs weights_uri")
-    if m.hub is not None:
-        if not _HUB_ID.match(m.hub):
-            problems.add(f"{path}.hub", m.hub, "must be a Hugging Face id such as org/name")
-        if m.weights_uri is not None:
-            problems.add(f"{path}.hub", m.hub, "conflicts with weights_uri: give one of them")
-        if m.isolation == "dedicated":
-            problems.add(
-                f"{path}.hub", m.hub, f"conflicts with isolation: dedicated; {_HUB_ISOLATED}"
-            )
-        if m.revision is None:
-            warnings.append(
-                f"{path}.hub={m.hub!r}: no revision; the container downloads whatever the "
-                "hub holds when it starts (set revision to a commit to pin it)"
-            )
+    if m.weights_kms_key_arn is None:
+        return
+    if not _KMS_KEY_ARN.match(m.weights_kms_key_arn):
+        problems.add(
+            f"{path}.weights_kms_key_arn",
+            m.weights_kms_key_arn,
+            "must be a KMS key ARN such as arn:aws:kms:us-east-1:111122223333:key/...",
+        )
+    if m.weights_uri is None and m.adapter is None:
+        problems.add(f"{path}.weights_kms_key_arn", m.weights_kms_key_arn, "needs weights_uri")
+
+
+def _check_hub(problems: _Recorder, path: str, m: Any) -> list[str]:
+    """A valid hub id, neither beside ``weights_uri`` nor on a network-isolated (dedicated)
+    model; returns the warning of a hub id without revision."""
+    if m.hub is None:
+        return []
+    if not _HUB_ID.match(m.hub):
+        problems.add(f"{path}.hub", m.hub, "must be a Hugging Face id such as org/name")
+    if m.weights_uri is not None:
+        problems.add(f"{path}.hub", m.hub, "conflicts with weights_uri: give one of them")
+    if m.isolation == "dedicated":
+        problems.add(f"{path}.hub", m.hub, f"conflicts with isolation: dedicated; {_HUB_ISOLATED}")
+    if m.revision is not None:
+        return []
+    return [
+        f"{path}.hub={m.hub!r}: no revision; the container downloads whatever the "
+        "hub holds when it starts (set revision to a commit to pin it)"
+    ]
+
+
+def _check_hub_token(problems: _Recorder, path: str, m: Any) -> None:
+    """``revision`` and ``hub_token_secret`` only with ``hub``; the token in a Secrets
+    Manager secret."""
     for key in ("revision", "hub_token_secret"):
         if getattr(m, key) is not None and m.hub is None:
             problems.add(f"{path}.{key}", getattr(m, key), "needs hub")
@@ -123,6 +148,11 @@ def check_sources(problems: Problems, path: str, m: Any, task: str | None) -> li
             f"must be a Secrets Manager secret ARN such as "
             f"arn:aws:secretsmanager:us-east-1:111122223333:secret:hf-token{service}",
         )
+
+
+def _check_container(problems: _Recorder, path: str, m: Any, task: str | None) -> None:
+    """A known container family (or an image instead) that serves the model's task and
+    dtype."""
     if m.container is not None:
         problems.check_choice(f"{path}.container", m.container, families())
         if m.image is not None:
@@ -142,10 +172,10 @@ def check_sources(problems: Problems, path: str, m: Any, task: str | None) -> li
         problems.add(
             f"{path}.dtype", m.dtype, "container tgi runs float16 or bfloat16: use fp16 or bf16"
         )
-    if m.environment is not None and not _is_environment(m.environment):
-        problems.add(f"{path}.environment", m.environment, "must map names to strings")
-    elif m.environment is not None:
-        check_environment(problems, f"{path}.environment", m.environment)
+
+
+def _check_adapter(problems: _Recorder, path: str, m: Any) -> None:
+    """A LoRA adapter's archive, named together with its base model."""
     if m.adapter is not None and (problem := adapter_artifact_problem(m.adapter)) is not None:
         problems.add(f"{path}.adapter", m.adapter, problem)
     if (m.adapter is None) != (m.base_model is None):
@@ -153,7 +183,6 @@ def check_sources(problems: Problems, path: str, m: Any, task: str | None) -> li
         problems.add(
             f"{path}.{given}", getattr(m, given), f"needs {missing} (a LoRA adapter names both)"
         )
-    return warnings
 
 
 def _families_for(task: str) -> set[str]:

@@ -5,13 +5,16 @@ explanation of one model's decision."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from fm_platform.fleet.deciding.fitness import Candidate, Decision
 from fm_platform.fleet.deciding.kinds import KINDS
+from fm_platform.fleet.deciding.options import Option
 from fm_platform.fleet.outputs.bound import RELAXES
-from fm_platform.fleet.outputs.plan import Placement, Plan
+from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.placing.cost import HOURS_PER_MONTH, plan_cost
 from fm_platform.fleet.placing.planner import Planner
+from fm_platform.fleet.sizing.needs import Needs
 from fm_platform.fleet.sizing.serverless import ACCOUNT_NOTE
 from fm_platform.hardware.prices import price_source
 from fm_platform.hardware.serverless_prices import serverless_price_source
@@ -170,100 +173,149 @@ def explain(planner: Planner, name: str) -> str:
     known = planner.assessed[name]
     needs, decision = known.needs, known.decision
     p = planner.plan.placements[name]
-    marked = set(needs.defaults)
-
-    def value(field: str, text: str) -> str:
-        return f"{field}={text}" + (" (default)" if field in marked else "")
-
-    request = [
-        value("prompt_tokens", str(needs.prompt_tokens)),
-        value("output_tokens", str(needs.output_tokens)),
-    ]
-    if needs.work_detail:  # an image or a recording: its request line says what it is
-        request = [value("output_tokens", str(needs.output_tokens))] if needs.output_tokens else []
-    if needs.generative:
-        request = [
-            value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
-            value("context_tokens", str(needs.context_tokens)),
-            value("concurrency", str(needs.concurrency)),
-            *request,
-        ]
+    endpoint = planner.plan.endpoints[p.endpoint]
     lines = [
-        f"{name}: {p.endpoint} ({planner.plan.endpoints[p.endpoint].kind}, "
-        f"{planner.plan.endpoints[p.endpoint].instance_type})",
-        "needs: "
-        + ", ".join(
-            [
-                f"task={needs.task}",
-                f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
-                *request,
-                f"p50 objective {needs.latency_objective_ms:,.0f} ms",
-                value("peak_rpm", f"{needs.peak_rpm:g}"),
-                f"active {needs.active_hours:g} h/day",
-            ]
-        ),
+        f"{name}: {p.endpoint} ({endpoint.kind}, {endpoint.instance_type})",
+        _needs_line(needs),
     ]
     if needs.work_detail:
-        assumed = [d for d in needs.defaults if d in WORK_DEFAULTS]
-        lines.append(
-            f"request: {needs.work_detail}"
-            + (f" (defaults: {', '.join(assumed)})" if assumed else "")
-        )
+        lines.append(_work_line(needs))
     if decision is not None:
-        lines.append(
-            "scores (x weight): "
-            + ", ".join(
-                f"{axis} {score:.2f} x {decision.weights[axis]:g}"
-                for axis, score in p.scores.items()
-            )
-        )
-        lines.append(f"decision: {p.reason}")
-        lines.append(f"scale to zero: {p.scale_to_zero or decision.scale_to_zero_reason}")
-        if p.cold_start_s is not None:
-            lines.append(f"cold start: about {p.cold_start_s:,.0f} s ({p.cold_start}; estimated)")
-        endpoint = planner.plan.endpoints[p.endpoint]
-        if not KINDS[endpoint.kind].shared:
-            lines.append(f"endpoint of its own: {_why_own(planner, name)}")
-        if KINDS[endpoint.kind].serverless:
-            lines.append(_serverless_line(p, endpoint.max_instances))
-        lines.append("candidates:")
-        for c in decision.candidates:
-            if c.option is None:
-                lines.append(f"  {c.kind}: {c.why_not}")
-                continue
-            o = c.option
-            lines.append(
-                f"  {c.kind}: {o.instance_type} x{o.shape.accelerators or 'cpu'}, "
-                f"{o.perf.rpm:,.1f} rpm/copy ({o.perf.source}: {o.perf.detail}), "
-                f"{o.max_copies} copies at peak, ${c.expected_hourly * HOURS_PER_MONTH:,.0f} a "
-                f"month, utility {c.utility:.3f}" + (f"; lost: {c.why_not}" if c.why_not else "")
-            )
-        kind = planner.plan.endpoints[p.endpoint].kind
-        lines.append(f"cheapest {kind} options:")
-        for o in known.assessment.options.get(kind, [])[:6]:
-            monthly = o.expected_hourly(p.min_copies, needs.active_hours) * HOURS_PER_MONTH
-            lines.append(
-                f"  {o.instance_type} x{o.shape.accelerators}: {o.perf.rpm:,.1f} rpm/copy "
-                f"({o.perf.source}), latency {o.perf.latency_ms or 0:,.0f} ms at concurrency "
-                f"{o.perf.concurrency}, ${monthly:,.0f} a month"
-            )
+        lines.extend(_decision_lines(planner, name, decision))
+    lines.extend(_rejected_lines(known.assessment.rejected))
+    if name in planner.moves:
+        lines.append(f"moved since the plan file: {planner.moves[name]}")
+    lines.append(_placement_line(p, endpoint))
+    lines.extend(_pool_lines(planner, name))
+    lines.append(_memory_line(p, needs))
+    return "\n".join(lines)
+
+
+def _marked(needs: Needs, field: str, text: str) -> str:
+    """``field=text``, marked when the value is a default."""
+    return f"{field}={text}" + (" (default)" if field in needs.defaults else "")
+
+
+def _request_fields(needs: Needs) -> list[str]:
+    """What one request of the model holds: the KV cache and sequences of a generative
+    model, prompt and output tokens (an image or a recording: its output tokens only, its
+    request line says the rest)."""
+    request = [
+        _marked(needs, "prompt_tokens", str(needs.prompt_tokens)),
+        _marked(needs, "output_tokens", str(needs.output_tokens)),
+    ]
+    if needs.work_detail:
+        output = _marked(needs, "output_tokens", str(needs.output_tokens))
+        request = [output] if needs.output_tokens else []
+    if needs.generative:
+        request = [
+            _marked(needs, "kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
+            _marked(needs, "context_tokens", str(needs.context_tokens)),
+            _marked(needs, "concurrency", str(needs.concurrency)),
+            *request,
+        ]
+    return request
+
+
+def _needs_line(needs: Needs) -> str:
+    """The model's needs, defaults marked."""
+    return "needs: " + ", ".join(
+        [
+            f"task={needs.task}",
+            f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
+            *_request_fields(needs),
+            f"p50 objective {needs.latency_objective_ms:,.0f} ms",
+            _marked(needs, "peak_rpm", f"{needs.peak_rpm:g}"),
+            f"active {needs.active_hours:g} h/day",
+        ]
+    )
+
+
+def _work_line(needs: Needs) -> str:
+    """What one image or recording computes, and the defaults it assumes."""
+    assumed = [d for d in needs.defaults if d in WORK_DEFAULTS]
+    return f"request: {needs.work_detail}" + (
+        f" (defaults: {', '.join(assumed)})" if assumed else ""
+    )
+
+
+def _decision_lines(planner: Planner, name: str, decision: Decision) -> list[str]:
+    """The fitness decision of ``name``: scores and weights, reason, scale to zero, cold
+    start, why it is alone or serverless, the candidate kinds and its kind's cheapest
+    options."""
+    p = planner.plan.placements[name]
+    endpoint = planner.plan.endpoints[p.endpoint]
+    lines = [
+        "scores (x weight): "
+        + ", ".join(
+            f"{axis} {score:.2f} x {decision.weights[axis]:g}" for axis, score in p.scores.items()
+        ),
+        f"decision: {p.reason}",
+        f"scale to zero: {p.scale_to_zero or decision.scale_to_zero_reason}",
+    ]
+    if p.cold_start_s is not None:
+        lines.append(f"cold start: about {p.cold_start_s:,.0f} s ({p.cold_start}; estimated)")
+    if not KINDS[endpoint.kind].shared:
+        lines.append(f"endpoint of its own: {_why_own(planner, name)}")
+    if KINDS[endpoint.kind].serverless:
+        lines.append(_serverless_line(p, endpoint.max_instances))
+    lines.append("candidates:")
+    lines.extend(_candidate_line(c) for c in decision.candidates)
+    lines.append(f"cheapest {endpoint.kind} options:")
+    known = planner.assessed[name]
+    options = known.assessment.options.get(endpoint.kind, [])
+    lines.extend(_option_line(o, p, known.needs) for o in options[:6])
+    return lines
+
+
+def _candidate_line(c: Candidate) -> str:
+    """One kind the decision considered: its cheapest option, cost and utility, or why it
+    has none; why it lost."""
+    if c.option is None:
+        return f"  {c.kind}: {c.why_not}"
+    o = c.option
+    return (
+        f"  {c.kind}: {o.instance_type} x{o.shape.accelerators or 'cpu'}, "
+        f"{o.perf.rpm:,.1f} rpm/copy ({o.perf.source}: {o.perf.detail}), "
+        f"{o.max_copies} copies at peak, ${c.expected_hourly * HOURS_PER_MONTH:,.0f} a "
+        f"month, utility {c.utility:.3f}" + (f"; lost: {c.why_not}" if c.why_not else "")
+    )
+
+
+def _option_line(o: Option, p: Placement, needs: Needs) -> str:
+    """One option of the model's kind: throughput, latency and monthly cost."""
+    monthly = o.expected_hourly(p.min_copies, needs.active_hours) * HOURS_PER_MONTH
+    return (
+        f"  {o.instance_type} x{o.shape.accelerators}: {o.perf.rpm:,.1f} rpm/copy "
+        f"({o.perf.source}), latency {o.perf.latency_ms or 0:,.0f} ms at concurrency "
+        f"{o.perf.concurrency}, ${monthly:,.0f} a month"
+    )
+
+
+def _rejected_lines(rejected: Mapping[str, str]) -> list[str]:
+    """The instance types rejected, grouped by reason, the most common first."""
     reasons: dict[str, list[str]] = {}
-    for t, why in known.assessment.rejected.items():
+    for t, why in rejected.items():
         reasons.setdefault(why, []).append(t)
-    lines.append(f"rejected types ({len(known.assessment.rejected)}):")
+    lines = [f"rejected types ({len(rejected)}):"]
     for why, types in sorted(reasons.items(), key=lambda i: -len(i[1])):
         shown = ", ".join(types[:4]) + (f" and {len(types) - 4} more" if len(types) > 4 else "")
         lines.append(f"  {shown}: {why}")
-    if name in planner.moves:
-        lines.append(f"moved since the plan file: {planner.moves[name]}")
-    endpoint = planner.plan.endpoints[p.endpoint]
+    return lines
+
+
+def _placement_line(p: Placement, endpoint: EndpointPlan) -> str:
+    """Copies, accelerators and the scaling target of the placement."""
     metric = KINDS[endpoint.kind].scaling_metric
     target = endpoint.scaling_target if endpoint.scaling_target is not None else p.rpm_per_copy
-    lines.append(
+    return (
         f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
         f"scaling target {target:,.1f} {metric}"
     )
-    lines.extend(_pool_lines(planner, name))
+
+
+def _memory_line(p: Placement, needs: Needs) -> str:
+    """Device memory of one copy by part, and the host memory asked of SageMaker."""
     parts = p.memory_parts
     adapters = ""
     if parts.get("adapters_gib"):
@@ -271,13 +323,12 @@ def explain(planner: Planner, name: str) -> str:
             f" + adapters {parts['adapters_gib']:,.2f} GiB ({needs.lora_slots} LoRA slots "
             f"at rank {needs.lora_rank})"
         )
-    lines.append(
+    return (
         f"memory per copy: {p.device_memory_gib:,.1f} GiB of device memory (weights "
         f"{parts.get('weights_gib', 0):,.1f} + KV pool {parts.get('kv_pool_gib', 0):,.1f} + "
         f"headroom {parts.get('headroom_gib', 0):,.1f} GiB{adapters}; engine memory fraction "
         f"{needs.memory_fraction:g}), host memory {p.memory_mib:,} MiB asked of SageMaker"
     )
-    return "\n".join(lines)
 
 
 def _pool_lines(planner: Planner, name: str) -> list[str]:

@@ -61,48 +61,12 @@ def repack(
     moves: list[Move] = []
     for _ in range(50):
         base = _monthly(current)
-        candidates: list[dict[str, Option]] = []
-        by_home: dict[tuple[str, str], dict[str, Option]] = {}
-        for name in current.placements:
-            if _home(current, name) == _home(fresh, name):
-                continue
-            decision = fresh_planner.assessed[name].decision
-            assert decision is not None
-            kind, instance_type = _home(fresh, name)
-            option = next(
-                o
-                for o in fresh_planner.assessed[name].assessment.options[kind]
-                if o.instance_type == instance_type
-            )
-            candidates.append({name: option})
-            by_home.setdefault((kind, instance_type), {})[name] = option
-        candidates.extend(group for group in by_home.values() if len(group) > 1)
-        planner = Planner(catalog, current, region=current.region, limits=limits)
-        planner.run()
-        for e in current.endpoints.values():
-            same = [o for o in current.endpoints.values() if o.group == e.group and o is not e]
-            if not KINDS[e.kind].packs_devices or not same:
-                continue
-            candidates.append(
-                {
-                    name: next(
-                        o
-                        for o in planner.assessed[name].assessment.options[e.kind]
-                        if o.instance_type == e.instance_type
-                    )
-                    for name in e.models
-                }
-            )
-        best: tuple[float, int, Plan, dict[str, Option]] | None = None
-        for forced in candidates:
-            result = _apply(catalog, current, forced, limits)
-            saving = base - _monthly(result)
-            key = (-saving, len(forced))
-            if saving >= max(min_saving, 0.01) and (best is None or key < best[:2]):
-                best = (-saving, len(forced), result, forced)
+        candidates = _fresh_moves(fresh_planner, fresh, current)
+        candidates.extend(_consolidations(catalog, current, limits))
+        best = _best(catalog, current, base, candidates, min_saving, limits)
         if best is None:
             break
-        saving, result, forced = -best[0], best[2], best[3]
+        saving, result, forced = best
         moves.extend(
             Move(n, current.placements[n].endpoint, result.placements[n].endpoint, saving)
             for n in forced
@@ -110,3 +74,71 @@ def repack(
         )
         current = result
     return current, moves
+
+
+def _fresh_moves(fresh_planner: Planner, fresh: Plan, current: Plan) -> list[dict[str, Option]]:
+    """Every model whose home in the ``fresh`` plan differs from its ``current`` one,
+    alone, then together with the others going to the same home (when there are)."""
+    candidates: list[dict[str, Option]] = []
+    by_home: dict[tuple[str, str], dict[str, Option]] = {}
+    for name in current.placements:
+        if _home(current, name) == _home(fresh, name):
+            continue
+        decision = fresh_planner.assessed[name].decision
+        assert decision is not None
+        kind, instance_type = _home(fresh, name)
+        option = next(
+            o
+            for o in fresh_planner.assessed[name].assessment.options[kind]
+            if o.instance_type == instance_type
+        )
+        candidates.append({name: option})
+        by_home.setdefault((kind, instance_type), {})[name] = option
+    candidates.extend(group for group in by_home.values() if len(group) > 1)
+    return candidates
+
+
+def _consolidations(catalog: Catalog, current: Plan, limits: Limits) -> list[dict[str, Option]]:
+    """Every Inference Components endpoint of ``current`` whose models could join the other
+    endpoints of their group: its models, at its type."""
+    planner = Planner(catalog, current, region=current.region, limits=limits)
+    planner.run()
+    candidates = []
+    for e in current.endpoints.values():
+        same = [o for o in current.endpoints.values() if o.group == e.group and o is not e]
+        if not KINDS[e.kind].packs_devices or not same:
+            continue
+        candidates.append(
+            {
+                name: next(
+                    o
+                    for o in planner.assessed[name].assessment.options[e.kind]
+                    if o.instance_type == e.instance_type
+                )
+                for name in e.models
+            }
+        )
+    return candidates
+
+
+def _best(
+    catalog: Catalog,
+    current: Plan,
+    base: float,
+    candidates: list[dict[str, Option]],
+    min_saving: float,
+    limits: Limits,
+) -> tuple[float, Plan, dict[str, Option]] | None:
+    """The candidate saving the most a month over ``current`` (which costs ``base``; ties:
+    fewest moves) if it saves at least ``min_saving``: its saving, result and moved models;
+    None otherwise."""
+    best: tuple[float, int, Plan, dict[str, Option]] | None = None
+    for forced in candidates:
+        result = _apply(catalog, current, forced, limits)
+        saving = base - _monthly(result)
+        key = (-saving, len(forced))
+        if saving >= max(min_saving, 0.01) and (best is None or key < best[:2]):
+            best = (-saving, len(forced), result, forced)
+    if best is None:
+        return None
+    return -best[0], best[2], best[3]

@@ -65,6 +65,7 @@ import operator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from fm_platform.fleet.deciding.kinds import BATCH
 from fm_platform.fleet.models.architectures import Architecture, architecture
@@ -390,78 +391,201 @@ def _request_work(
     return RequestWork(2 * active_b * 1e9 * prompt * inputs, 0.0, 0.5, None, detail)
 
 
-def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
-    """The :class:`Needs` of ``model`` (see the module docstring for the rules)."""
-    arch = architecture(model.architecture) if model.architecture else None
-    defaults: list[str] = []
-    task = model.task or (arch.task if arch else "text-generation")
+def _task(model: ModelEntry, arch: Architecture | None, defaults: list[str]) -> str:
+    """The model's task: its own, its architecture's, else text generation (a default)."""
     if model.task is None and arch is None:
         defaults.append("task")
-    generative = task in GENERATIVE_TASKS
+    return model.task or (arch.task if arch else "text-generation")
+
+
+def _params_b(model: ModelEntry, arch: Architecture | None) -> float:
+    """Billions of parameters: the catalog's, the architecture's, else what ``memory_gib``
+    holds at the model's dtype."""
     params_b = model.params_b or (arch.params_b if arch else None)
-    bytes_per_param = DTYPE_BYTES[model.dtype]
     if params_b is None:  # memory_gib only: the weights are what the catalog says a copy needs
-        params_b = (model.memory_gib or 0) * GIB / bytes_per_param / 1e9
-    active_b = arch.active_params_b * params_b / arch.params_b if arch else params_b
+        params_b = (model.memory_gib or 0) * GIB / DTYPE_BYTES[model.dtype] / 1e9
+    return params_b
+
+
+def _kv_per_token(
+    model: ModelEntry,
+    arch: Architecture | None,
+    params_b: float,
+    generative: bool,
+    defaults: list[str],
+) -> float:
+    """KV cache bytes per token (:func:`_kv`); a generative model's assumed one is a default
+    (unless ``memory_gib`` replaces the sizing)."""
     kv_per_token, kv_from = _kv(model, arch, params_b)
     if generative and kv_from == "default" and model.memory_gib is None:
         defaults.append("kv_cache")
-    layers = model.layers or (arch.layers if arch else None)
-    hidden = arch.hidden_size if arch and arch.hidden_size else None
-    if hidden is None and model.attention_heads and model.head_dim:
-        hidden = model.attention_heads * model.head_dim
-    if hidden is None:
-        hidden = _dense_hidden(params_b, layers)
-        if model.memory_gib is None:
-            defaults.append("hidden_size")
-    prompt, output = {
+    return kv_per_token
+
+
+def _hidden_size(
+    model: ModelEntry,
+    arch: Architecture | None,
+    params_b: float,
+    layers: int | None,
+    defaults: list[str],
+) -> int:
+    """The hidden size: the architecture's, else attention heads x head dimension, else a
+    dense model's of its size (a default unless ``memory_gib`` replaces the sizing)."""
+    if arch and arch.hidden_size:
+        return arch.hidden_size
+    if model.attention_heads and model.head_dim:
+        return model.attention_heads * model.head_dim
+    if model.memory_gib is None:
+        defaults.append("hidden_size")
+    return _dense_hidden(params_b, layers)
+
+
+def _default_request(task: str, generative: bool) -> tuple[int, int]:
+    """The prompt and output tokens of a request of ``task`` by default."""
+    return {
         SPEECH: SPEECH_REQUEST,
         IMAGE: IMAGE_REQUEST,
     }.get(task, GENERATIVE_REQUEST if generative else ENCODER_REQUEST)
-    max_context = arch.max_context if arch else None
+
+
+def _prompt_tokens(
+    model: ModelEntry, task: str, default: int, max_context: int | None, defaults: list[str]
+) -> int:
+    """Prompt tokens of one request: the catalog's, else ``default`` (at most the
+    architecture's context, but for speech, whose prompt is its audio window)."""
     if model.prompt_tokens is None:
         if task not in (SPEECH, IMAGE):  # their work follows audio_seconds or steps
             defaults.append("prompt_tokens")
-        prompt = min(prompt, max_context or prompt) if task != SPEECH else prompt
+        if task != SPEECH:
+            default = min(default, max_context or default)
+    return model.prompt_tokens or default
+
+
+def _output_tokens(
+    model: ModelEntry, task: str, generative: bool, default: int, defaults: list[str]
+) -> int:
+    """Output tokens of one request: the catalog's, else those of the audio (speech), else
+    ``default`` (a default for generative models)."""
     if model.output_tokens is None and generative:
         defaults.append("output_tokens")
-    prompt = model.prompt_tokens or prompt
-    output = model.output_tokens if model.output_tokens is not None else output
-    if task == SPEECH and model.output_tokens is None:
-        output = default_output_tokens(model.audio_seconds or DEFAULT_AUDIO_S)
-    context = model.context_tokens
-    if context is None:
-        context = max(CLASS_CONTEXT[model.latency_class], prompt + output)
-        context = min(context, max_context or context)
-        if generative:
-            defaults.append("context_tokens")
-    concurrency = model.concurrency or CLASS_CONCURRENCY[model.latency_class]
+    if model.output_tokens is not None:
+        return model.output_tokens
+    if task == SPEECH:
+        return default_output_tokens(model.audio_seconds or DEFAULT_AUDIO_S)
+    return default
+
+
+def _context_tokens(
+    model: ModelEntry,
+    request_tokens: int,
+    max_context: int | None,
+    generative: bool,
+    defaults: list[str],
+) -> int:
+    """The longest sequence: the catalog's, else the latency class's (at least one request
+    of ``request_tokens``, at most the architecture's context; a default for generative
+    models)."""
+    if model.context_tokens is not None:
+        return model.context_tokens
+    context = max(CLASS_CONTEXT[model.latency_class], request_tokens)
+    if generative:
+        defaults.append("context_tokens")
+    return min(context, max_context or context)
+
+
+def _concurrency(model: ModelEntry, generative: bool, defaults: list[str]) -> int:
+    """Sequences a copy runs at once: the catalog's, else the latency class's (a default for
+    generative models)."""
     if model.concurrency is None and generative:
         defaults.append("concurrency")
-    first, per_token = CLASS_LATENCY[model.latency_class]
-    objective = model.latency_p50_ms or first + output * per_token
+    return model.concurrency or CLASS_CONCURRENCY[model.latency_class]
+
+
+def _latency_objective_ms(model: ModelEntry, task: str, output: int) -> float:
+    """The p50 latency objective: the catalog's, else the latency class's, for an image or
+    for the first token and ``output`` tokens after it."""
     if task == IMAGE and model.latency_p50_ms is None:
-        objective = IMAGE_OBJECTIVE_MS[model.latency_class]
-    if model.peak_rpm is None:
-        defaults.append("peak_rpm")
-    benchmark = None
-    if model.benchmark_file is not None:
-        path = Path(model.benchmark_file)
-        benchmark = (
-            path if path.is_absolute() else catalog.base_dir / path,
-            model.benchmark_experiment,
-        )
-    work = _request_work(
-        model, task, arch, (params_b, active_b, hidden, layers), prompt, output, defaults
+        return float(IMAGE_OBJECTIVE_MS[model.latency_class])
+    first, per_token = CLASS_LATENCY[model.latency_class]
+    return float(model.latency_p50_ms or first + output * per_token)
+
+
+def _benchmark(model: ModelEntry, catalog: Catalog) -> tuple[Path, str | None] | None:
+    """The model's benchmark file (a relative path starts at the catalog's directory) and
+    experiment; None without one."""
+    if model.benchmark_file is None:
+        return None
+    path = Path(model.benchmark_file)
+    return (
+        path if path.is_absolute() else catalog.base_dir / path,
+        model.benchmark_experiment,
     )
-    sliding = arch.sliding_window_layers / arch.layers if arch and arch.sliding_window else 0.0
+
+
+def _attention(
+    model: ModelEntry, arch: Architecture | None
+) -> tuple[int | None, int | None, int | None]:
+    """Attention heads, KV heads and head dimension: the catalog's, else the
+    architecture's."""
     heads = model.attention_heads or (arch.attention_heads if arch else None)
     kv_heads = model.kv_heads or (arch.kv_heads if arch else None)
     head_dim = model.head_dim or (arch.head_dim if arch else None)
+    return heads, kv_heads, head_dim
+
+
+def _adapter_ranks(model: ModelEntry, catalog: Catalog, defaults: list[str]) -> tuple[int, ...]:
+    """The LoRA ranks of the model's adapters (a rank not given is a default)."""
     given = catalog.adapter_ranks.get(model.name, ())
     if None in given:
         defaults.append("adapter_rank")
-    ranks = tuple(DEFAULT_ADAPTER_RANK if r is None else r for r in given)
+    return tuple(DEFAULT_ADAPTER_RANK if r is None else r for r in given)
+
+
+def _architecture_figures(arch: Architecture | None) -> dict[str, Any]:
+    """The fields of :class:`Needs` only an architecture gives: its vocabulary (128,000
+    when unknown), sliding-window layers and experts."""
+    if arch is None:
+        return {
+            "vocab_size": 128_000,
+            "sliding_share": 0.0,
+            "sliding_window": None,
+            "experts": None,
+            "experts_per_token": None,
+        }
+    return {
+        "vocab_size": arch.vocab_size or 128_000,
+        "sliding_share": arch.sliding_window_layers / arch.layers if arch.sliding_window else 0.0,
+        "sliding_window": arch.sliding_window,
+        "experts": arch.experts,
+        "experts_per_token": arch.experts_per_token,
+    }
+
+
+def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
+    """The :class:`Needs` of ``model`` (see the module docstring for the rules); the inputs
+    that came from defaults are named in the order they are resolved."""
+    arch = architecture(model.architecture) if model.architecture else None
+    defaults: list[str] = []
+    task = _task(model, arch, defaults)
+    generative = task in GENERATIVE_TASKS
+    params_b = _params_b(model, arch)
+    active_b = arch.active_params_b * params_b / arch.params_b if arch else params_b
+    kv_per_token = _kv_per_token(model, arch, params_b, generative, defaults)
+    layers = model.layers or (arch.layers if arch else None)
+    hidden = _hidden_size(model, arch, params_b, layers, defaults)
+    default_prompt, default_output = _default_request(task, generative)
+    max_context = arch.max_context if arch else None
+    prompt = _prompt_tokens(model, task, default_prompt, max_context, defaults)
+    output = _output_tokens(model, task, generative, default_output, defaults)
+    context = _context_tokens(model, prompt + output, max_context, generative, defaults)
+    concurrency = _concurrency(model, generative, defaults)
+    if model.peak_rpm is None:
+        defaults.append("peak_rpm")
+    work = _request_work(
+        model, task, arch, (params_b, active_b, hidden, layers), prompt, output, defaults
+    )
+    heads, kv_heads, head_dim = _attention(model, arch)
+    ranks = _adapter_ranks(model, catalog, defaults)
     value_bytes = 4.0 if model.dtype == "fp32" else 2.0
     adapters = _adapters_gib(ranks, (layers, heads, kv_heads, head_dim), hidden, value_bytes)
     return Needs(
@@ -472,28 +596,25 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         params_b=params_b,
         active_params_b=active_b,
         dtype=model.dtype,
-        weights_gib=params_b * 1e9 * bytes_per_param / GIB,
+        weights_gib=params_b * 1e9 * DTYPE_BYTES[model.dtype] / GIB,
         memory_gib=model.memory_gib,
         layers=layers,
         attention_heads=heads,
         kv_heads=kv_heads,
         head_dim=head_dim,
         hidden_size=hidden,
-        vocab_size=arch.vocab_size if arch and arch.vocab_size else 128_000,
         kv_bytes_per_token=kv_per_token,
-        sliding_share=sliding,
-        sliding_window=arch.sliding_window if arch else None,
         prompt_tokens=prompt,
         output_tokens=output,
         context_tokens=context,
         concurrency=concurrency,
-        latency_objective_ms=float(objective),
+        latency_objective_ms=_latency_objective_ms(model, task, output),
         batch=model.latency_class == BATCH,
         payload_mb=model.payload_mb,
         peak_rpm=DEFAULT_PEAK_RPM if model.peak_rpm is None else float(model.peak_rpm),
         active_hours=model.active_hours,
         rpm_override=model.rpm_per_copy,
-        benchmark=benchmark,
+        benchmark=_benchmark(model, catalog),
         allow_fp16=model.allow_fp16,
         neuron_compiled=model.neuron_compiled,
         instance_family=model.instance_family,
@@ -510,8 +631,7 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
         lora_slots=len(ranks),
         lora_rank=max(ranks, default=0),
         adapters_gib=adapters,
-        experts=arch.experts if arch else None,
-        experts_per_token=arch.experts_per_token if arch else None,
+        **_architecture_figures(arch),
     )
 
 
