@@ -460,7 +460,7 @@ def _performance(
     """The copy's throughput (module :mod:`fm_platform.fleet.sizing.performance`); ``fits``
     (concurrency -> bool) says whether a copy fits the ``usable`` GiB."""
     if needs.rpm_override is not None:
-        return override(needs) if fits(needs.concurrency) or fits(1) else None
+        return override(needs, fits) if fits(1) else None
     measured = _measured_rows(needs, spec, tp)
     if measured is not None:
         return from_records(needs, measured[0], measured[1], fits)
@@ -474,12 +474,12 @@ def _device_performance(
     if not spec.is_accelerated:
         gflops, flops = vcpu_gflops(spec), cpu_flops(spec)
         if flops is None or not fits(1):
-            return default(needs) if fits(1) else None
+            return default(needs, fits) if fits(1) else None
         what = f"{spec.vcpus} vCPUs ({gflops:g} GFLOPS each x {CPU_EFFICIENCY})"
         return encode_estimate(needs, flops, what)
     dev = device(spec)
     if dev is None:
-        return default(needs) if fits(needs.concurrency) else None
+        return default(needs, fits) if fits(1) else None
     return _estimate(needs, dev, tp, fits)
 
 
@@ -627,7 +627,7 @@ def _on_devices(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _
             f"{usable:.1f} GiB usable"
         )
     if needs.rpm_override is not None:
-        return _OnDevices(usable, fits, override(needs))
+        return _OnDevices(usable, fits, override(needs, fits))
     return _OnDevices(usable, fits, _device_performance(needs, spec, tp, fits, usable))
 
 

@@ -23,6 +23,7 @@ MODEL_HEADERS = (
     "copies",
     "GiB/copy",
     "rpm/copy",
+    "conc",
     "throughput",
     "defaults",
     "$/month",
@@ -34,7 +35,6 @@ SHORT = {
     "prompt_tokens": "prompt",
     "output_tokens": "output",
     "context_tokens": "context",
-    "concurrency": "concurrency",
     "peak_rpm": "peak_rpm",
     "kv_cache": "kv_cache",
     "task": "task",
@@ -68,7 +68,7 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 def model_table(plan: Plan) -> str:
     """One row per model, by endpoint: shape, copies, device memory per copy, throughput
-    and where it comes from, the inputs that were defaults, expected cost, the expected
+    at the concurrency each copy runs (``conc``) and where it comes from, the inputs that were defaults, expected cost, the expected
     cold start of a model that may scale to zero and the reason for its option."""
     rows = [MODEL_HEADERS]
     for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
@@ -82,6 +82,7 @@ def model_table(plan: Plan) -> str:
                     f"{p.min_copies}-{p.max_copies}",
                     f"{p.device_memory_gib:,.1f}",
                     f"{p.rpm_per_copy:,.1f}",
+                    str(p.concurrency),
                     p.throughput,
                     ",".join(SHORT.get(d, d) for d in p.defaults) or "-",
                     f"{p.expected_hourly * HOURS_PER_MONTH:,.0f}",
@@ -185,7 +186,7 @@ def explain(planner: Planner, name: str) -> str:
         request = [
             value("kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
             value("context_tokens", str(needs.context_tokens)),
-            value("concurrency", str(needs.concurrency)),
+            f"concurrency={p.concurrency} (chosen; at most {needs.concurrency})",
             *request,
         ]
     lines = [
