@@ -68,8 +68,9 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 def model_table(plan: Plan) -> str:
     """One row per model, by endpoint: shape, copies, device memory per copy, throughput
-    at the concurrency each copy runs (``conc``) and where it comes from, the inputs that were defaults, expected cost, the expected
-    cold start of a model that may scale to zero and the reason for its option."""
+    at the concurrency each copy runs (``conc``) and where it comes from, the inputs that
+    were defaults, expected cost, the expected cold start of a model that may scale to
+    zero and the reason for its option."""
     rows = [MODEL_HEADERS]
     for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
         for name in e.models:

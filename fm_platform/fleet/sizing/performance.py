@@ -305,6 +305,4 @@ def default(needs: Needs, fits: Callable[[int], bool]) -> Performance:
     """Nothing to estimate from: :data:`DEFAULT_RPM`, at the most concurrent sequences
     that fit."""
     concurrency = _fitting(needs, fits)
-    return Performance(
-        DEFAULT_RPM, concurrency, None, None, "default", "no figures for the device"
-    )
+    return Performance(DEFAULT_RPM, concurrency, None, None, "default", "no figures for the device")
