@@ -19,9 +19,13 @@ asynchronous), so a long request fits an asynchronous endpoint only.
 Copy shape on accelerated types: ``tp`` devices, host memory = the weights (at least
 2 GiB), CPU cores = half the type's vCPUs per device x ``tp`` (the host keeps room for
 SageMaker's agents). A whole-instance copy (single-model and multi-model endpoints) takes
-every device of its instance. Multi-model endpoints keep loaded models in host memory and
-get half of it for models (the rest: the model server and request buffers); a copy on a
-CPU type holds its weights in fp32 (4 bytes per parameter).
+every device of its instance. Only text generation splits a copy over devices (vLLM's
+tensor parallelism): an encoder (TEI serves one device), a diffusion pipeline or a speech
+model (one worker of the Hugging Face or TorchServe toolkit) runs on one device, so its
+copies take one device each and its whole-instance kinds only one-device types.
+Multi-model endpoints keep loaded models in host memory and get half of it for models
+(the rest: the model server and request buffers); a copy on a CPU type holds its weights
+in fp32 (4 bytes per parameter).
 
 A serverless kind has no instance types: its options are the memory sizes the model fits
 (:mod:`fm_platform.fleet.sizing.serverless`), named ``serverless-<MiB>MB``; an option's ``price``
@@ -673,6 +677,22 @@ def _option(kind: str, instance_type: str, price: float, copy_hourly: float, cop
     return option
 
 
+def _degrees(needs: Needs, kind: Kind, count: int) -> tuple[int, ...] | str:
+    """The devices a copy of ``kind`` may take on a type with ``count``: every device of a
+    whole-instance copy, else each tensor-parallel degree (text generation). A model of
+    another task runs on one device (module docstring): a shared copy takes one, and a
+    whole-instance copy only a one-device type; else why not."""
+    if needs.generative:
+        return (count,) if kind.whole_instance else tp_degrees(count)
+    if kind.whole_instance and count > 1:
+        return (
+            f"a {needs.task} model runs on one device (its pipeline has no tensor "
+            f"parallelism and its server one worker): a copy of the whole instance would use "
+            f"1 of its {count} devices"
+        )
+    return (1,)
+
+
 def _options_on(
     needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list, shared: _Shared
 ) -> list[Option]:
@@ -689,8 +709,10 @@ def _options_on(
     elif not kind.accelerated:
         return []
     else:
-        count = spec.accelerator_count
-        degrees = (count,) if kind.whole_instance else tp_degrees(count)
+        degrees = _degrees(needs, kind, spec.accelerator_count)
+        if isinstance(degrees, str):
+            reasons.append(degrees)
+            return []
         copies = [(tp, shared.accelerated(needs, spec, tp)) for tp in degrees]
     whole = kind.whole_instance or not spec.is_accelerated
     found = []
