@@ -20,7 +20,7 @@ NIGHTLY = {
     "name": "nightly",
     "architecture": "llama-3.1-8b",
     "latency_class": "batch",
-    "peak_rpm": 240,
+    "peak_rpm": 2400,
     "active_hours": 4,
 }
 

@@ -57,6 +57,7 @@ def test_explain_says_why_a_dedicated_endpoint_exists():
     planner = Planner(catalog([secure, {**CHAT, "tenant": "acme"}]))
     plan = planner.run()
     assert plan.endpoints[plan.placements["secure"].endpoint].kind == "single-model"
-    assert "endpoint of its own: isolation: dedicated (PII)" in explain(planner, "secure")
+    text = explain(planner, "secure")
+    assert "endpoint of its own: the catalog asks for it: isolation: dedicated (PII)" in text
     # a tenant name alone asks for no endpoint of its own
     assert plan.placements["chat"].scores["isolation"] == 0.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from fm_platform.fleet.deciding.fitness import ENDPOINT_TERM, opens_endpoint
 from fm_platform.fleet.deciding.kinds import KINDS
 from fm_platform.fleet.outputs.bound import RELAXES
 from fm_platform.fleet.outputs.plan import Placement, Plan
@@ -325,10 +326,19 @@ def _serverless_line(p: Placement, max_concurrency: int) -> str:
 
 
 def _why_own(planner: Planner, name: str) -> str:
-    """Why a model is on an endpoint no other model shares: the catalog's isolation, its
-    latency class (a queue), or the kinds that would share losing on its priorities."""
+    """Why a model is on an endpoint no other model shares: the catalog says so
+    (isolation), no shared kind can host it, a queue for batch work, or its numbers
+    outweigh what an endpoint of its own costs in the choice."""
     model = planner.models[name]
     if model.isolation == "dedicated":
-        return f"isolation: dedicated ({model.isolation_reason})"
+        return f"the catalog asks for it: isolation: dedicated ({model.isolation_reason})"
     p = planner.plan.placements[name]
-    return f"no catalog constraint asks for it; the fitness decision chose it: {p.reason}"
+    if p.reason.startswith("the only option"):
+        return f"no catalog constraint asks for it; no other kind can host it: {p.reason}"
+    if not opens_endpoint(planner.plan.endpoints[p.endpoint].kind):
+        return f"no catalog constraint asks for it; a queue for batch work: {p.reason}"
+    return (
+        "no catalog constraint asks for it; its numbers outweigh the "
+        f"{ENDPOINT_TERM:g} utility an endpoint of its own costs in the choice (quota, "
+        f"alarms, stack resources, deploy time): {p.reason}"
+    )
