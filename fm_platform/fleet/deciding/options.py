@@ -155,10 +155,9 @@ def _sort_minimum(kind: str) -> int:
 
 class PricedOptions(Mapping[str, list[Option]]):
     """Per kind, the options of models ``alike`` (assessed without traffic) at one
-    model's ``peak_rpm`` and ``active_hours``, cheapest expected cost first (ties: fewer
-    copies at peak, batch before copies, then instance type). A kind's list is built when
-    first read; :meth:`cheapest` finds its first option without building it (most models
-    need no more). A serverless kind keeps
+    model's ``peak_rpm`` and ``active_hours``, cheapest expected cost first (ties by
+    instance type). A kind's list is built when first read; :meth:`cheapest` finds its
+    first option without building it (most models need no more). A serverless kind keeps
     the memory sizes whose concurrency at this traffic an endpoint allows; with none it is
     left out, and :attr:`unavailable` says why."""
 
@@ -204,7 +203,7 @@ class PricedOptions(Mapping[str, list[Option]]):
         if built is None:
             low, hours = _sort_minimum(kind), self._active_hours
             built = [_with_traffic(o, self._peak_rpm) for o in self.unpriced(kind)]
-            built.sort(key=lambda o: (o.expected_hourly(low, hours), o.max_copies, o.instance_type))
+            built.sort(key=lambda o: (o.expected_hourly(low, hours), o.instance_type))
             self._built[kind] = built
         return built
 
@@ -250,7 +249,7 @@ class PricedOptions(Mapping[str, list[Option]]):
         idle = (1 - a) * (max(1, low) if k.whole_instance and not k.queued else low)
         best = math.inf
         limit = math.inf  # a floor above which no option can cost less than the best
-        first: tuple[int, str, int, Option] | None = None
+        first: tuple[str, int, Option] | None = None
         beaten = pools or (not serverless and (a > 0 or idle > 0))
         ranked = self._alike.frontier(kind) if beaten else self._alike.by_floor(kind)
         for floor, index, o, memory in ranked:
@@ -259,23 +258,22 @@ class PricedOptions(Mapping[str, list[Option]]):
             if serverless and self._concurrency_problem(o) is not None:
                 continue
             load = peak / o.perf.rpm
-            copies = max(1, math.ceil(load))
             if serverless:
                 cost = o.copy_hourly * a * load
             elif pools:
                 cost = o.price * ((1 - a) * memory + a * max(memory, load))
             else:
-                cost = o.copy_hourly * (a * copies + idle)
-            # ties: fewer copies, the cheapest type, then the first, as a stable sort
+                cost = o.copy_hourly * (a * max(1, math.ceil(load)) + idle)
+            # ties: the cheapest type, then the first, as a stable sort
             if (
                 first is None
                 or cost < best
-                or (cost == best and (copies, o.instance_type, index) < first[:3])
+                or (cost == best and (o.instance_type, index) < first[:2])
             ):
-                best, first = cost, (copies, o.instance_type, index, o)
+                best, first = cost, (o.instance_type, index, o)
                 limit = best * (1 + 1e-9)
         assert first is not None
-        return best, first[3], first[2]
+        return best, first[2], first[1]
 
     def unpriced(self, kind: str) -> list[Option]:
         """``kind``'s options as assessed without traffic (unsorted; what
