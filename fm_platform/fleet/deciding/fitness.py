@@ -392,8 +392,8 @@ def _lead_reason(
     term = endpoint_term(runner) - endpoint_term(winner)
     if term > lead[top] + 1e-9:
         return (
-            f"shares: {runner} would open an endpoint of its own (-{ENDPOINT_TERM:g} utility: "
-            f"quota, alarms, stack resources, deploy time), more than its lead: {costs}"
+            f"shares: {runner} would open an endpoint of its own, which weighs "
+            f"{ENDPOINT_TERM:g} (quota, alarms, stack resources, deploy time): {costs}"
         )
     if lead[top] <= 1e-9:
         preferred = (
