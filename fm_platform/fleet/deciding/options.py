@@ -435,6 +435,11 @@ def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     return None
 
 
+def _devices(count: int) -> str:
+    """``1 device``, ``4 devices``."""
+    return "1 device" if count == 1 else f"{count} devices"
+
+
 def _device_gib(spec: InstanceSpec) -> float:
     return spec.accelerator_memory_mib_total / max(1, spec.accelerator_count) / 1024
 
@@ -619,7 +624,7 @@ def _on_devices(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _
     # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
     # benchmarks/inf2/throughput_data_decoder.csv)
     if not needs.tp_allowed(tp) and spec.accelerator not in NEURON:
-        return f"{tp} devices do not divide {needs.attention_heads} attention heads"
+        return f"{_devices(tp)} do not divide {needs.attention_heads} attention heads"
     usable = _device_gib(spec) * needs.memory_fraction * tp
 
     def fits(concurrency: int) -> bool:
@@ -627,8 +632,8 @@ def _on_devices(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _
 
     if not fits(1):
         return (
-            f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {tp} devices have "
-            f"{usable:.1f} GiB usable"
+            f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {_devices(tp)} "
+            f"{'has' if tp == 1 else 'have'} {usable:.1f} GiB usable"
         )
     if needs.rpm_override is not None:
         return _OnDevices(usable, fits, override(needs, fits))
@@ -646,11 +651,12 @@ def _accelerated_copy(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared
     count = spec.accelerator_count
     host_mib = needs.host_mib()
     if host_mib > spec.memory_mib * tp // count:
-        return f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices"
+        return f"host memory per copy {host_mib} MiB exceeds the share of {_devices(tp)}"
     measured = None if needs.rpm_override is not None else _measured_rows(needs, spec, tp)
     perf = on.perf if measured is None else from_records(needs, *measured, on.fits)
     if perf is None:
-        return f"{tp} devices miss the p50 objective of {needs.latency_objective_ms:,.0f} ms"
+        miss = "misses" if tp == 1 else "miss"
+        return f"{_devices(tp)} {miss} the p50 objective of {needs.latency_objective_ms:,.0f} ms"
     shape = Shape(tp, host_mib, max(1.0, spec.vcpus / count * tp / 2))
     gib = shared.copy_gib(needs, tp, perf.concurrency)
     return _Copy(shape, perf, gib, on.usable, shared.parts(needs, tp, perf.concurrency))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from fm_platform.fleet.deciding.fitness import ENDPOINT_TERM, opens_endpoint
 from fm_platform.fleet.deciding.kinds import KINDS
+from fm_platform.fleet.deciding.options import Option
 from fm_platform.fleet.outputs.bound import RELAXES
 from fm_platform.fleet.outputs.plan import Placement, Plan
 from fm_platform.fleet.placing.cost import HOURS_PER_MONTH, plan_cost
@@ -57,6 +58,24 @@ ENDPOINT_HEADERS = (
     "$/h min / expected / max",
     "$/month expected",
 )
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 stack``, ``2 stacks``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _per_copy(accelerators: int) -> str:
+    """What each copy takes: ``of 1 accelerator``, ``of 4 accelerators``, ``on CPU``."""
+    return f"of {_count(accelerators, 'accelerator')}" if accelerators else "on CPU"
+
+
+def _on_type(o: Option) -> str:
+    """An option's type and its devices per copy (``ml.g5.12xlarge x4``), a CPU type's
+    with ``(CPU)``, a serverless memory size alone."""
+    if o.shape.accelerators:
+        return f"{o.instance_type} x{o.shape.accelerators}"
+    return o.instance_type if KINDS[o.kind].serverless else f"{o.instance_type} (CPU)"
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:
@@ -122,8 +141,8 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     throughput = Counter(p.throughput for p in placements)
     defaulted = [p.name for p in placements if p.defaults]
     lines = [
-        f"{len(plan.placements)} models on {len(plan.endpoints)} endpoints in "
-        f"{len(plan.stacks)} stacks; prices for {plan.region} ({source['id']}, "
+        f"{_count(len(plan.placements), 'model')} on {_count(len(plan.endpoints), 'endpoint')} "
+        f"in {_count(len(plan.stacks), 'stack')}; prices for {plan.region} ({source['id']}, "
         f"retrieved {source['retrieved']})",
         f"instances: {cost.min_instances} at minimum scale, {cost.expected_instances:,.1f} "
         f"expected, {cost.max_instances} at maximum",
@@ -134,7 +153,7 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     if serverless:
         cited = serverless_price_source()
         lines.append(
-            f"serverless: {len(serverless)} endpoints, up to "
+            f"serverless: {_count(len(serverless), 'endpoint')}, up to "
             f"{sum(e.max_instances for e in serverless)} concurrent invocations together "
             f"({ACCOUNT_NOTE}); prices from {cited['page']}, retrieved {cited['retrieved']}"
         )
@@ -152,13 +171,13 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     )
     if defaulted:
         lines.append(
-            f"{len(defaulted)} models sized with defaults "
+            f"{_count(len(defaulted), 'model')} sized with defaults "
             "(column defaults; docs/planner.md lists them)"
         )
     pooled = [e for e in plan.endpoints.values() if e.pools]
     if pooled:
         lines.append(
-            f"fallback pools on {len(pooled)} endpoints ("
+            f"fallback pools on {_count(len(pooled), 'endpoint')} ("
             + ", ".join(f"{e.name}: {', '.join(e.fallback_types)}" for e in pooled)
             + "); the cost above is at each endpoint's own type, a fallback costs what it "
             "costs while used (--explain MODEL)"
@@ -236,7 +255,7 @@ def explain(planner: Planner, name: str) -> str:
                 continue
             o = c.option
             lines.append(
-                f"  {c.kind}: {o.instance_type} x{o.shape.accelerators or 'cpu'}, "
+                f"  {c.kind}: {_on_type(o)}, "
                 f"{o.perf.rpm:,.1f} rpm/copy ({o.perf.source}: {o.perf.detail}), "
                 f"{o.max_copies} copies at peak, ${c.expected_hourly * HOURS_PER_MONTH:,.0f} a "
                 f"month, utility {c.utility:.3f}" + (f"; lost: {c.why_not}" if c.why_not else "")
@@ -246,7 +265,7 @@ def explain(planner: Planner, name: str) -> str:
         for o in known.assessment.options.get(kind, [])[:6]:
             monthly = o.expected_hourly(p.min_copies, needs.active_hours) * HOURS_PER_MONTH
             lines.append(
-                f"  {o.instance_type} x{o.shape.accelerators}: {o.perf.rpm:,.1f} rpm/copy "
+                f"  {_on_type(o)}: {o.perf.rpm:,.1f} rpm/copy "
                 f"({o.perf.source}), latency {o.perf.latency_ms or 0:,.0f} ms at concurrency "
                 f"{o.perf.concurrency}, ${monthly:,.0f} a month"
             )
@@ -263,7 +282,7 @@ def explain(planner: Planner, name: str) -> str:
     metric = KINDS[endpoint.kind].scaling_metric
     target = endpoint.scaling_target if endpoint.scaling_target is not None else p.rpm_per_copy
     lines.append(
-        f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
+        f"placement: {p.min_copies}-{p.max_copies} copies {_per_copy(p.accelerators)}, "
         f"scaling target {target:,.1f} {metric}"
     )
     lines.extend(_pool_lines(planner, name))
@@ -305,8 +324,8 @@ def _pool_lines(planner: Planner, name: str) -> list[str]:
         shape = pool.models[name]
         lines.append(
             f"  {pool.priority}. {pool.instance_type}: {pool.reason}; this model "
-            f"{shape.min_copies}-{shape.max_copies} copies of {shape.accelerators} "
-            f"accelerators at {shape.rpm_per_copy:,.1f} rpm/copy; endpoint "
+            f"{shape.min_copies}-{shape.max_copies} copies {_per_copy(shape.accelerators)} "
+            f"at {shape.rpm_per_copy:,.1f} rpm/copy; endpoint "
             f"{pool.min_instances}-{pool.max_instances} instances at ${pool.hourly:,.2f}/h"
         )
     return lines
