@@ -195,7 +195,7 @@ def test_a_type_that_misses_the_objective_is_no_candidate_for_an_image_model():
     result = assess(n, "us-east-1")
     types = {o.instance_type for options in result.options.values() for o in options}
     assert "ml.g4dn.xlarge" not in types  # about 26 s on a T4
-    assert "miss the p50 objective of 15,000 ms" in result.rejected["ml.g4dn.xlarge"]
+    assert "1 device misses the p50 objective of 15,000 ms" in result.rejected["ml.g4dn.xlarge"]
     assert "ml.g6e.xlarge" in types
 
 
