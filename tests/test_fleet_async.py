@@ -20,7 +20,7 @@ NIGHTLY = {
     "name": "nightly",
     "architecture": "llama-3.1-8b",
     "latency_class": "batch",
-    "peak_rpm": 240,
+    "peak_rpm": 2400,
     "active_hours": 4,
 }
 
@@ -37,7 +37,8 @@ def test_a_batch_model_gets_an_asynchronous_endpoint_from_zero_with_its_reason()
     price = hourly_prices()[e.instance_type]
     assert e.expected_hourly == pytest.approx(4 / 24 * e.max_instances * price, abs=1e-3)
     assert e.scaling_target == p.concurrency  # backlog per instance = planned concurrency
-    assert "decides over inference-components" in p.reason
+    # batched, its copies cost the same on Inference Components: the queue is preferred
+    assert "a queue preferred for batch work" in p.reason
     assert p.cold_start_s is not None and p.cold_start.startswith("instance launch 300 s")
     assert p.scale_to_zero.startswith("scales to zero: an empty queue needs no instance")
     # A model whose callers wait never gets one.
@@ -50,14 +51,15 @@ def test_a_batch_model_gets_an_asynchronous_endpoint_from_zero_with_its_reason()
 
 
 def test_the_fitness_functions_decide_between_a_queue_and_real_time():
-    # In the example catalog, steady batch work around the clock fills whole instances
-    # either way: the queue is preferred at equal utility.
+    # In the example catalog, steady batch work around the clock runs 128 sequences a
+    # copy on one A100 of an instance it shares with the large models: cheaper than a
+    # queue of its own.
     plan = plan_fleet(example(220))
     enricher = plan.placements["catalog-enricher"]
-    assert plan.endpoints[enricher.endpoint].kind == ASYNC
-    assert enricher.reason.startswith("equal utility with inference-components, a queue")
-    # Alone, the same model fills whole instances either way. A tenant's idle batch model:
-    # the queue wins on cost.
+    assert plan.endpoints[enricher.endpoint].kind == IC
+    assert enricher.reason.startswith("cost (score 0.50 x weight 1) decides over asynchronous")
+    # Alone, the same model would leave most of that instance unfilled: it gets its queue.
+    # A tenant's idle batch model: equal utility, the queue.
     plan = plan_fleet(
         catalog(
             [
@@ -68,7 +70,7 @@ def test_the_fitness_functions_decide_between_a_queue_and_real_time():
     )
     steady, tenant = plan.placements["steady"], plan.placements["tenant-batch"]
     assert plan.endpoints[steady.endpoint].kind == ASYNC
-    assert steady.reason.startswith("equal utility with inference-components, a queue")
+    assert "its own instances, none while idle, save" in steady.reason
     assert plan.endpoints[tenant.endpoint].kind == ASYNC
     assert "inference-components" in tenant.reason
 

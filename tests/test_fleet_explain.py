@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from fm_platform.fleet.outputs.report import explain, model_table
+from fm_platform.fleet.outputs.report import explain, model_table, summary
 from fm_platform.fleet.placing.planner import Planner
 from tests.fleet_support import catalog
 
@@ -57,6 +57,28 @@ def test_explain_says_why_a_dedicated_endpoint_exists():
     planner = Planner(catalog([secure, {**CHAT, "tenant": "acme"}]))
     plan = planner.run()
     assert plan.endpoints[plan.placements["secure"].endpoint].kind == "single-model"
-    assert "endpoint of its own: isolation: dedicated (PII)" in explain(planner, "secure")
+    text = explain(planner, "secure")
+    assert "endpoint of its own: the catalog asks for it: isolation: dedicated (PII)" in text
     # a tenant name alone asks for no endpoint of its own
     assert plan.placements["chat"].scores["isolation"] == 0.0
+
+
+def test_counts_and_types_read_as_written():
+    planner = Planner(
+        catalog([{"name": "emb", "architecture": "bge-small-en-v1.5", "instance_family": "c6i"}])
+    )
+    plan = planner.run()
+    assert summary(plan, None)[0].startswith("1 model on 1 endpoint in 1 stack;")
+    text = explain(planner, "emb")
+    # a CPU copy names its type, not "xcpu" or "x0"
+    assert "ml.c6i.large (CPU)" in text and "xcpu" not in text and " x0" not in text
+    assert "copies on CPU" in text and "0 accelerators" not in text
+    gpu = Planner(catalog([{**CHAT, "latency_p50_ms": 10000, "instance_family": "g5"}]))
+    gpu.run()
+    rejected = set(gpu.assessed["chat"].assessment.rejected.values())
+    assert "1 device misses the p50 objective of 10,000 ms" in rejected
+    assert not any("1 devices" in why for why in rejected)
+    big = Planner(catalog([{"name": "big", "architecture": "llama-3.1-70b", "peak_rpm": 60}]))
+    big.run()
+    reasons = big.assessed["big"].assessment.rejected.values()
+    assert any("1 device has" in why for why in reasons)

@@ -7,6 +7,7 @@ import pytest
 from fm_platform.fleet.deciding.fitness import score
 from fm_platform.fleet.deciding.kinds import IC, SINGLE
 from fm_platform.fleet.models.catalog import ModelEntry
+from fm_platform.fleet.outputs.report import explain
 from fm_platform.fleet.placing.planner import Planner, plan_fleet
 from tests.fleet_support import catalog
 
@@ -62,8 +63,33 @@ def test_a_tight_latency_objective_is_decided_and_explained():
     )
     plan = planner.run()
     p = plan.placements["emb"]
-    assert plan.endpoints[p.endpoint].kind == SINGLE
-    assert p.reason.startswith("latency (score 1.00 x weight 1) decides over inference-components")
+    # at equal cost, a latency fit of 1.0 against 0.8 is less than an endpoint weighs
+    assert plan.endpoints[p.endpoint].kind == IC
+    assert p.reason.startswith("shares: single-model would open an endpoint of its own")
+    # a team that weighs latency twice gets the endpoint of its own, and explain says
+    # that its numbers, not the catalog, gave it one
+    planner = Planner(
+        catalog(
+            [
+                {
+                    "name": "emb",
+                    "architecture": "bge-large-en-v1.5",
+                    "latency_p50_ms": 80,
+                    "peak_rpm": 1000,
+                    "weights": {"latency": 2},
+                }
+            ]
+        )
+    )
+    weighted = planner.run().placements["emb"]
+    assert weighted.endpoint.startswith("sme-")
+    assert weighted.reason.startswith(
+        "latency (score 1.00 x weight 2) decides over inference-components"
+    )
+    assert (
+        "endpoint of its own: no catalog constraint asks for it; its numbers outweigh the "
+        "0.25 utility an endpoint of its own costs in the choice"
+    ) in explain(planner, "emb")
     # A tenant weighing neither latency nor isolation: equal utility, the shared kind.
     cheap = plan_fleet(
         catalog(

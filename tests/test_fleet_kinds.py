@@ -69,7 +69,8 @@ def test_a_registered_kind_is_planned_priced_reported_and_bounded_with_no_other_
                 {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 300},
                 {"name": "embed", "architecture": "bge-large-en-v1.5", "peak_rpm": 600},
             ],
-            weights={"cost": 0.0},
+            # latency weighed three times: its lead outweighs the endpoint of its own
+            weights={"cost": 0.0, "latency": 3.0},
         )
     )
     plan = planner.run()

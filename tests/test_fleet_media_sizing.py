@@ -5,6 +5,7 @@ and --explain say about it."""
 from __future__ import annotations
 
 import json
+import statistics
 
 import pytest
 
@@ -22,7 +23,10 @@ from fm_platform.fleet.sizing.diffusion import (
     row_efficiency,
 )
 from fm_platform.fleet.sizing.needs import resolve
+from fm_platform.fleet.sizing.performance import encode_estimate
 from fm_platform.fleet.sizing.speech import TOKENS_PER_AUDIO_SECOND, windows
+from fm_platform.hardware.devices import device
+from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import catalog
 from tests.support import ROOT
 
@@ -118,15 +122,40 @@ def test_steps_and_resolution_drive_the_estimate_and_defaults_are_named():
 
 def test_the_efficiency_is_calibrated_on_the_measured_image_rows_and_says_so():
     rows = json.loads((ROOT / "fm_platform/fleet/data/performance.json").read_text())
-    rates = sorted(row_efficiency(r) for r in rows["image_records"])
+    unet = [r for r in rows["image_records"] if r["model"] == "sdxl-base-1.0"]
+    transformers = [r for r in rows["image_records"] if r["model"] != "sdxl-base-1.0"]
     efficiency, source = calibration()
-    assert efficiency == pytest.approx(rates[len(rates) // 2])
+    assert efficiency == pytest.approx(statistics.median(map(row_efficiency, transformers)))
     assert 0.3 < efficiency < 0.8
-    assert "median of 3 measured rows" in source and "flux.1-dev 50 steps" in source
+    assert "median of 3 measured rows" in source
+    assert "flux.1-dev ml.p5.48xlarge 50 steps" in source
     flux = needs(architecture="flux.1-dev")
     assert flux.compute_efficiency == efficiency and source in flux.work_detail
-    # SDXL's UNet figure was derived at 40%: it keeps that rate
-    assert needs(architecture="sdxl-base-1.0").compute_efficiency == 0.4
+    # SDXL's UNet figure is a calibration too: its rate is the median its rows imply, not
+    # the 40% the figure was derived at
+    unet_efficiency, unet_source = calibration(unet=True)
+    assert unet_efficiency == pytest.approx(statistics.median(map(row_efficiency, unet)))
+    assert len(unet) >= 4 and f"median of {len(unet)} measured rows" in unet_source
+    sdxl = needs(architecture="sdxl-base-1.0")
+    assert sdxl.compute_efficiency == unet_efficiency and unet_source in sdxl.work_detail
+
+
+def test_sdxl_per_image_times_against_published_figures():
+    # fal's A100 (50 steps), Stability AI's A100 and H100 baselines (30 steps): the
+    # calibrated estimate is within 15% on the A100s; the H100's eager UNet reaches a
+    # quarter of its tensor rate, which the estimate overstates (it is the one row
+    # faster than measured); and a 50-step image on a 24 GB L4 meets the standard
+    # class's 20 s, on an A10G it does not
+    def seconds(instance_type, steps):
+        n = needs(architecture="sdxl-base-1.0", steps=steps)
+        dev = device(instance_spec(instance_type))
+        flops = dev.tflops_for(n.dtype) * 1e12 * n.compute_efficiency
+        return encode_estimate(n, flops, dev.model).latency_ms / 1000
+
+    assert seconds("ml.p4de.24xlarge", 50) == pytest.approx(5.932, rel=0.15)
+    assert seconds("ml.p4d.24xlarge", 30) == pytest.approx(3.704, rel=0.15)
+    assert 0.4 < seconds("ml.p5.48xlarge", 30) / 2.496 < 0.7
+    assert seconds("ml.g6.xlarge", 50) < 20 < seconds("ml.g5.xlarge", 50)
 
 
 def test_pipeline_memory_matches_the_measured_peaks():
@@ -166,7 +195,7 @@ def test_a_type_that_misses_the_objective_is_no_candidate_for_an_image_model():
     result = assess(n, "us-east-1")
     types = {o.instance_type for options in result.options.values() for o in options}
     assert "ml.g4dn.xlarge" not in types  # about 26 s on a T4
-    assert "miss the p50 objective of 15,000 ms" in result.rejected["ml.g4dn.xlarge"]
+    assert "1 device misses the p50 objective of 15,000 ms" in result.rejected["ml.g4dn.xlarge"]
     assert "ml.g6e.xlarge" in types
 
 
@@ -191,3 +220,23 @@ def test_the_plan_and_explain_say_what_the_figures_came_from():
     assert "request: 90 s of audio: 3 window(s) of 30 s" in asr
     assert "297 tokens decoded" in asr and "uncalibrated" in asr
     assert planner.plan.placements["asr"].memory_parts["kv_pool_gib"] == 0
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"architecture": "flux.1-dev"},
+        {"architecture": "sdxl-base-1.0"},
+        {"architecture": "whisper-large-v3"},
+        {"params_b": 0.33, "task": "embedding"},
+    ],
+)
+def test_a_model_other_than_a_decoder_runs_on_one_device(model):
+    entry = {"name": "m", "peak_rpm": 600, **model}
+    cat = catalog([entry])
+    assessment = assess(resolve(cat.models[0], cat), "us-east-1")
+    options = [o for kind in assessment.options.values() for o in kind]
+    assert options and {o.shape.accelerators for o in options} <= {0, 1}
+    # a whole-instance copy would use one of many devices: those types are not offered
+    whole = [o for o in options if o.kind in ("single-model", "asynchronous")]
+    assert all(instance_spec(o.instance_type).accelerator_count <= 1 for o in whole)

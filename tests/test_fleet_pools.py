@@ -297,10 +297,16 @@ def test_a_single_model_pool_with_another_container_gets_its_own_model(planned, 
     private = _endpoint_of(plan, "private")
     pools = _variant(template, private.name)["InstancePools"]
     override = {p["InstanceType"]: p.get("ModelNameOverride") for p in pools}
-    assert override["ml.g6e.2xlarge"] is None  # the same container: the variant's model
-    (model_id,) = override["ml.g6e.12xlarge"]["Fn::GetAtt"][:1]
-    environment = template[model_id]["Properties"]["PrimaryContainer"]["Environment"]
-    assert environment["OPTION_TENSOR_PARALLEL_DEGREE"] == "4"
+    # one L40S runs more sequences than the A10G of the variant's type: a model of its own
+    # with its concurrency, as the 4-GPU type with its tensor parallelism
+    shapes = {pool.instance_type: pool.models["private"] for pool in private.pools}
+    for instance_type, tp in (("ml.g6e.2xlarge", "1"), ("ml.g6e.12xlarge", "4")):
+        (model_id,) = override[instance_type]["Fn::GetAtt"][:1]
+        environment = template[model_id]["Properties"]["PrimaryContainer"]["Environment"]
+        assert environment["OPTION_TENSOR_PARALLEL_DEGREE"] == tp
+        concurrency = str(shapes[instance_type].concurrency)
+        assert environment["OPTION_MAX_ROLLING_BATCH_SIZE"] == concurrency
+    assert shapes["ml.g6e.2xlarge"].concurrency > plan.placements["private"].concurrency
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,8 @@ def _plain_alike(needs, region: str) -> dict[str, list[options.Option]]:
             continue
         for kind, kind_needs in kinds:
             fresh = options._options_on(kind_needs, kind, spec, price, [], options._Shared(region))
-            found.setdefault(kind.name, []).extend(fresh)
+            if fresh:  # a kind no type offers has no options (the assessment says why)
+                found.setdefault(kind.name, []).extend(fresh)
     return found
 
 

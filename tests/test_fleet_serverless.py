@@ -74,7 +74,7 @@ def test_a_sporadic_small_encoder_is_planned_serverless_with_its_numbers():
     assert "cold start: about" in text and "estimated" in text
     cited = serverless_price_source()
     assert any(
-        cited["retrieved"] in line and "serverless: 1 endpoints" in line
+        cited["retrieved"] in line and "serverless: 1 endpoint," in line
         for line in summary(plan, None)
     )
 

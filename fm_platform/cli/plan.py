@@ -178,7 +178,9 @@ def _print_plan(
     if bases:
         count = sum(len(p.adapters) for p in bases)
         print(
-            f"{count} LoRA adapters on {len(bases)} base models' copies (no compute of "
+            f"{count} LoRA adapters on {len(bases)} base "
+            + ("model's" if len(bases) == 1 else "models'")
+            + " copies (no compute of "
             "their own; each base sized for its adapters' traffic)"
         )
     if changes is not None:

@@ -36,7 +36,12 @@ The decision, per model:
   requests wait in the queue);
 - among the kinds left, the highest utility = sum over axes of weight x score x fit, where
   fit is how well the kind serves the axis (:data:`fm_platform.fleet.deciding.kinds.KINDS`) and, for
-  cost, the cheapest kind's expected cost over this kind's; equal utilities go to the
+  cost, the cheapest kind's expected cost over this kind's, less :data:`ENDPOINT_TERM` for
+  a kind that opens an endpoint for the model alone (single-model, serverless): what
+  operating one more endpoint weighs, so that at equal cost a model shares and gets an
+  endpoint of its own when the catalog asks (``isolation: dedicated``) or its numbers
+  lead by more (a real saving, or priorities weighted so); the asynchronous endpoint
+  pays none, its queue being what batch work needs; equal utilities go to the
   asynchronous endpoint (only batch models reach it, and its queue holds the requests an
   Inference Components model scaled to zero would refuse), then to the kind that shares
   instances (Inference Components, then multi-model). The decisive reason is the axis that
@@ -61,6 +66,16 @@ _CLASS_LATENCY = {"strict": 1.0, "standard": 0.5, "relaxed": 0.2, BATCH: 0.0}
 QUEUED_ZERO_REASON = (
     "scales to zero: an empty queue needs no instance, and a request queued at zero wakes one"
 )
+#: What operating one more endpoint for one model weighs in a decision, in utility: an
+#: endpoint counts against the account's endpoint quota per region, carries its own
+#: alarms, takes 6-8 CloudFormation resources of its stack's 500
+#: (:data:`fm_platform.fleet.deciding.kinds.KINDS`' ``endpoint_resources``) and minutes of
+#: every deploy that creates or updates it; a model copy on an Inference Components
+#: endpoint that exists takes none of these. 0.25 is more than an endpoint of its own
+#: gains over Inference Components on the other axes at equal cost (latency fit 1.0
+#: against 0.8, at most 0.2 at latency score 1 and weight 1), so at equal cost a model
+#: shares; a lead from a cheaper option or heavier weights outweighs it.
+ENDPOINT_TERM = 0.25
 #: The position of the cost axis in :data:`AXES` (its fit is each decision's own).
 _COST = AXES.index("cost")
 _AXIS_VALUES = operator.attrgetter(*AXES)
@@ -347,6 +362,17 @@ def _only_option_reason(
     )
 
 
+def opens_endpoint(kind: str) -> bool:
+    """Whether ``kind`` opens an endpoint for the model alone that pays
+    :data:`ENDPOINT_TERM` (not a shared kind, not the asynchronous endpoint's queue)."""
+    return not KINDS[kind].shared and not KINDS[kind].queued
+
+
+def endpoint_term(kind: str) -> float:
+    """The utility ``kind`` gives up for an endpoint of the model's own."""
+    return ENDPOINT_TERM if opens_endpoint(kind) else 0.0
+
+
 def _lead_reason(
     winner: str,
     runner: str,
@@ -357,12 +383,18 @@ def _lead_reason(
     expected: Mapping[str, float],
 ) -> str:
     """The axis that contributes most to ``winner``'s lead over ``runner`` (``weighted``:
-    weight x score per axis, ``fits``: each kind's fit per axis), with both kinds'
-    expected cost a month."""
+    weight x score per axis, ``fits``: each kind's fit per axis), or the endpoint term
+    when it does, with both kinds' expected cost a month."""
     lead = [ws * (w - r) for ws, w, r in zip(weighted, fits[winner], fits[runner], strict=True)]
     top = max(range(len(AXES)), key=lead.__getitem__)
     axis = AXES[top]
     costs = f"${expected[winner] * 730:,.0f} vs ${expected[runner] * 730:,.0f} a month"
+    term = endpoint_term(runner) - endpoint_term(winner)
+    if term > lead[top] + 1e-9:
+        return (
+            f"shares: {runner} would open an endpoint of its own, which weighs "
+            f"{ENDPOINT_TERM:g} (quota, alarms, stack resources, deploy time): {costs}"
+        )
     if lead[top] <= 1e-9:
         preferred = (
             "a queue preferred for batch work"
@@ -475,7 +507,10 @@ class Decider:
             kind: standing.fits_with_cost(kind, low / expected[kind] if expected[kind] else 1.0)
             for kind in standing.allowed
         }
-        utilities = {kind: sum(map(operator.mul, weighted, fit)) for kind, fit in fits.items()}
+        utilities = {
+            kind: sum(map(operator.mul, weighted, fit)) - endpoint_term(kind)
+            for kind, fit in fits.items()
+        }
         ranked = sorted(
             standing.allowed, key=lambda k: (-round(utilities[k], 9), KINDS[k].preference)
         )

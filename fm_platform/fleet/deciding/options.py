@@ -19,9 +19,13 @@ asynchronous), so a long request fits an asynchronous endpoint only.
 Copy shape on accelerated types: ``tp`` devices, host memory = the weights (at least
 2 GiB), CPU cores = half the type's vCPUs per device x ``tp`` (the host keeps room for
 SageMaker's agents). A whole-instance copy (single-model and multi-model endpoints) takes
-every device of its instance. Multi-model endpoints keep loaded models in host memory and
-get half of it for models (the rest: the model server and request buffers); a copy on a
-CPU type holds its weights in fp32 (4 bytes per parameter).
+every device of its instance. Only text generation splits a copy over devices (vLLM's
+tensor parallelism): an encoder (TEI serves one device), a diffusion pipeline or a speech
+model (one worker of the Hugging Face or TorchServe toolkit) runs on one device, so its
+copies take one device each and its whole-instance kinds only one-device types.
+Multi-model endpoints keep loaded models in host memory and get half of it for models
+(the rest: the model server and request buffers); a copy on a CPU type holds its weights
+in fp32 (4 bytes per parameter).
 
 A serverless kind has no instance types: its options are the memory sizes the model fits
 (:mod:`fm_platform.fleet.sizing.serverless`), named ``serverless-<MiB>MB``; an option's ``price``
@@ -431,6 +435,11 @@ def _device_problem(needs: Needs, spec: InstanceSpec) -> str | None:
     return None
 
 
+def _devices(count: int) -> str:
+    """``1 device``, ``4 devices``."""
+    return "1 device" if count == 1 else f"{count} devices"
+
+
 def _device_gib(spec: InstanceSpec) -> float:
     return spec.accelerator_memory_mib_total / max(1, spec.accelerator_count) / 1024
 
@@ -460,7 +469,7 @@ def _performance(
     """The copy's throughput (module :mod:`fm_platform.fleet.sizing.performance`); ``fits``
     (concurrency -> bool) says whether a copy fits the ``usable`` GiB."""
     if needs.rpm_override is not None:
-        return override(needs) if fits(needs.concurrency) or fits(1) else None
+        return override(needs, fits) if fits(1) else None
     measured = _measured_rows(needs, spec, tp)
     if measured is not None:
         return from_records(needs, measured[0], measured[1], fits)
@@ -474,12 +483,12 @@ def _device_performance(
     if not spec.is_accelerated:
         gflops, flops = vcpu_gflops(spec), cpu_flops(spec)
         if flops is None or not fits(1):
-            return default(needs) if fits(1) else None
+            return default(needs, fits) if fits(1) else None
         what = f"{spec.vcpus} vCPUs ({gflops:g} GFLOPS each x {CPU_EFFICIENCY})"
         return encode_estimate(needs, flops, what)
     dev = device(spec)
     if dev is None:
-        return default(needs) if fits(needs.concurrency) else None
+        return default(needs, fits) if fits(1) else None
     return _estimate(needs, dev, tp, fits)
 
 
@@ -615,7 +624,7 @@ def _on_devices(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _
     # Llama-2-70B's 64 heads over 24 NeuronCores (aws-neuron-sdk, about-neuron/
     # benchmarks/inf2/throughput_data_decoder.csv)
     if not needs.tp_allowed(tp) and spec.accelerator not in NEURON:
-        return f"{tp} devices do not divide {needs.attention_heads} attention heads"
+        return f"{_devices(tp)} do not divide {needs.attention_heads} attention heads"
     usable = _device_gib(spec) * needs.memory_fraction * tp
 
     def fits(concurrency: int) -> bool:
@@ -623,11 +632,11 @@ def _on_devices(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared) -> _
 
     if not fits(1):
         return (
-            f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {tp} devices have "
-            f"{usable:.1f} GiB usable"
+            f"one copy needs {shared.copy_gib(needs, tp, 1):.1f} GiB, {_devices(tp)} "
+            f"{'has' if tp == 1 else 'have'} {usable:.1f} GiB usable"
         )
     if needs.rpm_override is not None:
-        return _OnDevices(usable, fits, override(needs))
+        return _OnDevices(usable, fits, override(needs, fits))
     return _OnDevices(usable, fits, _device_performance(needs, spec, tp, fits, usable))
 
 
@@ -642,11 +651,12 @@ def _accelerated_copy(needs: Needs, spec: InstanceSpec, tp: int, shared: _Shared
     count = spec.accelerator_count
     host_mib = needs.host_mib()
     if host_mib > spec.memory_mib * tp // count:
-        return f"host memory per copy {host_mib} MiB exceeds the share of {tp} devices"
+        return f"host memory per copy {host_mib} MiB exceeds the share of {_devices(tp)}"
     measured = None if needs.rpm_override is not None else _measured_rows(needs, spec, tp)
     perf = on.perf if measured is None else from_records(needs, *measured, on.fits)
     if perf is None:
-        return f"{tp} devices miss the p50 objective of {needs.latency_objective_ms:,.0f} ms"
+        miss = "misses" if tp == 1 else "miss"
+        return f"{_devices(tp)} {miss} the p50 objective of {needs.latency_objective_ms:,.0f} ms"
     shape = Shape(tp, host_mib, max(1.0, spec.vcpus / count * tp / 2))
     gib = shared.copy_gib(needs, tp, perf.concurrency)
     return _Copy(shape, perf, gib, on.usable, shared.parts(needs, tp, perf.concurrency))
@@ -673,6 +683,22 @@ def _option(kind: str, instance_type: str, price: float, copy_hourly: float, cop
     return option
 
 
+def _degrees(needs: Needs, kind: Kind, count: int) -> tuple[int, ...] | str:
+    """The devices a copy of ``kind`` may take on a type with ``count``: every device of a
+    whole-instance copy, else each tensor-parallel degree (text generation). A model of
+    another task runs on one device (module docstring): a shared copy takes one, and a
+    whole-instance copy only a one-device type; else why not."""
+    if needs.generative:
+        return (count,) if kind.whole_instance else tp_degrees(count)
+    if kind.whole_instance and count > 1:
+        return (
+            f"a {needs.task} model runs on one device (its pipeline has no tensor "
+            f"parallelism and its server one worker): a copy of the whole instance would use "
+            f"1 of its {count} devices"
+        )
+    return (1,)
+
+
 def _options_on(
     needs: Needs, kind: Kind, spec: InstanceSpec, price: float, reasons: list, shared: _Shared
 ) -> list[Option]:
@@ -689,8 +715,10 @@ def _options_on(
     elif not kind.accelerated:
         return []
     else:
-        count = spec.accelerator_count
-        degrees = (count,) if kind.whole_instance else tp_degrees(count)
+        degrees = _degrees(needs, kind, spec.accelerator_count)
+        if isinstance(degrees, str):
+            reasons.append(degrees)
+            return []
         copies = [(tp, shared.accelerated(needs, spec, tp)) for tp in degrees]
     whole = kind.whole_instance or not spec.is_accelerated
     found = []

@@ -11,7 +11,10 @@ from fm_platform.fleet.placing.cost import HOURS_PER_MONTH
 
 
 def _copies(p) -> str:
-    return f"{p.min_copies}-{p.max_copies} copies x {p.accelerators} accelerators"
+    devices = {0: "on CPU", 1: "x 1 accelerator"}.get(
+        p.accelerators, f"x {p.accelerators} accelerators"
+    )
+    return f"{p.min_copies}-{p.max_copies} copies {devices}"
 
 
 def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from fm_platform.fleet.deciding.fitness import Candidate, Decision
+from fm_platform.fleet.deciding.fitness import ENDPOINT_TERM, Candidate, Decision, opens_endpoint
 from fm_platform.fleet.deciding.kinds import KINDS
 from fm_platform.fleet.deciding.options import Option
 from fm_platform.fleet.outputs.bound import RELAXES
@@ -26,6 +26,7 @@ MODEL_HEADERS = (
     "copies",
     "GiB/copy",
     "rpm/copy",
+    "conc",
     "throughput",
     "defaults",
     "$/month",
@@ -37,7 +38,6 @@ SHORT = {
     "prompt_tokens": "prompt",
     "output_tokens": "output",
     "context_tokens": "context",
-    "concurrency": "concurrency",
     "peak_rpm": "peak_rpm",
     "kv_cache": "kv_cache",
     "task": "task",
@@ -61,6 +61,24 @@ ENDPOINT_HEADERS = (
 )
 
 
+def _count(number: int, noun: str) -> str:
+    """``1 stack``, ``2 stacks``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _per_copy(accelerators: int) -> str:
+    """What each copy takes: ``of 1 accelerator``, ``of 4 accelerators``, ``on CPU``."""
+    return f"of {_count(accelerators, 'accelerator')}" if accelerators else "on CPU"
+
+
+def _on_type(o: Option) -> str:
+    """An option's type and its devices per copy (``ml.g5.12xlarge x4``), a CPU type's
+    with ``(CPU)``, a serverless memory size alone."""
+    if o.shape.accelerators:
+        return f"{o.instance_type} x{o.shape.accelerators}"
+    return o.instance_type if KINDS[o.kind].serverless else f"{o.instance_type} (CPU)"
+
+
 def table(rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned columns."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -71,8 +89,9 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 def model_table(plan: Plan) -> str:
     """One row per model, by endpoint: shape, copies, device memory per copy, throughput
-    and where it comes from, the inputs that were defaults, expected cost, the expected
-    cold start of a model that may scale to zero and the reason for its option."""
+    at the concurrency each copy runs (``conc``) and where it comes from, the inputs that
+    were defaults, expected cost, the expected cold start of a model that may scale to
+    zero and the reason for its option."""
     rows = [MODEL_HEADERS]
     for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
         for name in e.models:
@@ -85,6 +104,7 @@ def model_table(plan: Plan) -> str:
                     f"{p.min_copies}-{p.max_copies}",
                     f"{p.device_memory_gib:,.1f}",
                     f"{p.rpm_per_copy:,.1f}",
+                    str(p.concurrency),
                     p.throughput,
                     ",".join(SHORT.get(d, d) for d in p.defaults) or "-",
                     f"{p.expected_hourly * HOURS_PER_MONTH:,.0f}",
@@ -122,8 +142,8 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     throughput = Counter(p.throughput for p in placements)
     defaulted = [p.name for p in placements if p.defaults]
     lines = [
-        f"{len(plan.placements)} models on {len(plan.endpoints)} endpoints in "
-        f"{len(plan.stacks)} stacks; prices for {plan.region} ({source['id']}, "
+        f"{_count(len(plan.placements), 'model')} on {_count(len(plan.endpoints), 'endpoint')} "
+        f"in {_count(len(plan.stacks), 'stack')}; prices for {plan.region} ({source['id']}, "
         f"retrieved {source['retrieved']})",
         f"instances: {cost.min_instances} at minimum scale, {cost.expected_instances:,.1f} "
         f"expected, {cost.max_instances} at maximum",
@@ -134,7 +154,7 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     if serverless:
         cited = serverless_price_source()
         lines.append(
-            f"serverless: {len(serverless)} endpoints, up to "
+            f"serverless: {_count(len(serverless), 'endpoint')}, up to "
             f"{sum(e.max_instances for e in serverless)} concurrent invocations together "
             f"({ACCOUNT_NOTE}); prices from {cited['page']}, retrieved {cited['retrieved']}"
         )
@@ -152,13 +172,13 @@ def summary(plan: Plan, bound: float | None, bound_note: str = "") -> list[str]:
     )
     if defaulted:
         lines.append(
-            f"{len(defaulted)} models sized with defaults "
+            f"{_count(len(defaulted), 'model')} sized with defaults "
             "(column defaults; docs/planner.md lists them)"
         )
     pooled = [e for e in plan.endpoints.values() if e.pools]
     if pooled:
         lines.append(
-            f"fallback pools on {len(pooled)} endpoints ("
+            f"fallback pools on {_count(len(pooled), 'endpoint')} ("
             + ", ".join(f"{e.name}: {', '.join(e.fallback_types)}" for e in pooled)
             + "); the cost above is at each endpoint's own type, a fallback costs what it "
             "costs while used (--explain MODEL)"
@@ -176,7 +196,7 @@ def explain(planner: Planner, name: str) -> str:
     endpoint = planner.plan.endpoints[p.endpoint]
     lines = [
         f"{name}: {p.endpoint} ({endpoint.kind}, {endpoint.instance_type})",
-        _needs_line(needs),
+        _needs_line(needs, p.concurrency),
     ]
     if needs.work_detail:
         lines.append(_work_line(needs))
@@ -196,10 +216,10 @@ def _marked(needs: Needs, field: str, text: str) -> str:
     return f"{field}={text}" + (" (default)" if field in needs.defaults else "")
 
 
-def _request_fields(needs: Needs) -> list[str]:
+def _request_fields(needs: Needs, concurrency: int) -> list[str]:
     """What one request of the model holds: the KV cache and sequences of a generative
-    model, prompt and output tokens (an image or a recording: its output tokens only, its
-    request line says the rest)."""
+    model (``concurrency``: those its copy runs), prompt and output tokens (an image or a
+    recording: its output tokens only, its request line says the rest)."""
     request = [
         _marked(needs, "prompt_tokens", str(needs.prompt_tokens)),
         _marked(needs, "output_tokens", str(needs.output_tokens)),
@@ -211,19 +231,19 @@ def _request_fields(needs: Needs) -> list[str]:
         request = [
             _marked(needs, "kv_cache", f"{needs.kv_bytes_per_token / 1024:.0f} KiB/token"),
             _marked(needs, "context_tokens", str(needs.context_tokens)),
-            _marked(needs, "concurrency", str(needs.concurrency)),
+            f"concurrency={concurrency} (chosen; at most {needs.concurrency})",
             *request,
         ]
     return request
 
 
-def _needs_line(needs: Needs) -> str:
-    """The model's needs, defaults marked."""
+def _needs_line(needs: Needs, concurrency: int) -> str:
+    """The model's needs, defaults marked (``concurrency``: what its copy runs)."""
     return "needs: " + ", ".join(
         [
             f"task={needs.task}",
             f"weights {needs.weights_gib:.1f} GiB ({needs.dtype})",
-            *_request_fields(needs),
+            *_request_fields(needs, concurrency),
             f"p50 objective {needs.latency_objective_ms:,.0f} ms",
             _marked(needs, "peak_rpm", f"{needs.peak_rpm:g}"),
             f"active {needs.active_hours:g} h/day",
@@ -275,7 +295,7 @@ def _candidate_line(c: Candidate) -> str:
         return f"  {c.kind}: {c.why_not}"
     o = c.option
     return (
-        f"  {c.kind}: {o.instance_type} x{o.shape.accelerators or 'cpu'}, "
+        f"  {c.kind}: {_on_type(o)}, "
         f"{o.perf.rpm:,.1f} rpm/copy ({o.perf.source}: {o.perf.detail}), "
         f"{o.max_copies} copies at peak, ${c.expected_hourly * HOURS_PER_MONTH:,.0f} a "
         f"month, utility {c.utility:.3f}" + (f"; lost: {c.why_not}" if c.why_not else "")
@@ -286,7 +306,7 @@ def _option_line(o: Option, p: Placement, needs: Needs) -> str:
     """One option of the model's kind: throughput, latency and monthly cost."""
     monthly = o.expected_hourly(p.min_copies, needs.active_hours) * HOURS_PER_MONTH
     return (
-        f"  {o.instance_type} x{o.shape.accelerators}: {o.perf.rpm:,.1f} rpm/copy "
+        f"  {_on_type(o)}: {o.perf.rpm:,.1f} rpm/copy "
         f"({o.perf.source}), latency {o.perf.latency_ms or 0:,.0f} ms at concurrency "
         f"{o.perf.concurrency}, ${monthly:,.0f} a month"
     )
@@ -309,7 +329,7 @@ def _placement_line(p: Placement, endpoint: EndpointPlan) -> str:
     metric = KINDS[endpoint.kind].scaling_metric
     target = endpoint.scaling_target if endpoint.scaling_target is not None else p.rpm_per_copy
     return (
-        f"placement: {p.min_copies}-{p.max_copies} copies of {p.accelerators} accelerators, "
+        f"placement: {p.min_copies}-{p.max_copies} copies {_per_copy(p.accelerators)}, "
         f"scaling target {target:,.1f} {metric}"
     )
 
@@ -353,8 +373,8 @@ def _pool_lines(planner: Planner, name: str) -> list[str]:
         shape = pool.models[name]
         lines.append(
             f"  {pool.priority}. {pool.instance_type}: {pool.reason}; this model "
-            f"{shape.min_copies}-{shape.max_copies} copies of {shape.accelerators} "
-            f"accelerators at {shape.rpm_per_copy:,.1f} rpm/copy; endpoint "
+            f"{shape.min_copies}-{shape.max_copies} copies {_per_copy(shape.accelerators)} "
+            f"at {shape.rpm_per_copy:,.1f} rpm/copy; endpoint "
             f"{pool.min_instances}-{pool.max_instances} instances at ${pool.hourly:,.2f}/h"
         )
     return lines
@@ -374,10 +394,19 @@ def _serverless_line(p: Placement, max_concurrency: int) -> str:
 
 
 def _why_own(planner: Planner, name: str) -> str:
-    """Why a model is on an endpoint no other model shares: the catalog's isolation, its
-    latency class (a queue), or the kinds that would share losing on its priorities."""
+    """Why a model is on an endpoint no other model shares: the catalog says so
+    (isolation), no shared kind can host it, a queue for batch work, or its numbers
+    outweigh what an endpoint of its own costs in the choice."""
     model = planner.models[name]
     if model.isolation == "dedicated":
-        return f"isolation: dedicated ({model.isolation_reason})"
+        return f"the catalog asks for it: isolation: dedicated ({model.isolation_reason})"
     p = planner.plan.placements[name]
-    return f"no catalog constraint asks for it; the fitness decision chose it: {p.reason}"
+    if p.reason.startswith("the only option"):
+        return f"no catalog constraint asks for it; no other kind can host it: {p.reason}"
+    if not opens_endpoint(planner.plan.endpoints[p.endpoint].kind):
+        return f"no catalog constraint asks for it; a queue for batch work: {p.reason}"
+    return (
+        "no catalog constraint asks for it; its numbers outweigh the "
+        f"{ENDPOINT_TERM:g} utility an endpoint of its own costs in the choice (quota, "
+        f"alarms, stack resources, deploy time): {p.reason}"
+    )

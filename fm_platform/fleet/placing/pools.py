@@ -76,7 +76,8 @@ def _fits_on(
         there = [o for o in options.get(p.name, ()) if o.instance_type == instance_type]
         if not there:
             return f"{p.name} has no {e.kind} option there"
-        option = next((o for o in there if o.perf.rpm >= p.rpm_per_copy), None)
+        # the plan keeps rpm to three decimals: the same copy there serves the same
+        option = next((o for o in there if round(o.perf.rpm, 3) >= p.rpm_per_copy), None)
         if option is None:
             return (
                 f"{p.name} serves {there[0].perf.rpm:,.1f} rpm per copy there, under its "

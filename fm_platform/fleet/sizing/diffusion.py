@@ -23,9 +23,13 @@ One image (pixels = width x height):
   image at most).
 
 The request is compute-bound: time = FLOPs / (devices x 16-bit tensor rate x efficiency).
-For transformers the efficiency is calibrated: the median, over the measured image rows
-of ``data/performance.json`` (ONNX Runtime's H100 figures), of the rate each row implies;
-for a UNet it is 0.4, the rate its per-pass figure was derived at (architectures notes).
+The efficiency is calibrated: the median, over the measured image rows of
+``data/performance.json``, of the rate each row implies; for transformers over the
+transformer rows (ONNX Runtime's H100 figures), for a UNet over the UNet rows (SDXL on
+A100, H100 and Inferentia2: fal's and Stability AI's published per-image times and the
+Neuron SDK's), whose per-pass figure is itself a calibration (architectures notes): the
+median of what they imply, not the 40% it was derived at. A pipeline runs on one device:
+it has no tensor parallelism (:mod:`fm_platform.fleet.deciding.options`).
 
 Memory: the pipeline's parts (denoiser, text encoders, VAE) at the model's dtype, plus
 activation headroom at the resolution: 2.5 GiB per 1024 x 1024 image (the VAE decode's
@@ -60,7 +64,8 @@ VAE_DECODE_FLOPS_PER_PIXEL = 2.53933e12 / (512 * 512)
 #: Activation headroom, fitted to ONNX Runtime's two measured peaks (module docstring).
 PIXEL_HEADROOM_GIB, ACTIVATION_BYTES = 2.5, 138
 MIN_HEADROOM_GIB = 0.5
-#: The rate a UNet's denoiser_tflop_per_pass was derived at (architectures.json notes).
+#: The rate a UNet's denoiser_tflop_per_pass was derived at (architectures.json notes):
+#: the efficiency without measured rows.
 UNET_EFFICIENCY = 0.4
 GIB = 1024**3
 
@@ -125,15 +130,19 @@ def row_efficiency(row: dict) -> float:
 
 
 @cache
-def calibration() -> tuple[float, str]:
+def calibration(unet: bool = False) -> tuple[float, str]:
     """The efficiency of transformer denoisers (median over the measured rows of models
-    without a per-pass figure) and what it came from."""
-    rows = [r for r in _image_rows() if not architecture(r["model"]).denoiser_tflop_per_pass]
+    without a per-pass figure), or with ``unet`` of UNets (over the rows of models with
+    one), and what it came from."""
+    rows = [
+        r for r in _image_rows() if bool(architecture(r["model"]).denoiser_tflop_per_pass) == unet
+    ]
     if not rows:
         return UNET_EFFICIENCY, "no measured image rows: the estimator's default"
     rates = [row_efficiency(r) for r in rows]
     labels = ", ".join(
-        f"{r['model']} {r['steps']} steps {rate:.2f}" for r, rate in zip(rows, rates, strict=True)
+        f"{r['model']} {r['instance_type']} {r['steps']} steps {rate:.2f}"
+        for r, rate in zip(rows, rates, strict=True)
     )
     median = statistics.median(rates)
     return median, f"the median of {len(rows)} measured rows of data/performance.json ({labels})"
@@ -144,7 +153,7 @@ def image_work(arch: Architecture, steps: int, width: int, height: int) -> Reque
     pixels = width * height
     denoiser, text, vae = image_flops(arch, steps, pixels)
     if arch.denoiser_tflop_per_pass:
-        efficiency, source = UNET_EFFICIENCY, "the rate its UNet figure was derived at"
+        efficiency, source = calibration(unet=True)
         per_pass = f"UNet {arch.denoiser_tflop_per_pass:g} TFLOP per pass at 1024x1024, by pixels"
     else:
         efficiency, source = calibration()

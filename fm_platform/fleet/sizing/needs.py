@@ -36,7 +36,7 @@ is missing is assumed and named in ``defaults``: the KV cache of a grouped-query
 model of its size (Llama-3.1-8B's 128 KiB per token per 8.03 B parameters, scaled;
 ``kv_cache``), a hidden size of a dense model of its size (``hidden_size``). Defaults by
 latency class (strict / standard / relaxed): ``context_tokens`` 4096 / 8192 / 8192 (at
-most the architecture's context), ``concurrency`` 8 / 16 / 32, and a p50 latency objective
+most the architecture's context), and a p50 latency objective
 of first-token allowance + ``output_tokens`` x per-token target: 500 ms + 30 ms, 1000 ms +
 60 ms, 3000 ms + 150 ms per token; ``batch`` takes relaxed's. Whatever the objective, a
 kind serves the model only on types whose request latency fits the kind's request limit
@@ -105,7 +105,11 @@ DEFAULT_PEAK_RPM = 60.0
 #: token, per 8.03 B parameters: the KV cache assumed for a model of unknown family.
 GQA_KV_BYTES_PER_PARAM = 32 * 8 * 128 * 2 * 2 / 8.03e9
 CLASS_CONTEXT = {"strict": 4096, "standard": 8192, "relaxed": 8192, BATCH: 8192}
-CLASS_CONCURRENCY = {"strict": 8, "standard": 16, "relaxed": 32, BATCH: 32}
+#: The most sequences a text-generation copy runs at once unless the catalog sets
+#: ``concurrency``: vLLM's default ``max_num_seqs`` (vllm ``engine/arg_utils.py``), which
+#: LMI passes on; the copy runs the most of them its memory and objective allow
+#: (:mod:`fm_platform.fleet.sizing.performance`).
+MAX_CONCURRENCY = 256
 #: (first-token allowance ms, per-output-token target ms) of the default p50 objective.
 CLASS_LATENCY = {
     "strict": (500.0, 30.0),
@@ -493,12 +497,11 @@ def _context_tokens(
     return min(context, max_context or context)
 
 
-def _concurrency(model: ModelEntry, generative: bool, defaults: list[str]) -> int:
-    """Sequences a copy runs at once: the catalog's, else the latency class's (a default for
-    generative models)."""
-    if model.concurrency is None and generative:
-        defaults.append("concurrency")
-    return model.concurrency or CLASS_CONCURRENCY[model.latency_class]
+def _concurrency(model: ModelEntry, generative: bool) -> int:
+    """The most sequences a copy may run at once: the catalog's, else the engine's
+    (:data:`MAX_CONCURRENCY`) for a generative model, one otherwise; the copy runs as many
+    as its memory and objective allow."""
+    return model.concurrency or (MAX_CONCURRENCY if generative else 1)
 
 
 def _latency_objective_ms(model: ModelEntry, task: str, output: int) -> float:
@@ -578,7 +581,7 @@ def resolve(model: ModelEntry, catalog: Catalog) -> Needs:
     prompt = _prompt_tokens(model, task, default_prompt, max_context, defaults)
     output = _output_tokens(model, task, generative, default_output, defaults)
     context = _context_tokens(model, prompt + output, max_context, generative, defaults)
-    concurrency = _concurrency(model, generative, defaults)
+    concurrency = _concurrency(model, generative)
     if model.peak_rpm is None:
         defaults.append("peak_rpm")
     work = _request_work(

@@ -40,17 +40,33 @@ In order of preference:
 
 Measured figures are converted to the model's output length (requests per minute scale
 with output tokens per request; latency = first token + output tokens x per-token
-latency). The concurrency used is the largest (of the catalog's, halved down to 1, or of
-the measured points) whose request latency meets the objective.
+latency).
+
+Batch before copies: a text-generation copy runs the most concurrent sequences that its
+memory (the paged KV pool of that many prompt + output sequences, :class:`~fm_platform.fleet.
+sizing.needs.Needs`), the engine's limit (the catalog's ``concurrency``, else vLLM's
+default ``max_num_seqs`` of 256, :data:`~fm_platform.fleet.sizing.needs.MAX_CONCURRENCY`)
+and the latency objective allow, among the batch sizes vLLM captures CUDA graphs for (1,
+2, 4 and multiples of 8: :data:`CONCURRENCIES`). Under continuous batching a request's
+latency grows linearly with the running sequences (the prefills it waits for, the KV
+each step reads) while the copy's requests per minute, 60 x concurrency / latency, keep
+rising, and a copy costs its devices whatever it runs: the largest concurrency gives the
+fewest copies at the lowest expected cost. The detail names the limit that bound it, and
+says when it is above the concurrency the estimate is checked at (the largest of the
+shipped measured rows, :func:`fm_platform.fleet.sizing.profiles.checked_concurrency`).
+Measured points are used at any concurrency up to the limit that fits and meets the
+objective (the one with the highest converted requests per minute).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fm_platform.fleet.sizing.decode_step import GPU, DecodeConstants, for_device
-from fm_platform.fleet.sizing.needs import Needs
-from fm_platform.fleet.sizing.profiles import Record
+from fm_platform.fleet.sizing.needs import MAX_CONCURRENCY, Needs
+from fm_platform.fleet.sizing.profiles import Record, checked_concurrency
 from fm_platform.hardware.devices import Device, vcpu_gflops
 from fm_platform.hardware.instances import InstanceSpec
 
@@ -81,12 +97,52 @@ class Performance:
         return self.latency_ms is None or self.latency_ms <= objective_ms
 
 
-def _halvings(concurrency: int) -> list[int]:
-    values = []
-    while concurrency >= 1:
-        values.append(concurrency)
-        concurrency //= 2
-    return values
+#: The batch sizes vLLM captures CUDA graphs for, up to its default ``max_num_seqs``
+#: (vllm ``worker/model_runner.py``: ``_BATCH_SIZES_TO_CAPTURE = [1, 2, 4] + [8 * i for i
+#: in range(1, 33)]``): the concurrencies a copy is planned at.
+CONCURRENCIES = (1, 2, 4, *range(8, MAX_CONCURRENCY + 1, 8))
+
+
+def concurrencies(limit: int) -> tuple[int, ...]:
+    """The concurrencies a copy may run at under ``limit`` (the catalog's, or the
+    engine's), ascending: :data:`CONCURRENCIES` below it and the limit itself."""
+    return (*(c for c in CONCURRENCIES if c < limit), limit)
+
+
+def largest(candidates: tuple[int, ...], ok: Callable[[int], bool]) -> int | None:
+    """The largest of ``candidates`` (ascending) that is ``ok``, where ``ok`` holds up to a
+    point and not beyond it (memory and latency both grow with concurrency); None when
+    none is. A binary search: a handful of checks among 35 candidates."""
+    low, high = 0, len(candidates)
+    while low < high:
+        middle = (low + high) // 2
+        if ok(candidates[middle]):
+            low = middle + 1
+        else:
+            high = middle
+    return candidates[low - 1] if low else None
+
+
+def _bound_by(needs: Needs, candidates: tuple[int, ...], chosen: int, fits) -> str:
+    """What keeps a copy at ``chosen`` of ``candidates``: the limit, memory or the
+    objective; and whether the estimate is checked that high."""
+    if chosen == candidates[-1]:
+        limit = (
+            f"the engine's limit of {MAX_CONCURRENCY}"
+            if chosen == MAX_CONCURRENCY
+            else "the catalog's concurrency"
+        )
+    elif not fits(candidates[candidates.index(chosen) + 1]):
+        limit = "memory holds no more"
+    else:
+        limit = "more misses the objective"
+    checked = checked_concurrency()
+    beyond = (
+        f"; above the {checked} concurrent sequences the estimate is checked at"
+        if chosen > checked
+        else ""
+    )
+    return f" ({limit}{beyond})"
 
 
 def decode_estimate(
@@ -177,15 +233,24 @@ def cpu_flops(spec: InstanceSpec) -> float | None:
 
 
 def best_estimate(needs: Needs, dev: Device, tp: int, fits) -> Performance | None:
-    """The decode estimate at the largest concurrency that ``fits(concurrency)`` in memory
-    and meets the objective; None when none does."""
+    """The decode estimate at the largest concurrency (module docstring) that
+    ``fits(concurrency)`` in memory and meets the objective; None when none does."""
     step = for_device(dev)
-    for concurrency in _halvings(needs.concurrency):
-        if fits(concurrency):
-            step_ms, latency = _decode_times(needs, dev, tp, concurrency, step)
-            if latency <= needs.latency_objective_ms:
-                return _decode_performance(needs, dev, tp, concurrency, step, step_ms, latency)
-    return None
+
+    def ok(concurrency: int) -> bool:
+        if not fits(concurrency):
+            return False
+        return _decode_times(needs, dev, tp, concurrency, step)[1] <= needs.latency_objective_ms
+
+    candidates = concurrencies(needs.concurrency)
+    concurrency = largest(candidates, ok)
+    if concurrency is None:
+        return None
+    perf = _decode_performance(
+        needs, dev, tp, concurrency, step, *_decode_times(needs, dev, tp, concurrency, step)
+    )
+    bound = _bound_by(needs, candidates, concurrency, fits)
+    return dataclasses.replace(perf, detail=perf.detail + bound)
 
 
 def from_records(
@@ -221,14 +286,23 @@ def from_records(
     return best
 
 
-def override(needs: Needs) -> Performance:
-    """The catalog's ``rpm_per_copy``."""
+def _fitting(needs: Needs, fits: Callable[[int], bool]) -> int:
+    """The concurrency of a copy without an estimate: the most that ``fits`` up to the
+    limit (text generation), one request at a time otherwise."""
+    if not needs.generative:
+        return 1
+    return largest(concurrencies(needs.concurrency), fits) or 1
+
+
+def override(needs: Needs, fits: Callable[[int], bool]) -> Performance:
+    """The catalog's ``rpm_per_copy``, at the most concurrent sequences that fit."""
     assert needs.rpm_override is not None
-    return Performance(needs.rpm_override, needs.concurrency, None, None, "catalog", "rpm_per_copy")
+    concurrency = _fitting(needs, fits)
+    return Performance(needs.rpm_override, concurrency, None, None, "catalog", "rpm_per_copy")
 
 
-def default(needs: Needs) -> Performance:
-    """Nothing to estimate from: :data:`DEFAULT_RPM`."""
-    return Performance(
-        DEFAULT_RPM, needs.concurrency, None, None, "default", "no figures for the device"
-    )
+def default(needs: Needs, fits: Callable[[int], bool]) -> Performance:
+    """Nothing to estimate from: :data:`DEFAULT_RPM`, at the most concurrent sequences
+    that fit."""
+    concurrency = _fitting(needs, fits)
+    return Performance(DEFAULT_RPM, concurrency, None, None, "default", "no figures for the device")

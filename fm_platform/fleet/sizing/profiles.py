@@ -105,6 +105,13 @@ def measured_as(architecture: str) -> str:
     return _performance_data()["measured_as"].get(architecture, architecture)
 
 
+@cache
+def checked_concurrency() -> int:
+    """The most concurrent sequences of any shipped text-generation row: the estimate is
+    checked against rows up to it (:mod:`fm_platform.fleet.sizing.accuracy`)."""
+    return max(r["concurrency"] for r in _performance_data()["records"])
+
+
 def shipped_records(architecture: str, instance_type: str, tensor_parallel: int) -> tuple:
     """The shipped records of an architecture (or the one it is measured as) on a type at a
     tensor-parallel degree, from sources that measured a model server (``served``): a

@@ -127,7 +127,7 @@ def performance(needs: Needs, memory_mib: int) -> Performance | None:
     """One invocation's throughput (one request at a time): the catalog's
     ``rpm_per_copy``, else the compute-bound estimate; None without CPU figures."""
     if needs.rpm_override is not None:
-        perf = override(needs)
+        perf = override(needs, lambda _concurrency: True)
         detail = "rpm_per_copy, one request at a time per invocation"
         return Performance(perf.rpm, 1, None, 60_000 / perf.rpm, perf.source, detail)
     gflops = family_vcpu_gflops(VCPU_FAMILY)
