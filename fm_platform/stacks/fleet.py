@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from aws_cdk import CfnOutput, Environment, Stage, Token
@@ -482,6 +483,18 @@ def _add_adapters(plan: Plan, catalog: Catalog, stacks: dict[str, InferenceStack
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:
     """Plan the catalog at ``catalog_path`` (keeping ``<catalog>.plan.json`` when it exists,
     with its region's prices, and writing it) and add its stacks to ``scope``."""
+    return fleet_stacks(scope, *plan_catalog(catalog_path))
+
+
+def plan_catalog(
+    catalog_path: str, *, region: str | None = None, plan_file: str | Path | None = None
+) -> tuple[Plan, Catalog]:
+    """The catalog at ``catalog_path`` and its plan, kept in ``plan_file`` (by default
+    ``<catalog>.plan.json``): the previous plan is re-planned and the result written.
+
+    The plan is for ``region`` (its prices, Deep Learning Container accounts and the types
+    offered there); by default the previous plan's region, else us-east-1. A previous plan
+    of another region is refused: its endpoints' types and images are that region's."""
     from fm_platform.fleet.adapters import planning_catalog
     from fm_platform.fleet.catalog import load_catalog
     from fm_platform.fleet.options import family_types
@@ -490,10 +503,17 @@ def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, Inf
     from fm_platform.fleet.serving import annotate
     from fm_platform.hardware.prices import DEFAULT_REGION
 
-    plan_file = default_plan_file(catalog_path)
+    plan_file = Path(plan_file) if plan_file is not None else default_plan_file(catalog_path)
     previous = read_plan(plan_file)
-    region = previous.region if previous else DEFAULT_REGION
+    if region is None:
+        region = previous.region if previous else DEFAULT_REGION
+    elif previous is not None and previous.region != region:
+        raise ValueError(
+            f"plan file {plan_file} was made for {previous.region}, not {region}; plan this "
+            "region in a plan file of its own (each environment has one by default), or "
+            f"delete {plan_file} to re-plan it for {region}"
+        )
     catalog = load_catalog(catalog_path, family_types(region), region)
     plan = annotate(plan_fleet(planning_catalog(catalog), previous, region=region), catalog)
     plan.write(plan_file)
-    return fleet_stacks(scope, plan, catalog)
+    return plan, catalog

