@@ -9,7 +9,12 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
-from fm_platform.config import AppConfig, config_source, load_config
+from fm_platform.config import (
+    CONFIG_FILE_CONTEXT_KEY,
+    AppConfig,
+    config_source,
+    load_config,
+)
 from fm_platform.config.environments import (
     EnvironmentsConfig,
     has_environments,
@@ -71,7 +76,10 @@ def build_environments(
     deploying them in that order), else the app's. Runs the compliance packs on the app."""
     plans = plan_environments(environments.environments)
     if environments.pipeline is not None:
-        pipeline = PipelineStack(app, environments, plans)
+        config_file = app.node.try_get_context(CONFIG_FILE_CONTEXT_KEY)
+        pipeline = PipelineStack(
+            app, environments, plans, config_file=str(config_file) if config_file else None
+        )
         stages = pipeline.stages
     else:
         stages = {

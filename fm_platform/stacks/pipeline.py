@@ -15,22 +15,22 @@ account and region (``cdk-hnb659fds-deploy-role-*`` and ``cdk-hnb659fds-file-pub
 role-*``), which trust the tools account when that account was bootstrapped with
 ``cdk bootstrap --trust <tools account> --cloudformation-execution-policies <policy ARN>
 aws://<account>/<region>`` (docs/environments.md). ``cross_account_keys`` gives the
-artifact bucket a customer-managed KMS key those roles may use.
+artifact buckets a customer-managed KMS key (rotated) those roles are granted.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import aws_cdk as cdk
+import jsii
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from fm_platform.config.environments import EnvironmentsConfig
-from fm_platform.core.compliance import acknowledge
+from fm_platform.core.compliance import acknowledge, nag_rendered
 from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.plan import Plan
 from fm_platform.stacks.environment import EnvironmentStage
@@ -76,6 +76,8 @@ class PipelineStack(cdk.Stack):
             self,
             "Pipeline",
             pipeline_type=codepipeline.PipelineType.V2,
+            # The artifact bucket and each other region's replication bucket get a
+            # customer-managed key, which the target accounts' roles are granted.
             cross_account_keys=True,
             enable_key_rotation=True,
             synth=pipelines.ShellStep("Synth", input=source, commands=[f"make synth{args}"]),
@@ -117,6 +119,82 @@ def _review(source: pipelines.CodePipelineSource, name: str, args: str) -> list[
 
 
 def _acknowledge(pipeline: pipelines.CodePipeline) -> None:
-    """The findings the pipeline's generated resources raise, each acknowledged on its
-    resource with why."""
-    del pipeline, Path, iam  # filled in below
+    """The findings of the resources CDK Pipelines generates, acknowledged on each of them
+    with why (its roles, its CodeBuild projects, the replication bucket of each other
+    region's support stack)."""
+    for construct in pipeline.node.find_all():
+        if isinstance(construct, iam.CfnPolicy):
+            acknowledge(construct, _ROLE_REASON, *_ROLE_RULES)
+            construct.node.add_validation(_WildcardGrants(construct))
+        elif isinstance(construct, codebuild.CfnProject):
+            acknowledge(
+                construct,
+                "The project's source is the pipeline's artifact (type CODEPIPELINE) fetched "
+                "through the CodeConnections connection: no repository URL, so no credential "
+                "in one.",
+                "HIPAA.Security-CodeBuildProjectSourceRepoUrl",
+                "NIST.800.53.R5-CodeBuildProjectSourceRepoUrl",
+            )
+    buckets = {"the tools region": pipeline.pipeline.artifact_bucket}
+    for region, support in pipeline.pipeline.cross_region_support.items():
+        buckets[region] = support.replication_bucket
+    for region, bucket in buckets.items():
+        resource = bucket.node.default_child
+        if isinstance(resource, s3.CfnBucket):
+            resource.versioning_configuration = s3.CfnBucket.VersioningConfigurationProperty(
+                status="Enabled"
+            )
+        acknowledge(
+            bucket,
+            f"CDK Pipelines' artifact bucket for the actions in {region}: it holds the "
+            "pipeline's own build outputs (source snapshot, synthesized templates and "
+            "assets, review reports), reproducible from the repository, encrypted with the "
+            "pipeline's KMS key and versioned; only the pipeline's roles read and write it "
+            "(recorded by CloudTrail), so no access log or replica is kept.",
+            "AwsSolutions-S1",
+            "HIPAA.Security-S3BucketLoggingEnabled",
+            "HIPAA.Security-S3BucketReplicationEnabled",
+            "NIST.800.53.R5-S3BucketLoggingEnabled",
+            "NIST.800.53.R5-S3BucketReplicationEnabled",
+        )
+
+
+_ROLE_REASON = (
+    "A role CDK Pipelines generates for one pipeline action or CodeBuild project: its "
+    "grants are the pipeline's own artifact bucket and key (object and KMS action "
+    "wildcards of the grant methods), its own CodeBuild log groups and report groups, and, "
+    "for the self-mutation and asset steps, the CDK bootstrap roles (cdk-hnb659fds-*) it "
+    "assumes in the target accounts; the policy belongs to this role alone."
+)
+_ROLE_RULES = (
+    "HIPAA.Security-IAMNoInlinePolicy",
+    "NIST.800.53.R5-IAMNoInlinePolicy",
+)
+
+
+@jsii.implements(IValidation)
+class _WildcardGrants:
+    """Acknowledges the ``AwsSolutions-IAM5`` findings of a generated policy's wildcard
+    actions and resources (each finding as cdk-nag names it) when the tree is validated,
+    after every grant was added and before the compliance packs run; finds nothing
+    itself."""
+
+    def __init__(self, policy: iam.CfnPolicy) -> None:
+        self._policy = policy
+
+    def validate(self) -> list[str]:
+        document = cdk.Stack.of(self._policy).resolve(self._policy.policy_document)
+        findings: dict[str, None] = {}
+        for statement in document.get("Statement", []):
+            actions = statement.get("Action", [])
+            for action in [actions] if isinstance(actions, str) else actions:
+                if "*" in action:
+                    findings[f"AwsSolutions-IAM5[Action::{action}]"] = None
+            resources = statement.get("Resource", [])
+            for resource in resources if isinstance(resources, list) else [resources]:
+                rendered = nag_rendered(self._policy, resource)
+                if "*" in rendered:
+                    findings[f"AwsSolutions-IAM5[Resource::{rendered}]"] = None
+        if findings:
+            acknowledge(self._policy, _ROLE_REASON, *findings)
+        return []
