@@ -509,9 +509,10 @@ def plan_catalog(
         region = previous.region if previous else DEFAULT_REGION
     elif previous is not None and previous.region != region:
         raise ValueError(
-            f"plan file {plan_file} was made for {previous.region}, not {region}; plan this "
-            "region in a plan file of its own (each environment has one by default), or "
-            f"delete {plan_file} to re-plan it for {region}"
+            f"plan file {plan_file} was made for {previous.region}, not {region}: its "
+            "types, prices and images are that region's; plan this region in a plan file of "
+            "its own (each environment has one by default), or move this one with fmp plan "
+            f"{catalog_path} --region {region} --plan-file {plan_file}"
         )
     catalog = load_catalog(catalog_path, family_types(region), region)
     plan = annotate(plan_fleet(planning_catalog(catalog), previous, region=region), catalog)

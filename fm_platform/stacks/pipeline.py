@@ -35,9 +35,9 @@ from fm_platform.fleet.catalog import Catalog
 from fm_platform.fleet.plan import Plan
 from fm_platform.stacks.environment import EnvironmentStage
 
-#: The CodeBuild image the steps run in: Amazon Linux 2023 with Python 3.12 and Node.js
+#: The CodeBuild image the steps run in: Amazon Linux 2023 standard 5.0 (Python, make, git)
 #: (AWS CodeBuild User Guide, "Docker images provided by CodeBuild").
-BUILD_IMAGE = codebuild.LinuxBuildImage.AMAZON_LINUX_2_5
+BUILD_IMAGE = codebuild.LinuxBuildImage.AMAZON_LINUX_2023_5
 
 
 class PipelineStack(cdk.Stack):
