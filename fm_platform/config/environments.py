@@ -227,7 +227,10 @@ def _check_settings(problems: Problems, settings: EnvironmentSettings) -> None:
     for key, value in (settings.tags or {}).items():
         if not key or len(key) > _TAG_KEY_MAX or key.lower().startswith("aws:"):
             problems.add(
-                f"tags.{key}", key, f"a tag key has 1 to {_TAG_KEY_MAX} characters, not aws:"
+                "tags",
+                key,
+                f"a tag key has 1 to {_TAG_KEY_MAX} characters and does not start with aws: "
+                "(reserved for AWS)",
             )
         if value is not None and len(value) > _TAG_VALUE_MAX:
             problems.add(f"tags.{key}", value, f"a tag value has at most {_TAG_VALUE_MAX} characters")

@@ -133,6 +133,13 @@ class EnvironmentStage(cdk.Stage):
         )
         self.environment = environment
         self.stacks = add_default_stacks(self, environment.config)
-        self.fleet = fleet_stacks(self, *fleet) if fleet is not None else {}
+        config = environment.config
+        self.fleet = (
+            fleet_stacks(
+                self, *fleet, notifications=config.notifications, dashboards=config.dashboards
+            )
+            if fleet is not None
+            else {}
+        )
         for key, value in sorted(environment.tags.items()):
             cdk.Tags.of(self).add(key, value)

@@ -75,6 +75,7 @@ from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.observability.serverless_alarm import ServerlessEndpointAlarmOptions
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.fleet.adapters import adapters_by_base
 from fm_platform.fleet.catalog import Catalog, ModelEntry
 from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
@@ -350,11 +351,18 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
 
 
 def fleet_stacks(
-    scope: Construct, plan: Plan, catalog: Catalog, **stack_kwargs: Any
+    scope: Construct,
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+    dashboards: bool = True,
+    **stack_kwargs: Any,
 ) -> dict[str, InferenceStack]:
     """One :class:`InferenceStack` per plan stack, by stack name, all reading their models
     from one :class:`ModelArtifactsStack` named ``<catalog>-artifacts`` (deploy it and
-    upload the models first).
+    upload the models first). ``notifications`` and ``dashboards``: each inference stack's
+    (:class:`InferenceStack`), by default a topic without subscriber and a dashboard.
 
     Every stack is bound to the plan's region (its images, prices and ECR grants are that
     region's): their ``env`` is ``Environment(region=plan.region)`` with the account of an
@@ -375,6 +383,8 @@ def fleet_stacks(
             stack,
             config=stack_config(plan, catalog, stack),
             artifacts=artifacts.artifacts,
+            notifications=notifications,
+            dashboards=dashboards,
             description=f"fm_platform fleet {plan.catalog}: stack {stack} of "
             f"{len(plan.stacks)} (planned from a model catalog)",
             **stack_kwargs,
