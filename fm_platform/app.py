@@ -31,7 +31,6 @@ from fm_platform.stacks.environment import (
 from fm_platform.stacks.fleet import fleet_stacks_from_file
 from fm_platform.stacks.pipeline import PipelineStack
 
-
 CATALOG_CONTEXT_KEY = "catalog"
 
 

@@ -123,9 +123,7 @@ def of_environment(templates: dict[str, Path], environment: str | None) -> dict[
     if environment is None:
         return templates
     return {
-        stack: path
-        for stack, path in templates.items()
-        if stack.split("/")[-2:-1] == [environment]
+        stack: path for stack, path in templates.items() if stack.split("/")[-2:-1] == [environment]
     }
 
 

@@ -195,14 +195,10 @@ def test_every_resource_carries_its_environments_tags(templates):
 
 def _images(template: dict[str, Any]) -> set[str]:
     text = json.dumps(template)
-    return {
-        part.split("/")[0] for part in text.split('"') if ".dkr.ecr." in part and "/" in part
-    }
+    return {part.split("/")[0] for part in text.split('"') if ".dkr.ecr." in part and "/" in part}
 
 
-def test_one_catalog_planned_for_two_regions_has_each_regions_prices_and_images(
-    example, templates
-):
+def test_one_catalog_planned_for_two_regions_has_each_regions_prices_and_images(example, templates):
     _, _, directory = example
     staging = read_plan(directory / EXAMPLE / "catalog.staging.plan.json")
     prod = read_plan(directory / EXAMPLE / "catalog.prod.plan.json")
@@ -215,9 +211,7 @@ def test_one_catalog_planned_for_two_regions_has_each_regions_prices_and_images(
             hourly_prices(region)["ml.g6.xlarge"], rel=0.01
         )
     # Types the region does not offer are not planned there.
-    assert all(
-        e.instance_type in hourly_prices("eu-west-1") for e in prod.endpoints.values()
-    )
+    assert all(e.instance_type in hourly_prices("eu-west-1") for e in prod.endpoints.values())
     # Images from each region's registry and publishing account.
     assert _images(templates["staging/team-01"]) == {
         "683313688378.dkr.ecr.us-east-1.amazonaws.com",
@@ -251,7 +245,9 @@ def test_deploy_prices_the_environment_in_its_region_with_its_fleet(example):
     _, _, directory = example
     with _in_copy(directory / "cost"):
         text = environments_report(json.loads(CONFIG.read_text()), "prod")
-    assert text[0].startswith("fm_platform: what environment prod's stacks cost once deployed in eu-west-1")
+    assert text[0].startswith(
+        "fm_platform: what environment prod's stacks cost once deployed in eu-west-1"
+    )
     assert any("team-01" in line and "ml.g6.xlarge" in line for line in text)
     assert any("FmpTraining" in line and "2 x ml.p4d.24xlarge" in line for line in text)
 
@@ -320,9 +316,7 @@ def test_every_problem_of_every_environment_is_named_by_its_key_at_once():
 
 
 def test_a_shared_problem_is_named_once_by_the_shared_key():
-    problems = _problems(
-        _config(_env("dev"), _env("prod"), training={"storage_capacity_gib": 1})
-    )
+    problems = _problems(_config(_env("dev"), _env("prod"), training={"storage_capacity_gib": 1}))
     assert len(problems) == 1 and problems[0].startswith("training.storage_capacity_gib=1:")
 
 
@@ -381,9 +375,7 @@ def test_a_plan_file_of_another_region_is_refused(tmp_path):
         plan_file = EXAMPLE / "catalog.staging.plan.json"
         with pytest.raises(ValueError, match="was made for us-east-1, not eu-west-1") as raised:
             plan_catalog(str(EXAMPLE / "catalog.yaml"), region="eu-west-1", plan_file=plan_file)
-        assert "fmp plan examples/environments/catalog.yaml --region eu-west-1" in str(
-            raised.value
-        )
+        assert "fmp plan examples/environments/catalog.yaml --region eu-west-1" in str(raised.value)
 
 
 def test_a_refused_catalog_names_its_environment(tmp_path):
@@ -424,7 +416,9 @@ def test_the_pipeline_deploys_the_environments_in_order_after_a_review(pipeline)
     stack = pipeline.get_stack_by_name("FmpPipeline")
     assert (stack.environment.account, stack.environment.region) == ("333333333333", "us-east-1")
     (resource,) = [
-        r for r in stack.template["Resources"].values() if r["Type"] == "AWS::CodePipeline::Pipeline"
+        r
+        for r in stack.template["Resources"].values()
+        if r["Type"] == "AWS::CodePipeline::Pipeline"
     ]
     stages = resource["Properties"]["Stages"]
     assert [s["Name"] for s in stages] == [
@@ -466,7 +460,9 @@ def test_the_pipeline_passes_the_compliance_packs(pipeline):
         v["reason"]
         for plugin in report["pluginReports"]
         for v in plugin.get("suppressedViolations", [])
-        if any(c["constructPath"].startswith("FmpPipeline/Pipeline") for c in v["violatingConstructs"])
+        if any(
+            c["constructPath"].startswith("FmpPipeline/Pipeline") for c in v["violatingConstructs"]
+        )
     ]
     assert reasons and all(len(r) >= 40 for r in reasons)
 
@@ -474,5 +470,7 @@ def test_the_pipeline_passes_the_compliance_packs(pipeline):
 @pytest.mark.slow
 def test_cfn_lint_finds_nothing_in_the_pipeline(pipeline):
     for stack in pipeline.stacks:
-        matches = lint(json.dumps(stack.template), config=ManualArgs(regions=[stack.environment.region]))
+        matches = lint(
+            json.dumps(stack.template), config=ManualArgs(regions=[stack.environment.region])
+        )
         assert [f"{m.rule.id} {m.path} {m.message}" for m in matches] == [], stack.stack_name

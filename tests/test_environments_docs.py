@@ -46,7 +46,9 @@ def test_the_cost_table_is_what_make_deploy_prints(tmp_path):
         text = environments_report(json.loads(CONFIG.read_text()), None)
     printed = {}
     for index, line in enumerate(text):
-        head = re.match(r"fm_platform: what environment (\w+)'s stacks cost once deployed in (\S+) ", line)
+        head = re.match(
+            r"fm_platform: what environment (\w+)'s stacks cost once deployed in (\S+) ", line
+        )
         if head:
             total = next(t for t in text[index:] if t.startswith("  total: "))
             hour, day = re.findall(r"\$[\d,.]+\d", total)

@@ -233,7 +233,9 @@ def _check_settings(problems: Problems, settings: EnvironmentSettings) -> None:
                 "(reserved for AWS)",
             )
         if value is not None and len(value) > _TAG_VALUE_MAX:
-            problems.add(f"tags.{key}", value, f"a tag value has at most {_TAG_VALUE_MAX} characters")
+            problems.add(
+                f"tags.{key}", value, f"a tag value has at most {_TAG_VALUE_MAX} characters"
+            )
 
 
 def _check_region_fit(problems: Problems, settings: EnvironmentSettings, config: AppConfig) -> None:
