@@ -118,6 +118,14 @@ def test_environment_template_snapshot(templates, json_snapshot, stack):
     assert normalized(templates[stack]) == json_snapshot
 
 
+def test_the_environments_synthesize_without_lookups(example):
+    """Stacks bound to an account and region look nothing up (AZs included): synth needs
+    no credentials."""
+    _, assembly, _ = example
+    manifest = json.loads((Path(assembly.directory) / "manifest.json").read_text())
+    assert manifest.get("missing") is None
+
+
 def test_the_environments_pass_the_compliance_packs(example):
     _, assembly, _ = example
     report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
@@ -436,6 +444,11 @@ def test_the_pipeline_deploys_the_environments_in_order_after_a_review(pipeline)
     assert "make diff ENV=prod BASE=HEAD~1 MARKDOWN=review/prod.md" in projects
     assert "make synth ARGS=" in projects
     assert "-c config=examples/environments/pipeline.json" in projects
+
+
+def test_the_pipeline_synthesizes_without_lookups(pipeline):
+    manifest = json.loads((Path(pipeline.directory) / "manifest.json").read_text())
+    assert manifest.get("missing") is None
 
 
 def test_the_pipelines_stages_keep_the_environments_stack_names(pipeline):
