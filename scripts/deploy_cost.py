@@ -10,6 +10,10 @@ types without a price in the region, and what is billed by use (FSx storage, NAT
 requests); the README's cost table lists those. The region is ``--region``, else
 ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else the one of the training AZ ID.
 
+A configuration with environments (docs/environments.md) is priced per environment, in its
+own region, with its catalog's fleet as planned for that region: ``--env NAME`` (``make
+deploy ENV=NAME``) prices one, without it every one in order.
+
 ``--confirm`` asks "Deploy? [y/N]" unless the deploy is already approved: ``--yes``
 (``make deploy YES=1``) or ``--require-approval never`` among the CDK arguments. Without a
 terminal (CI=true or no stdin) it does not wait for an answer: it stops with exit status 1
@@ -27,9 +31,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fm_platform.config import AppConfig, load_config
+from fm_platform.config import AppConfig, InferenceConfig, load_config
+from fm_platform.config.environments import (
+    ENVIRONMENTS_KEY,
+    EnvironmentConfig,
+    has_environments,
+    load_environments,
+)
 from fm_platform.hardware.prices import DEFAULT_REGION, hourly_prices, price_source
 from fm_platform.hardware.regions import region_of_az_id
+from fm_platform.rules.problems import ValidationError
+from fm_platform.stacks.environment import plan_environments
+from fm_platform.stacks.fleet import stack_config
 
 ROOT = Path(__file__).resolve().parent.parent
 HOURS_PER_DAY = 24
@@ -59,17 +72,7 @@ def running_instances(config: AppConfig) -> list[Line]:
                 )
             )
     if config.deploy_inference:
-        stack = config.inference_stack_name
-        inference = config.inference
-        for kind, endpoints in (
-            ("inference components endpoint", inference.ic_endpoints),
-            ("single-model endpoint", inference.single_model_endpoints),
-            ("multi-model endpoint", inference.multi_model_endpoints),
-            ("asynchronous endpoint", inference.async_endpoints),
-        ):
-            for endpoint in endpoints:
-                count = int(getattr(endpoint, "initial_instance_count", 1) or 0)
-                lines.append(Line(stack, f"{kind} {endpoint.name}", endpoint.instance_type, count))
+        lines += endpoint_instances(config.inference_stack_name, config.inference)
     return [line for line in lines if line.count > 0]
 
 
@@ -82,6 +85,34 @@ def _training_groups(config: AppConfig) -> Sequence[Any]:
     if training.eks is None or not training.eks.dependencies_chart_installed:
         return ()
     return training.eks.instance_groups
+
+
+def endpoint_instances(stack: str, inference: InferenceConfig) -> list[Line]:
+    """The instances the endpoints of one inference stack start with."""
+    lines = []
+    for kind, endpoints in (
+        ("inference components endpoint", inference.ic_endpoints),
+        ("single-model endpoint", inference.single_model_endpoints),
+        ("multi-model endpoint", inference.multi_model_endpoints),
+        ("asynchronous endpoint", inference.async_endpoints),
+    ):
+        for endpoint in endpoints:
+            count = int(getattr(endpoint, "initial_instance_count", 1) or 0)
+            lines.append(Line(stack, f"{kind} {endpoint.name}", endpoint.instance_type, count))
+    return [line for line in lines if line.count > 0]
+
+
+def environment_instances(environment: EnvironmentConfig) -> list[Line]:
+    """Every instance an environment's stacks start: its default stacks', and its fleet's
+    as the catalog's plan for its region sizes them (the plan file is re-planned and
+    written, as the synth that follows does)."""
+    lines = running_instances(environment.config)
+    plans = plan_environments((environment,))
+    if environment.name in plans:
+        plan, catalog = plans[environment.name]
+        for stack in plan.stacks:
+            lines += endpoint_instances(stack, stack_config(plan, catalog, stack))
+    return lines
 
 
 def cost_lines(lines: Iterable[Line], region: str) -> tuple[list[str], float, list[Line]]:
@@ -105,12 +136,22 @@ def cost_lines(lines: Iterable[Line], region: str) -> tuple[list[str], float, li
     return rows, total, unpriced
 
 
-def report(config: AppConfig, region: str) -> list[str]:
-    """What the deploy costs, in lines for the terminal."""
-    rows, total, unpriced = cost_lines(running_instances(config), region)
+def report(
+    config: AppConfig,
+    region: str,
+    *,
+    lines: list[Line] | None = None,
+    environment: str | None = None,
+) -> list[str]:
+    """What the deploy costs, in lines for the terminal: the instances of ``config``'s
+    stacks, or ``lines`` when given (an environment's, named ``environment``)."""
+    rows, total, unpriced = cost_lines(
+        running_instances(config) if lines is None else lines, region
+    )
     source = price_source()
+    which = f"environment {environment}'s stacks" if environment else "the stacks"
     out = [
-        f"fm_platform: what the stacks cost once deployed in {region} (on-demand, "
+        f"fm_platform: what {which} cost once deployed in {region} (on-demand, "
         f"{source.get('repo', 'shipped data')} {source.get('file_commit', '')}):".rstrip(),
         *rows,
         f"  total: ${total:,.2f} per hour, ${total * HOURS_PER_DAY:,.2f} per day"
@@ -191,6 +232,9 @@ def confirm(args: argparse.Namespace, cdk_args: Sequence[str], stdin=sys.stdin) 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--region", help="price region (default: see above)")
+    parser.add_argument(
+        "--env", help="the environment to price (make deploy ENV=...); by default every one"
+    )
     parser.add_argument("--confirm", action="store_true", help="ask before deploying")
     parser.add_argument("--yes", action="store_true", help="the deploy is approved")
     parser.add_argument("cdk_args", nargs=argparse.REMAINDER, help="the CDK arguments (ARGS)")
@@ -198,9 +242,37 @@ def main(argv: Sequence[str]) -> int:
     cdk_args = [a for a in args.cdk_args if a != "--"]
     path = config_path(cdk_args)
     data = json.loads(path.read_text()) if path is not None and path.exists() else {}
-    config = load_config(data) if data else AppConfig()
-    print("\n".join(report(config, region_for(config, args.region))))
+    try:
+        text = environments_report(data, args.env) if has_environments(data) else None
+        if text is None and args.env:
+            raise SystemExit(
+                f"fm_platform: ENV={args.env}: the configuration {path} names no environments "
+                f'(add an "{ENVIRONMENTS_KEY}" list, docs/environments.md) ; leave ENV out'
+            )
+    except ValidationError as error:
+        print(f"fm_platform: {error}", file=sys.stderr)
+        return 1
+    if text is None:
+        config = load_config(data) if data else AppConfig()
+        text = report(config, region_for(config, args.region))
+    print("\n".join(text))
     return confirm(args, cdk_args) if args.confirm else 0
+
+
+def environments_report(data: object, name: str | None) -> list[str]:
+    """The cost of environment ``name`` (of every environment, in order, without one):
+    each in its own region."""
+    environments = load_environments(data)
+    chosen = [environments.named(name)] if name else list(environments.environments)
+    text: list[str] = []
+    for environment in chosen:
+        text += report(
+            environment.config,
+            environment.region,
+            lines=environment_instances(environment),
+            environment=environment.name,
+        )
+    return text
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ Each stack is diffed on its own (``cdk diff --template BASE STACK --exclusively`
 ``--exclusively`` the CLI refuses a stack with dependencies). Arguments the script does not
 know go to both `cdk synth` runs, e.g. ``-c config=other.json`` (a relative path is read in
 each tree; give an absolute one to build both sides from one file). ``--markdown FILE``
-writes the result for a pull-request comment; ``--repo DIR`` compares another checkout
+writes the result for a pull-request comment; ``--env NAME`` keeps the stacks of one
+environment's stage (``make diff ENV=prod``); ``--repo DIR`` compares another checkout
 (this one by default). After CloudFormation's summary comes what happens to running things
 (:mod:`change_impact`: nodes, file systems, endpoints, components, alarms). Exits non-zero
 when the CLI or git fails (1) or when the services would refuse a change (2, with the
@@ -88,7 +89,9 @@ def run(command: Sequence[str], cwd: Path, what: str) -> str:
 
 def stack_templates(assembly: Path) -> dict[str, Path]:
     """Each stack of the cloud assembly in ``assembly`` and its template file, every stack
-    after the stacks it depends on (the order `cdk deploy --all` takes)."""
+    after the stacks it depends on (the order `cdk deploy --all` takes). Stacks of stages
+    (an environment's, docs/environments.md) are read from their nested assemblies and
+    named as `cdk ls` names them (``prod/FmpTraining``)."""
     manifest = json.loads((assembly / "manifest.json").read_text())
     stacks = {
         name: artifact
@@ -98,16 +101,30 @@ def stack_templates(assembly: Path) -> dict[str, Path]:
     ordered: dict[str, Path] = {}
 
     def visit(name: str) -> None:
-        if name in ordered:
+        display = stacks[name].get("displayName", name)
+        if display in ordered:
             return
         for dependency in stacks[name].get("dependencies", []):
             if dependency in stacks:
                 visit(dependency)
-        ordered[name] = assembly / stacks[name]["properties"]["templateFile"]
+        ordered[display] = assembly / stacks[name]["properties"]["templateFile"]
 
     for name in stacks:
         visit(name)
+    for artifact in manifest["artifacts"].values():
+        if artifact["type"] == "cdk:cloud-assembly":
+            ordered.update(stack_templates(assembly / artifact["properties"]["directoryName"]))
     return ordered
+
+
+def of_environment(templates: dict[str, Path], environment: str | None) -> dict[str, Path]:
+    """The stacks of ``environment``'s stage (``<env>/<stack>``, under a pipeline
+    ``<pipeline>/<env>/<stack>``); every stack without one."""
+    if environment is None:
+        return templates
+    return {
+        stack: path for stack, path in templates.items() if stack.split("/")[-2:-1] == [environment]
+    }
 
 
 def synthesize(project: Path, outdir: Path, extra: Sequence[str], what: str) -> dict[str, Path]:
@@ -229,6 +246,9 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument("--markdown", type=Path, help="also write the result as Markdown")
     parser.add_argument(
+        "--env", help="only the stacks of this environment (make diff ENV=...); all by default"
+    )
+    parser.add_argument(
         "--repo", type=Path, default=ROOT, help="the checkout to compare (this one)"
     )
     return parser.parse_known_args(argv)
@@ -247,6 +267,11 @@ def main(argv: Sequence[str]) -> int:
         except CommandFailed as error:
             print(f"fmp-diff: {error}", file=sys.stderr)
             return error.returncode
+        templates = of_environment(templates, args.env)
+        base = Side(base.label, of_environment(base.templates, args.env))
+        if args.env and not templates and not base.templates:
+            print(f"fmp-diff: no stack of environment {args.env!r} on either side", file=sys.stderr)
+            return 1
         diffs = compare(Side("the working tree", templates), base, app, workdir)
         impacts = change_impacts(load_templates(base.templates), load_templates(templates))
     print("\n".join(["", "Summary:", *summary(diffs)]))

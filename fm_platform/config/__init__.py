@@ -11,6 +11,10 @@ Sources, one at a time:
 2. or a ``fm_platform`` object in ``cdk.json``'s ``context`` (without ``config``);
 3. else the defaults: the training example and no endpoint (the demo fleet is in
    ``fmp-config.json``).
+
+A configuration with an ``environments`` list describes several environments (accounts,
+regions, overrides of the shared keys) and is read by
+:func:`fm_platform.config.environments.load_environments` instead.
 """
 
 from fm_platform.config.app import AppConfig, load_config

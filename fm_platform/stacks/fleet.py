@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from aws_cdk import CfnOutput, Environment, Stage, Token
@@ -74,6 +75,7 @@ from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarmOptions
 from fm_platform.constructs.observability.model_alarm import ModelAlarmOptions
 from fm_platform.constructs.observability.serverless_alarm import ServerlessEndpointAlarmOptions
+from fm_platform.constructs.observability.topic import NotificationTopicOptions
 from fm_platform.fleet.deciding.kinds import ASYNC, IC, MULTI, SERVERLESS, SINGLE
 from fm_platform.fleet.deciding.options import Shape
 from fm_platform.fleet.models.adapters import adapters_by_base
@@ -358,11 +360,18 @@ def stack_config(plan: Plan, catalog: Catalog, stack: str) -> InferenceConfig:
 
 
 def fleet_stacks(
-    scope: Construct, plan: Plan, catalog: Catalog, **stack_kwargs: Any
+    scope: Construct,
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+    dashboards: bool = True,
+    **stack_kwargs: Any,
 ) -> dict[str, InferenceStack]:
     """One :class:`InferenceStack` per plan stack, by stack name, all reading their models
     from one :class:`ModelArtifactsStack` named ``<catalog>-artifacts`` (deploy it and
-    upload the models first).
+    upload the models first). ``notifications`` and ``dashboards``: each inference stack's
+    (:class:`InferenceStack`), by default a topic without subscriber and a dashboard.
 
     Every stack is bound to the plan's region (its images, prices and ECR grants are that
     region's): their ``env`` is ``Environment(region=plan.region)`` with the account of an
@@ -383,6 +392,8 @@ def fleet_stacks(
             stack,
             config=stack_config(plan, catalog, stack),
             artifacts=artifacts.artifacts,
+            notifications=notifications,
+            dashboards=dashboards,
             description=f"fm_platform fleet {plan.catalog}: stack {stack} of "
             f"{len(plan.stacks)} (planned from a model catalog)",
             **stack_kwargs,
@@ -491,8 +502,30 @@ def _add_adapters(plan: Plan, catalog: Catalog, stacks: dict[str, InferenceStack
 def fleet_stacks_from_file(scope: Construct, catalog_path: str) -> dict[str, InferenceStack]:
     """Plan the catalog at ``catalog_path`` (keeping ``<catalog>.plan.json`` when it exists,
     with its region's prices, and writing it) and add its stacks to ``scope``."""
-    plan_file = default_plan_file(catalog_path)
+    return fleet_stacks(scope, *planned_catalog_file(catalog_path))
+
+
+def planned_catalog_file(
+    catalog_path: str, *, region: str | None = None, plan_file: str | Path | None = None
+) -> tuple[Plan, Catalog]:
+    """The catalog at ``catalog_path`` and its plan, kept in ``plan_file`` (by default
+    ``<catalog>.plan.json``): the previous plan is re-planned
+    (:func:`~fm_platform.fleet.planning.plan_catalog`) and the result written.
+
+    The plan is for ``region`` (its prices, Deep Learning Container accounts and the types
+    offered there); by default the previous plan's region, else us-east-1. A previous plan
+    of another region is refused: its endpoints' types and images are that region's."""
+    plan_file = Path(plan_file) if plan_file is not None else default_plan_file(catalog_path)
     previous = read_plan(plan_file)
-    planned = plan_catalog(catalog_path, previous.region if previous else DEFAULT_REGION, previous)
+    if region is None:
+        region = previous.region if previous else DEFAULT_REGION
+    elif previous is not None and previous.region != region:
+        raise ValueError(
+            f"plan file {plan_file} was made for {previous.region}, not {region}: its "
+            "types, prices and images are that region's; plan this region in a plan file of "
+            "its own (each environment has one by default), or move this one with fmp plan "
+            f"{catalog_path} --region {region} --plan-file {plan_file}"
+        )
+    planned = plan_catalog(catalog_path, region, previous)
     planned.plan.write(plan_file)
-    return fleet_stacks(scope, planned.plan, planned.served)
+    return planned.plan, planned.served

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from aws_cdk import CfnOutput, CfnResource, RemovalPolicy, Stack
+from aws_cdk import CfnOutput, CfnResource, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
@@ -70,6 +70,14 @@ class TrainingDataStack(Stack):
     HomeFileSystemId with a home file system; AccountingDatabaseEndpoint and
     AccountingDatabaseSecretArn with accounting; NotificationTopicArn with a topic.
     """
+
+    @property
+    def availability_zones(self) -> list[str]:
+        """The zones an environment-agnostic stack has (``Fn::GetAZs``), also in a stack
+        bound to an account and region (an environment's stage): the network places its
+        subnets by AZ ID, so the VPC needs no zone names, and synth no availability-zones
+        lookup (no credentials)."""
+        return [Fn.select(0, Fn.get_azs()), Fn.select(1, Fn.get_azs())]
 
     def __init__(
         self,
