@@ -34,7 +34,7 @@ from fm_platform.constructs.training.lifecycle import (
 )
 from fm_platform.core.options import options_values
 from fm_platform.rules.problems import Problems
-from fm_platform.stacks.training_data import TrainingDataStack
+from fm_platform.stacks.training_data import TrainingDataStack, companion_data_stack
 
 
 class TrainingStack(Stack):
@@ -96,7 +96,15 @@ class TrainingStack(Stack):
         config.check_slurm_features(problems)
         problems.raise_if_any()
         self.config = config
-        self.data = data or _data_stack(scope, construct_id, config, notifications, stack_kwargs)
+        self.data = data or companion_data_stack(
+            scope,
+            construct_id,
+            config,
+            notifications,
+            stack_kwargs,
+            "fm_platform: what the HyperPod training cluster keeps (network, FSx for Lustre, "
+            "lifecycle-script bucket, keys, logs)",
+        )
         self.network = self.data.network
         self.file_system = self.data.file_system
         home = self.data.home_file_system
@@ -195,26 +203,3 @@ class TrainingStack(Stack):
         }
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)
-
-
-def _data_stack(
-    scope: Construct,
-    construct_id: str,
-    config: TrainingConfig,
-    notifications: NotificationTopicOptions | None,
-    stack_kwargs: dict[str, Any],
-) -> TrainingDataStack:
-    """The data stack created for a TrainingStack given none: same environment and
-    synthesizer, its own name and description."""
-    kwargs = {k: v for k, v in stack_kwargs.items() if k not in ("description", "stack_name")}
-    if stack_kwargs.get("stack_name"):
-        kwargs["stack_name"] = f"{stack_kwargs['stack_name']}Data"
-    return TrainingDataStack(
-        scope,
-        f"{construct_id}Data",
-        config=config,
-        notifications=notifications,
-        description="fm_platform: what the HyperPod training cluster keeps (network, FSx "
-        "for Lustre, lifecycle-script bucket, keys, logs)",
-        **kwargs,
-    )

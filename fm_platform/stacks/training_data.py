@@ -206,3 +206,27 @@ def _retain_the_file_systems_network(network: ClusterNetwork) -> None:
     for resource in resources:
         if isinstance(resource, CfnResource):
             resource.apply_removal_policy(RemovalPolicy.RETAIN)
+
+
+def companion_data_stack(
+    scope: Construct,
+    construct_id: str,
+    config: TrainingConfig,
+    notifications: NotificationTopicOptions | None,
+    stack_kwargs: dict[str, Any],
+    description: str,
+) -> TrainingDataStack:
+    """The data stack a training stack creates when given none: ``<construct_id>Data``
+    with the training stack's environment and synthesizer, its own name
+    (``<stack name>Data``) and ``description``."""
+    kwargs = {k: v for k, v in stack_kwargs.items() if k not in ("description", "stack_name")}
+    if stack_kwargs.get("stack_name"):
+        kwargs["stack_name"] = f"{stack_kwargs['stack_name']}Data"
+    return TrainingDataStack(
+        scope,
+        f"{construct_id}Data",
+        config=config,
+        notifications=notifications,
+        description=description,
+        **kwargs,
+    )

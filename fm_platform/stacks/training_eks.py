@@ -20,7 +20,7 @@ from fm_platform.constructs.training.eks_options import (
 )
 from fm_platform.constructs.training.hyperpod_eks import HyperPodEksCluster, HyperPodEksClusterProps
 from fm_platform.rules.problems import Problems
-from fm_platform.stacks.training_data import TrainingDataStack
+from fm_platform.stacks.training_data import TrainingDataStack, companion_data_stack
 
 #: The Helm release and namespace AWS's install instructions use for the chart.
 DEPENDENCIES_RELEASE = "hyperpod-dependencies"
@@ -67,7 +67,15 @@ class TrainingEksStack(Stack):
         # check_orchestrator reported an absent eks.
         options = cast(EksOptions, config.eks)
         self.config = config
-        self.data = data or _data_stack(scope, construct_id, config, notifications, stack_kwargs)
+        self.data = data or companion_data_stack(
+            scope,
+            construct_id,
+            config,
+            notifications,
+            stack_kwargs,
+            "fm_platform: what the HyperPod training cluster keeps (network, FSx for Lustre, "
+            "keys, logs)",
+        )
         network = self.data.network
         subnets = self.data.control_plane_subnets or network.database_subnets()
         self.control_plane = EksControlPlane(
@@ -159,27 +167,4 @@ def dependencies_chart_command(commit: str) -> str:
         f"helm dependency update {chart} && "
         f"helm upgrade --install {DEPENDENCIES_RELEASE} {chart} "
         f"--namespace {DEPENDENCIES_NAMESPACE}"
-    )
-
-
-def _data_stack(
-    scope: Construct,
-    construct_id: str,
-    config: TrainingConfig,
-    notifications: NotificationTopicOptions | None,
-    stack_kwargs: dict[str, Any],
-) -> TrainingDataStack:
-    """The data stack created for a TrainingEksStack given none: same environment, its own
-    name and description."""
-    kwargs = {k: v for k, v in stack_kwargs.items() if k not in ("description", "stack_name")}
-    if stack_kwargs.get("stack_name"):
-        kwargs["stack_name"] = f"{stack_kwargs['stack_name']}Data"
-    return TrainingDataStack(
-        scope,
-        f"{construct_id}Data",
-        config=config,
-        notifications=notifications,
-        description="fm_platform: what the HyperPod training cluster keeps (network, FSx "
-        "for Lustre, keys, logs)",
-        **kwargs,
     )
