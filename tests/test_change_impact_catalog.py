@@ -29,7 +29,15 @@ MODELS = [
     # g6e: the measured ml.g5.2xlarge copies would otherwise win and rename the endpoint
     {"name": "chat-8b", "architecture": "llama-3.1-8b", "peak_rpm": 180, "instance_family": "g6e"},
     {"name": "chat-70b", "architecture": "llama-3.1-70b", "peak_rpm": 60},
-    {"name": "emb-a", "architecture": "bge-large-en-v1.5", "framework": "pytorch", "peak_rpm": 600},
+    # dedicated: a single-model endpoint of its own, which the changed plan removes
+    {
+        "name": "emb-a",
+        "architecture": "bge-large-en-v1.5",
+        "framework": "pytorch",
+        "peak_rpm": 600,
+        "isolation": "dedicated",
+        "isolation_reason": "a tenant's own endpoint",
+    },
 ]
 ADDED = {
     "name": "chat-8b-b",
