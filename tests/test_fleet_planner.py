@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import re
 import subprocess
@@ -361,3 +362,14 @@ def test_hub_models_get_inference_components_endpoints_of_their_own():
         "it downloads its weights from the hub and its endpoint is network-isolated; hub "
         "models get endpoints of their own"
     )
+
+
+def test_planning_leaves_the_garbage_collector_as_it_found_it():
+    plan_fleet(example(10))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        plan_fleet(example(10))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -41,7 +41,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from fm_platform.fleet.deciding.kinds import KINDS, min_copies
-from fm_platform.fleet.placing.planner import Assessed, Planner
+from fm_platform.fleet.placing.planner import Assessed, Planner, without_cycle_collection
 
 if TYPE_CHECKING:
     from fm_platform.fleet.outputs.relaxation import Columns, Program
@@ -147,4 +147,5 @@ def lower_bound(planner: Planner) -> float:
     """The relaxation's optimum in USD per hour for a planner that has assessed its models
     (:meth:`~fm_platform.fleet.placing.planner.Planner.assess_all`; placing them changes nothing).
     Raises ``ImportError`` (naming the extra to install) when highspy is missing."""
-    return program(planner).reduced_optimum()
+    with without_cycle_collection():
+        return program(planner).reduced_optimum()
