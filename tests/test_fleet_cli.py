@@ -233,3 +233,19 @@ def test_unreadable_or_malformed_catalogs_are_one_line_each(tmp_path, capsys):
     assert main(["plan", str(broken)]) == 1
     err = capsys.readouterr().err
     assert "is not valid yaml" in err and "Traceback" not in err
+
+
+def test_explain_takes_an_adapter_and_explains_its_base(tmp_path, capsys):
+    catalog = ROOT / "examples" / "platform-team.yaml"
+    plan_file = tmp_path / "platform-team.plan.json"
+    plan_file.write_text((ROOT / "examples" / "platform-team.plan.json").read_text())
+    assert (
+        main(["plan", str(catalog), "--plan-file", str(plan_file), "--explain", "acme-support"])
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "acme-support: a LoRA adapter served on chat-base-7b's copies (no compute of its own; "
+        "chat-base-7b is sized for its adapters' traffic); what follows is chat-base-7b's"
+    )
+    assert out[1].startswith("chat-base-7b: ")

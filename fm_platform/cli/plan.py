@@ -130,6 +130,13 @@ def _region(args: argparse.Namespace, previous: Plan | None) -> tuple[str, str]:
 def _explain(planned: PlannedCatalog, name: str, region_line: str) -> None:
     """`fmp plan --explain NAME`: why the model got its option, how it is served and what
     the catalog's choices cost it."""
+    base = next((p.name for p in planned.plan.placements.values() if name in p.adapters), None)
+    if base is not None:
+        print(
+            f"{name}: a LoRA adapter served on {base}'s copies (no compute of its own; "
+            f"{base} is sized for its adapters' traffic); what follows is {base}'s"
+        )
+        name = base
     if name not in planned.plan.placements:
         raise ValueError(f"--explain {name!r}: no such model in the catalog")
     print(explain(planned.planner, name))
