@@ -77,3 +77,23 @@ def architecture(name: str) -> Architecture:
     record = dict(_records()[name])
     record.setdefault("active_params_b", record["params_b"])
     return Architecture(name=name, **record)
+
+
+def architectures_table() -> str:
+    """Every shipped architecture as a Markdown table, by task then name: its task,
+    parameters (active ones of a mixture of experts), context and source (the table of
+    docs/architectures.md; ``python -m fm_platform.fleet.models.architectures`` prints it)."""
+    rows = [
+        "| architecture | task | parameters (B) | context | source |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for a in sorted(map(architecture, known_architectures()), key=lambda a: (a.task, a.name)):
+        active = f" ({a.active_params_b:g} active)" if a.active_params_b != a.params_b else ""
+        rows.append(
+            f"| `{a.name}` | {a.task} | {a.params_b:g}{active} | {a.max_context:,} | {a.source} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(architectures_table(), end="")
