@@ -158,3 +158,22 @@ def test_a_plan_file_writes_moved_from_only_for_moved_models():
     plan = plan_from_json(text)
     assert {p.moved_from for p in plan.placements.values()} == {""}
     assert plan.to_json() == text
+
+
+def test_the_changes_name_endpoints_added_and_removed_with_their_instances():
+    small = {"name": "m", "architecture": "llama-3.1-8b", "peak_rpm": 60, "instance_family": "g6e"}
+    before = plan_from_json(plan_fleet(catalog([small])).to_json())
+    planner = Planner(catalog([{**small, "architecture": "llama-3.1-70b"}]), before)
+    after = planner.run()
+    (old,) = before.endpoints.values()
+    (new,) = after.endpoints.values()
+    assert old.name != new.name
+    lines = plan_changes(before, after, planner.moves)
+    assert (
+        f"endpoints added: {new.name} ({new.kind}, {new.min_instances}-{new.max_instances} x "
+        f"{new.instance_type}, stack {new.stack})"
+    ) in lines
+    assert (
+        f"endpoints removed: {old.name} ({old.kind}, {old.min_instances}-{old.max_instances} x "
+        f"ml.g6e.xlarge, stack {old.stack})"
+    ) in lines

@@ -29,9 +29,7 @@ def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]
         old_e = previous.endpoints.get(name)
         if old_e is not None:
             lines.extend(_endpoint_lines(name, old_e, e))
-    gone = [n for n in previous.endpoints if n not in plan.endpoints]
-    if gone:
-        lines.append("endpoints removed: " + ", ".join(gone))
+    lines.extend(_opened_and_closed(previous, plan))
     lines.extend(_cost_lines(previous, plan, changed=bool(lines)))
     return lines
 
@@ -76,8 +74,10 @@ def _placement_line(
 
 
 def _endpoint_lines(name: str, old_e: EndpointPlan, e: EndpointPlan) -> list[str]:
-    """How endpoint ``name``'s instance counts and fallback pools changed."""
+    """How endpoint ``name``'s stack, instance counts and fallback pools changed."""
     lines = []
+    if old_e.stack != e.stack:
+        lines.append(f"endpoint {name}: moved from stack {old_e.stack} to {e.stack}")
     if (old_e.min_instances, old_e.max_instances) != (e.min_instances, e.max_instances):
         lines.append(
             f"endpoint {name}: instances {old_e.min_instances}-{old_e.max_instances} -> "
@@ -92,6 +92,25 @@ def _endpoint_lines(name: str, old_e: EndpointPlan, e: EndpointPlan) -> list[str
             f"-> {', '.join(e.fallback_types) or 'none'}{replaces}"
         )
     return lines
+
+
+def _opened_and_closed(previous: Plan, plan: Plan) -> list[str]:
+    """The endpoints the re-plan opens and those it removes, each with its kind, instances
+    and stack."""
+    added = [e for n, e in plan.endpoints.items() if n not in previous.endpoints]
+    gone = [e for n, e in previous.endpoints.items() if n not in plan.endpoints]
+    lines = []
+    if added:
+        lines.append("endpoints added: " + ", ".join(map(_endpoint_summary, added)))
+    if gone:
+        lines.append("endpoints removed: " + ", ".join(map(_endpoint_summary, gone)))
+    return lines
+
+
+def _endpoint_summary(e: EndpointPlan) -> str:
+    """``ic-g5-001 (inference-components, 1-4 x ml.g5.12xlarge, stack fleet-01)``."""
+    instances = f"{e.min_instances}-{e.max_instances} x {e.instance_type}"
+    return f"{e.name} ({e.kind}, {instances}, stack {e.stack})"
 
 
 def _cost_lines(previous: Plan, plan: Plan, changed: bool) -> list[str]:
