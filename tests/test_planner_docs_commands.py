@@ -27,11 +27,10 @@ def commands(kind: str = "sh") -> list[str]:
 
 
 def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**synth_env(), "PATH": f"{ROOT / '.venv' / 'bin'}:{synth_env()['PATH']}"}
     return subprocess.run(
         ["bash", "-c", command],
         cwd=cwd,
-        env=env,
+        env=synth_env(),  # the virtualenv's bin (fmp, make's tools) first
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -150,11 +150,6 @@ def score(model: ModelEntry, copy_gib: float, rpm: float, max_copies: int, to_ze
     return _scores(model, latency, isolation, copy_gib, rpm, max_copies, to_zero)
 
 
-def mean_scores(scores: list[Scores]) -> Scores:
-    """The mean of each axis (a group's chart)."""
-    return Scores(*(round(sum(s.values()[i] for s in scores) / len(scores), 3) for i in range(5)))
-
-
 def tolerates_cold_start(
     model: ModelEntry, latency: float, weights: Mapping[str, float]
 ) -> tuple[bool, str]:
