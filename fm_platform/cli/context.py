@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol, TextIO
 
@@ -24,11 +25,19 @@ class ClientFactory(Protocol):
 class SessionClients:
     """Clients from one boto3 session, created on first use and reused.
 
-    `profile` and `region` default to the usual boto3 resolution (environment, config files).
+    `profile` defaults to boto3's resolution; `region` to AWS_REGION, then boto3's
+    (AWS_DEFAULT_REGION, then the profile's region). botocore reads AWS_DEFAULT_REGION only;
+    the AWS SDKs and Tools Reference Guide, "AWS Region", names AWS_REGION first.
     """
 
-    def __init__(self, *, region: str | None = None, profile: str | None = None) -> None:
-        self.region = region
+    def __init__(
+        self,
+        *,
+        region: str | None = None,
+        profile: str | None = None,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
+        self.region = region or environ.get("AWS_REGION") or None
         self.profile = profile
         self._session: Any = None
         self._clients: dict[str, Any] = {}
