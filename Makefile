@@ -65,16 +65,17 @@ deploy: $(SYNTH_READY)
 	$(BIN)/python scripts/deploy_cost.py --confirm $(if $(YES),--yes) $(if $(ENV),--env $(ENV)) -- $(ARGS)
 	$(CDK) deploy $(STACKS) $(ARGS)
 
-# Every stack of the app, dependents first (`cdk destroy --all --force` of the assembly
-# just synthesized), then what remains: retained resources, the VPC's default security
-# group, the log groups the services created, with the commands that remove them (names
-# recorded from CloudFormation before the destroy; AWS_PROFILE / AWS_DEFAULT_REGION pick the
-# account and region, as for the CDK CLI). The listing is also kept in cdk.out/remains.txt.
+# The stacks of the app (STACKS and ENV as for deploy; stages included), dependents first
+# (`cdk destroy` of the assembly just synthesized), then what remains: retained resources,
+# the VPC's default security group, the log groups the services created, with the commands
+# that remove them (names recorded from CloudFormation before the destroy, in each stack's
+# region; AWS_PROFILE picks the account, as for the CDK CLI). The listing is also kept in
+# cdk.out/remains.txt.
 destroy: $(SYNTH_READY)
-	$(CDK) synth --quiet --output cdk.out $(ARGS)
-	$(BIN)/python scripts/destroy_leftovers.py cdk.out --record cdk.out/deployed.json
-	$(CDK) destroy --all --force --app cdk.out $(ARGS)
-	$(BIN)/python scripts/destroy_leftovers.py cdk.out --deployed cdk.out/deployed.json > cdk.out/remains.txt
+	$(CDK) synth --quiet --output cdk.out $(ENV_STACKS) $(ARGS)
+	$(BIN)/python scripts/destroy_leftovers.py cdk.out $(if $(ENV),--env $(ENV)) --record cdk.out/deployed.json
+	$(CDK) destroy $(STACKS) --force --app cdk.out $(ARGS)
+	$(BIN)/python scripts/destroy_leftovers.py cdk.out $(if $(ENV),--env $(ENV)) --deployed cdk.out/deployed.json > cdk.out/remains.txt
 	cat cdk.out/remains.txt
 
 # make test: the whole suite, as CI runs it (.ci/run: `make lint`, then `make test`),

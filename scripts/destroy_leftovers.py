@@ -3,13 +3,15 @@
 commands that remove it (see :mod:`leftovers`). Run by ``make destroy``:
 
 1. ``destroy_leftovers.py cdk.out --record cdk.out/deployed.json`` before the destroy:
-   asks CloudFormation (boto3's default credentials and region, as the CDK CLI's) for each
-   stack's ID, outputs and physical resource IDs; a stack that is not deployed is left out;
+   asks CloudFormation (boto3's default credentials; the stack's region, else the default
+   region, as the CDK CLI) for each stack's ID, outputs and physical resource IDs; a stack
+   that is not deployed is left out;
 2. ``destroy_leftovers.py cdk.out --deployed cdk.out/deployed.json`` after it: the listing
    with the recorded names.
 
 Without either option it lists offline, from the templates alone, with placeholders for
-the names the templates do not fix.
+the names the templates do not fix. ``--env NAME`` keeps the stacks of that environment's
+stage (``make destroy ENV=NAME``); without it every stack, those in stages included.
 """
 
 from __future__ import annotations
@@ -58,14 +60,22 @@ def main(argv: Sequence[str]) -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--record", type=Path, help="record the deployed stacks into this file")
     group.add_argument("--deployed", type=Path, help="list with the names recorded in this file")
+    parser.add_argument("--env", help="only the stacks of this environment's stage")
     args = parser.parse_args(argv)
     assembly = Assembly.load(args.assembly)
+    if args.env:
+        assembly = assembly.of_stage(args.env)
     if args.record:
         import boto3
         from botocore.exceptions import BotoCoreError, ClientError
 
+        regions = {stack.region for stack in assembly.stacks.values()}
         try:
-            deployed = record(boto3.client("cloudformation"), assembly.stacks)
+            deployed = {}
+            for region in sorted(regions, key=str):
+                client = boto3.client("cloudformation", region_name=region)
+                names = [n for n, s in assembly.stacks.items() if s.region == region]
+                deployed.update(record(client, names))
         except (BotoCoreError, ClientError) as error:
             print(f"destroy_leftovers: cannot read the deployed stacks: {error}", file=sys.stderr)
             return 1

@@ -29,6 +29,10 @@ class Stack:
     paths: dict[str, str]
     #: names of the stacks this one depends on (manifest ``dependencies``)
     depends_on: list[str]
+    #: the construct path of the stack (``prod/FmpTraining`` in a stage), its display name
+    path: str = ""
+    #: the stack's region when the app fixes it, else None (the CLI's default region)
+    region: str | None = None
 
     @property
     def resources(self) -> dict[str, dict[str, Any]]:
@@ -46,25 +50,18 @@ class Assembly:
 
     @classmethod
     def load(cls, directory: Path) -> Assembly:
-        manifest = json.loads((directory / "manifest.json").read_text())
+        """Every stack of the assembly in ``directory``, those of its stages (nested
+        assemblies, ``cdk:cloud-assembly`` artifacts) included."""
         stacks: dict[str, Stack] = {}
-        for artifact_id, artifact in manifest.get("artifacts", {}).items():
-            if artifact.get("type") != "aws:cloudformation:stack":
-                continue
-            properties = artifact.get("properties", {})
-            template = json.loads((directory / properties["templateFile"]).read_text())
-            metadata = dict(artifact.get("metadata", {}))
-            extra = artifact.get("additionalMetadataFile")
-            if extra:
-                metadata.update(json.loads((directory / extra).read_text()))
-            name = properties.get("stackName") or artifact.get("displayName") or artifact_id
-            stacks[name] = Stack(
-                name=name,
-                template=template,
-                paths=_logical_id_paths(metadata),
-                depends_on=list(artifact.get("dependencies", [])),
-            )
+        _load_stacks(directory, stacks)
         assembly = cls(stacks=stacks)
+        assembly.exports = assembly._exports()
+        return assembly
+
+    def of_stage(self, stage: str) -> Assembly:
+        """The stacks directly in stage ``stage`` (the CDK CLI's pattern ``'**/<stage>/*'``)."""
+        stacks = {n: s for n, s in self.stacks.items() if s.path.split("/")[-2:-1] == [stage]}
+        assembly = Assembly(stacks=stacks)
         assembly.exports = assembly._exports()
         return assembly
 
@@ -187,3 +184,38 @@ def literal(value: Any) -> str | None:
     if isinstance(value, str | int | float):
         return str(value)
     return None
+
+
+def _load_stacks(directory: Path, stacks: dict[str, Stack]) -> None:
+    manifest = json.loads((directory / "manifest.json").read_text())
+    artifacts = manifest.get("artifacts", {})
+    names: dict[str, str] = {}
+    loaded: list[tuple[Stack, list[str]]] = []
+    for artifact_id, artifact in artifacts.items():
+        properties = artifact.get("properties", {})
+        if artifact.get("type") == "cdk:cloud-assembly":
+            _load_stacks(directory / properties["directoryName"], stacks)
+            continue
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        template = json.loads((directory / properties["templateFile"]).read_text())
+        metadata = dict(artifact.get("metadata", {}))
+        extra = artifact.get("additionalMetadataFile")
+        if extra:
+            metadata.update(json.loads((directory / extra).read_text()))
+        name = properties.get("stackName") or artifact.get("displayName") or artifact_id
+        names[artifact_id] = name
+        region = str(artifact.get("environment", "")).rsplit("/", 1)[-1]
+        stack = Stack(
+            name=name,
+            template=template,
+            paths=_logical_id_paths(metadata),
+            depends_on=[],
+            path=artifact.get("displayName") or name,
+            region=None if region in ("", "unknown-region") else region,
+        )
+        loaded.append((stack, list(artifact.get("dependencies", []))))
+        stacks[name] = stack
+    # The manifest names dependencies by artifact ID; a stage's stack name differs from it.
+    for stack, dependencies in loaded:
+        stack.depends_on = [names.get(dependency, dependency) for dependency in dependencies]

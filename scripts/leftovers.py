@@ -283,7 +283,9 @@ def render(leftovers: Leftovers) -> str:
             items = pick(stack)
             if not items:
                 continue
-            lines += ["", f"{stack}: {title}"]
+            region = leftovers.assembly.stacks[stack].region
+            where = f" (region {region}: run the commands with --region {region})" if region else ""
+            lines += ["", f"{stack}{where}: {title}"]
             for item in items:
                 lines.append(f"  - {item.what}: {item.name}" if item.name else f"  - {item.what}")
                 if item.note:

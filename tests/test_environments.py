@@ -34,6 +34,8 @@ from tests.support import ROOT, new_app, normalized
 sys.path.insert(0, str(ROOT / "scripts"))
 from deploy_cost import environments_report  # noqa: E402
 from diff_stacks import of_environment, stack_templates  # noqa: E402
+from docs_assembly import Assembly  # noqa: E402
+from leftovers import Leftovers, render  # noqa: E402
 
 EXAMPLE = Path("examples") / "environments"
 CONFIG = EXAMPLE / "platform.json"
@@ -247,6 +249,29 @@ def test_the_diff_reads_every_stage_and_keeps_one_environment(example):
     assert order.index("prod/team-artifacts") < order.index("prod/team-01")
     assert list(of_environment(found, "prod")) == [s for s in order if s.startswith("prod/")]
     assert of_environment(found, None) == found
+
+
+def test_destroy_lists_one_environments_leftovers_in_its_region(example):
+    _, assembly, _ = example
+    everything = Assembly.load(Path(assembly.directory))
+    assert sorted(s.path for s in everything.stacks.values()) == sorted(STACKS)
+    prod = everything.of_stage("prod")
+    assert sorted(s.path for s in prod.stacks.values()) == [
+        s for s in sorted(STACKS) if s.startswith("prod/")
+    ]
+    assert {s.region for s in prod.stacks.values()} == {"eu-west-1"}
+    leftovers = Leftovers(prod)
+    # Dependents first: the cluster before its data stack, a fleet stack before its artifacts.
+    assert leftovers.stacks.index("prod-FmpTraining") < leftovers.stacks.index(
+        "prod-FmpTrainingData"
+    )
+    assert leftovers.stacks.index("prod-team-01") < leftovers.stacks.index("prod-team-artifacts")
+    listing = render(leftovers)
+    assert (
+        "prod-FmpTrainingData (region eu-west-1: run the commands with --region eu-west-1)"
+        in listing
+    )
+    assert "dev-" not in listing
 
 
 def test_deploy_prices_the_environment_in_its_region_with_its_fleet(example):
