@@ -140,16 +140,13 @@ def _idle_minimum(e: EndpointPlan, ps: list[Placement], w: float, price: float) 
     in."""
     if e.max_instances <= e.min_instances:
         return 0.0
-    _, bases = _increments(e, ps)
-    kind = KINDS[e.kind]
-    spec = instance_spec(e.instance_type)
-    if kind.packs_devices:
-        per_instance = float(spec.accelerator_count)
-    elif kind.pools_memory:
-        per_instance = spec.memory_mib * MME_MEMORY_SHARE
-    else:
-        per_instance = 1.0
-    used = sum(bases) / per_instance if per_instance else 0.0
+    kind, spec = KINDS[e.kind], instance_spec(e.instance_type)
+    if kind.pools_memory:
+        used = sum(p.memory_mib for p in ps) / (spec.memory_mib * MME_MEMORY_SHARE)
+    elif kind.packs_devices and spec.accelerator_count:
+        used = sum(p.min_copies * p.accelerators for p in ps) / spec.accelerator_count
+    else:  # a copy per instance (on CPU, a copy's option costs the whole instance)
+        used = sum(p.min_copies for p in ps)
     return max(0.0, (1 - w) * (e.min_instances - used) * price)
 
 
