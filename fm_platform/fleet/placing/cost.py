@@ -12,10 +12,30 @@ instances, where a_m = active_hours / 24 and D_m is what model m adds between mi
 maximum scale: (max - min copies) x accelerators per copy on Inference Components, the
 instances its peak traffic keeps busy on a multi-model endpoint (one model: w = a; an
 asynchronous endpoint runs no instance at minimum, so its expected cost is a x its
-instances at peak). The
-endpoint's expected cost is split among its models: the minimum by their minimum copies'
-accelerators (multi-model: memory), the rest by a_m x D_m. A month is 730 hours (the AWS
-pricing calculator's). The same E is what :mod:`fm_platform.fleet.outputs.bound` bounds.
+instances at peak). A month is 730 hours (the AWS pricing calculator's). The same E is
+what :mod:`fm_platform.fleet.outputs.bound` bounds.
+
+A model's monthly cost (:class:`ModelCost`, the one figure the model table, the reasons,
+``--explain``, the plan file and the charts print) is its endpoint's expected cost split
+into three named parts:
+
+- ``own``: what its option costs at its planned copies and active hours
+  (:meth:`fm_platform.fleet.deciding.options.Option.expected_hourly`: its copies' share of
+  the instances while they run), the figure its decision compared;
+- ``idle_minimum``: its share of the instances the endpoint keeps at minimum scale that
+  no minimum copy uses, for the share of the time the endpoint sits at its minimum
+  (1 - w); none on an endpoint whose minimum is its maximum (it never scales in);
+- ``unfilled``: its share of the rest of the endpoint's expected cost that no copy uses
+  (instances rounded up at peak, a multi-model endpoint's memory beyond its models').
+
+Both shares go by ``own``, so the models' totals add up to the endpoint's expected cost,
+and no part is negative: on Inference Components, single-model and asynchronous
+endpoints E x price >= the models' own costs (the instances at minimum and at peak hold
+the copies then). A multi-model option's own cost counts the larger of its memory and its
+traffic share while active, where the endpoint's instances hold both at once; when its
+models' own costs come to more than the endpoint's expected cost (rarely, by a few
+dollars), each model's total is its own cost. Each part is rounded to whole dollars a
+month by the running sum, so the parts add up to the total.
 
 A serverless endpoint has no instances and costs nothing while idle: its model's expected
 cost is a x its peak requests per hour x its ``cost_per_request``, its minimum 0, its
