@@ -90,6 +90,11 @@ def _bar(plan: Plan, e: EndpointPlan) -> Bar:
     )
 
 
+def _plain(text: str) -> str:
+    """``text`` for matplotlib, whose text reads a pair of ``$`` as mathematics."""
+    return text.replace("$", r"\$")
+
+
 def overview_bars(plan: Plan) -> list[Bar]:
     """What the overview draws, cheapest endpoint first (drawn at the bottom)."""
     endpoints = sorted(plan.endpoints.values(), key=lambda e: (e.expected_hourly, e.name))
@@ -112,15 +117,15 @@ def draw_overview(plan: Plan, path: Path) -> Path:
         left = [x + w for x, w in zip(left, widths, strict=True)]
     low = [b.minimum for b in bars]
     ax.scatter(low, ys, color="#1b3a57", marker="|", s=200, zorder=3, label="minimum scale")
-    ax.set_yticks(list(ys), [b.label for b in bars], fontsize=7)
+    ax.set_yticks(list(ys), [_plain(b.label) for b in bars], fontsize=7)
     ax.set_xlabel(f"USD a month ({plan.region} on-demand prices, {HOURS_PER_MONTH} h)")
     cost = plan_cost(plan)
-    ax.set_title(
+    title = (
         f"{plan.catalog}: {len(plan.placements)} models, {usd(cost.expected_monthly)} a month "
         f"expected\n({usd(cost.min_hourly * HOURS_PER_MONTH)} at minimum, "
-        f"{usd(cost.max_hourly * HOURS_PER_MONTH)} at maximum scale)",
-        fontsize=9,
+        f"{usd(cost.max_hourly * HOURS_PER_MONTH)} at maximum scale)"
     )
+    ax.set_title(_plain(title), fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
