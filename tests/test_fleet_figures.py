@@ -15,9 +15,9 @@ import yaml
 from fm_platform.cli.main import main
 from fm_platform.fleet.deciding.choices import choice_costs
 from fm_platform.fleet.outputs.charts import overview_bars
-from fm_platform.fleet.outputs.plan import default_plan_file, read_plan
+from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, default_plan_file, read_plan
 from fm_platform.fleet.outputs.report import MODEL_HEADERS, explain
-from fm_platform.fleet.placing.cost import PLACED, model_cost
+from fm_platform.fleet.placing.cost import PLACED, model_cost, price_endpoint
 from fm_platform.fleet.placing.planner import Planner
 from fm_platform.fleet.planning import plan_catalog
 from tests.fleet_support import catalog, realistic_catalog_data
@@ -167,3 +167,35 @@ def test_no_choice_costs_less_than_the_best_plan_without_it():
             assert cost.monthly_with == totals
             assert cost.monthly_without <= owns, cost
     assert seen["group"] >= 4 and seen["isolation"] >= 3
+
+
+def test_an_endpoint_splits_its_unused_capacity_into_idle_minimum_and_unfilled_by_own_cost():
+    # 8 GPUs an instance: a 4-GPU copy all day, and 1-8 one-GPU copies (8 at peak) 12 h a
+    # day: 1 instance at minimum (5 GPUs used), 2 at peak (12 used), 1.5 expected
+    e = EndpointPlan("ic", "inference-components", "ml.p4d.24xlarge", "s", "g", ["a", "b"])
+    a = Placement("a", "ic", accelerators=4, own_hourly=4 / 8)
+    b = Placement("b", "ic", accelerators=1, max_copies=8, active_hours=12)
+    b.own_hourly = (1 + 0.5 * 7) / 8
+    e.min_instances, e.max_instances = 1, 2
+    price_endpoint(e, [a, b], 1.0)
+    assert e.expected_hourly == 1.5
+    costs = [model_cost(a), model_cost(b)]
+    assert [c.own for c in costs] == [365, 411]
+    # idle minimum: 3 of 8 GPUs half the time; unfilled: 4 of 16 GPUs the other half
+    assert sum(c.idle_minimum for c in costs) == pytest.approx(3 / 8 * 0.5 * 730, abs=1)
+    assert sum(c.unfilled for c in costs) == pytest.approx(4 / 8 * 0.5 * 730, abs=1)
+    assert sum(c.total for c in costs) == pytest.approx(1.5 * 730, abs=1)
+    # shares by own cost
+    assert costs[0].idle_minimum / costs[1].idle_minimum == pytest.approx(365 / 410.6, rel=0.02)
+    assert model_cost(a).breakdown() == (
+        f"own $365 + idle minimum ${costs[0].idle_minimum} + unfilled share "
+        f"${costs[0].unfilled} = ${costs[0].total:,} a month"
+    )
+
+
+def test_the_overview_labels_each_endpoint_with_its_costliest_models_figures():
+    planned = plan_catalog(ROOT / "examples" / "catalog.yaml", "us-east-1", None)
+    for bar in overview_bars(planned.plan):
+        name, cost = bar.models[0]
+        assert f"{name} ${cost.total:,}" in bar.label
+        assert all(c.total <= cost.total for _, c in bar.models)
