@@ -450,9 +450,8 @@ class Planner:
             decision = self.assessed[name].decision
             if decision is not None and old.reason.startswith(decision.reason):
                 # the same decision, placed as explained then, at today's own cost
-                placement.reason = placed_reason(
-                    old.reason, placement.own_hourly, _decided_hourly(decision, model.active_hours)
-                )
+                decided = _decided_hourly(decision, placement.active_hours)
+                placement.reason = placed_reason(old.reason, placement.own_hourly, decided)
             self.plan.placements[name] = placement
             endpoint.models.append(name)
         for name in [n for n, e in self.plan.endpoints.items() if not e.models]:
