@@ -8,6 +8,7 @@ import yaml
 
 from fm_platform.cli.main import main
 from fm_platform.fleet.deciding.choices import choice_costs, choice_lines, choice_warnings
+from fm_platform.fleet.placing.cost import model_cost
 from fm_platform.fleet.placing.planner import Planner
 from tests.fleet_support import catalog
 
@@ -37,13 +38,18 @@ def test_each_group_and_dedicated_model_is_priced_with_and_without_its_choice():
     assert set(costs) == {"group pair", "isolation of pii-8b"}
     pair = costs["group pair"]
     assert pair.models == ("qwen-14b", "nemo-12b")
-    assert pair.extra_monthly is not None and pair.monthly_without is not None
+    assert pair.monthly_with == sum(
+        model_cost(planner.plan.placements[n]).total for n in pair.models
+    )
     assert pair.monthly_with == pytest.approx(
-        sum(planner.plan.placements[n].expected_hourly for n in pair.models) * 730
+        sum(planner.plan.placements[n].expected_hourly for n in pair.models) * 730, abs=1
     )
     assert 0 < pair.monthly_without < pair.monthly_with / 2
     line = choice_lines([pair])[0]
-    assert line.startswith("  group pair: $") and "without it: +$" in line
+    assert line == (
+        f"  group pair: ${pair.monthly_with:,} a month, ${pair.monthly_without:,} without it "
+        f"({', '.join(dict.fromkeys(pair.without))}): +${pair.extra_monthly:,}"
+    )
     assert choice_warnings([pair], pair.extra_monthly + 1) == []
     (warning,) = choice_warnings([pair], 0)
     assert warning.startswith("group pair costs $") and "(qwen-14b, nemo-12b)" in warning

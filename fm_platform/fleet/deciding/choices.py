@@ -3,20 +3,26 @@
 A choice that forces a placement can cost more than the plan without it: a group of two
 12-14B models on a whole p4de pays the instance, where each alone would take a share of a
 shared endpoint. Per group and per dedicated model, the cost with the choice is its
-endpoints' expected cost (the models' shares of them); without it, each model's cheapest
-Inference Components option at its share of an instance (its copies at expected scale),
-the cost it would have packed with others. The difference is shown per month under the
+models' monthly cost in the plan (:func:`fm_platform.fleet.placing.cost.model_cost`: own
+cost, idle minimum and unfilled share); without it, each model's best option over every
+kind and instance type its catalog entry allows once the choice is gone (its other
+constraints stay: cold starts, request body, batch work, weights from the hub), at its own
+cost (its copies' share of the instances, as if it packed with others; its planned option
+is one of these). Each model's total is at least its own cost, which is at least that
+best: a choice never costs less than nothing. The difference is shown per month under the
 model table and in ``--explain``, and the run warns when it exceeds the catalog's
 ``choice_warning_monthly`` (USD a month; by default 500).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 
-from fm_platform.fleet.deciding.kinds import KINDS
-from fm_platform.fleet.placing.cost import HOURS_PER_MONTH
+from fm_platform.fleet.deciding.fitness import allowed_without_choices
+from fm_platform.fleet.deciding.kinds import min_copies
+from fm_platform.fleet.placing.cost import model_cost, monthly, usd
 from fm_platform.fleet.placing.planner import Planner
 
 #: USD a month above which a choice's extra cost is warned about.
@@ -25,36 +31,40 @@ DEFAULT_WARNING_MONTHLY = 500.0
 
 @dataclass(frozen=True)
 class ChoiceCost:
-    """A choice (``group <name>`` or ``isolation of <model>``), its models, and their
-    expected cost per month with and without it (None: no shared option exists)."""
+    """A choice (``group <name>`` or ``isolation of <model>``), its models, their cost in
+    whole USD a month with it, without it, and the best options without it
+    (``kind on type`` per model)."""
 
     choice: str
     models: tuple[str, ...]
-    monthly_with: float
-    monthly_without: float | None
+    monthly_with: int
+    monthly_without: int
+    without: tuple[str, ...]
 
     @property
-    def extra_monthly(self) -> float | None:
-        if self.monthly_without is None:
-            return None
+    def extra_monthly(self) -> int:
         return self.monthly_with - self.monthly_without
 
 
-def _shared_hourly(planner: Planner, name: str) -> float | None:
-    known = planner.assessed.get(name)
-    # the cost of sharing: the cheapest option on a kind that packs copies onto devices
-    options = [
-        option
-        for kind, kind_options in (known.assessment.options.items() if known else ())
-        if KINDS[kind].packs_devices
-        for option in kind_options
-    ]
-    if not options:
-        return None
-    entry = planner.models[name]
+def best_without(planner: Planner, name: str) -> tuple[float, str]:
+    """USD per hour of ``name``'s best option were its catalog choice gone (module
+    docstring), and that option as ``kind on type``."""
+    known = planner.assessed[name]
     placement = planner.plan.placements[name]
-    low = min(1, placement.min_copies)
-    return min(o.expected_hourly(low, entry.active_hours) for o in options)
+    endpoint = planner.plan.endpoints[placement.endpoint]
+    best = (placement.own_hourly, f"{endpoint.kind} on {endpoint.instance_type}")
+    free = dataclasses.replace(
+        planner.models[name], isolation="shared", isolation_reason=None, group=None
+    )
+    options = known.assessment.options
+    kinds, to_zero = allowed_without_choices(free, planner.catalog, tuple(options))
+    for kind in kinds:
+        copies = min_copies(kind, to_zero)
+        for option in options[kind]:
+            hourly = option.expected_hourly(copies, known.needs.active_hours)
+            if hourly < best[0]:
+                best = (hourly, f"{kind} on {option.instance_type}")
+    return best
 
 
 def choice_costs(planner: Planner) -> list[ChoiceCost]:
@@ -72,15 +82,14 @@ def choice_costs(planner: Planner) -> list[ChoiceCost]:
     choices += [(f"isolation of {name}", (name,)) for name in dedicated]
     found = []
     for choice, names in choices:
-        paid = sum(planner.plan.placements[n].expected_hourly for n in names)
-        shares = [_shared_hourly(planner, n) for n in names]
-        without = None if None in shares else sum(s for s in shares if s is not None)
+        bests = [best_without(planner, n) for n in names]
         found.append(
             ChoiceCost(
                 choice=choice,
                 models=names,
-                monthly_with=paid * HOURS_PER_MONTH,
-                monthly_without=None if without is None else without * HOURS_PER_MONTH,
+                monthly_with=sum(model_cost(planner.plan.placements[n]).total for n in names),
+                monthly_without=sum(monthly(hourly) for hourly, _ in bests),
+                without=tuple(option for _, option in bests),
             )
         )
     return found
@@ -88,25 +97,20 @@ def choice_costs(planner: Planner) -> list[ChoiceCost]:
 
 def choice_lines(costs: list[ChoiceCost]) -> list[str]:
     """One line per choice for the terminal."""
-    lines = []
-    for c in costs:
-        if c.extra_monthly is None:
-            lines.append(f"  {c.choice}: ${c.monthly_with:,.0f} a month (no shared option)")
-            continue
-        lines.append(
-            f"  {c.choice}: ${c.monthly_with:,.0f} a month, ${c.monthly_without:,.0f} "
-            f"without it: {'+' if c.extra_monthly >= 0 else '-'}${abs(c.extra_monthly):,.0f}"
-        )
-    return lines
+    return [
+        f"  {c.choice}: {usd(c.monthly_with)} a month, {usd(c.monthly_without)} without it "
+        f"({', '.join(dict.fromkeys(c.without))}): +{usd(c.extra_monthly)}"
+        for c in costs
+    ]
 
 
 def choice_warnings(costs: list[ChoiceCost], threshold: float) -> list[str]:
     """The choices costing more than ``threshold`` USD a month over the plan without
     them."""
     return [
-        f"{c.choice} costs ${c.extra_monthly:,.0f} a month more than the plan without it "
+        f"{c.choice} costs {usd(c.extra_monthly)} a month more than the plan without it "
         f"({', '.join(c.models)}); above the catalog's choice_warning_monthly "
-        f"(${threshold:,.0f})"
+        f"({usd(threshold)})"
         for c in costs
-        if c.extra_monthly is not None and c.extra_monthly > threshold
+        if c.extra_monthly > threshold
     ]

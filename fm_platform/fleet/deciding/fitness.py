@@ -59,6 +59,7 @@ from typing import NamedTuple
 from fm_platform.fleet.deciding.kinds import BATCH, KINDS, SCALE_TO_ZERO_LATENCY_FIT, min_copies
 from fm_platform.fleet.deciding.options import Assessment, Option
 from fm_platform.fleet.models.catalog import AXES, Catalog, ModelEntry
+from fm_platform.fleet.placing.cost import monthly, usd
 
 DEFAULT_WEIGHTS = dict.fromkeys(AXES, 1.0)
 _CLASS_LATENCY = {"strict": 1.0, "standard": 0.5, "relaxed": 0.2, BATCH: 0.0}
@@ -333,6 +334,16 @@ def _standing(model: ModelEntry, catalog: Catalog, kinds: tuple[str, ...]) -> _S
     )
 
 
+def allowed_without_choices(
+    model: ModelEntry, catalog: Catalog, kinds: tuple[str, ...]
+) -> tuple[tuple[str, ...], bool]:
+    """The kinds among ``kinds`` (those with options) that ``model``'s constraints allow,
+    and whether it scales to zero where its kind may (for a model whose catalog choices,
+    ``group`` and ``isolation``, are already taken out)."""
+    standing = _standing(model, catalog, kinds)
+    return standing.allowed, standing.zero.to_zero
+
+
 def _only_option_reason(
     standing: _Standing, cheapest: Mapping[str, Option], assessment: Assessment
 ) -> str:
@@ -379,11 +390,13 @@ def _lead_reason(
 ) -> str:
     """The axis that contributes most to ``winner``'s lead over ``runner`` (``weighted``:
     weight x score per axis, ``fits``: each kind's fit per axis), or the endpoint term
-    when it does, with both kinds' expected cost a month."""
+    when it does, with both kinds' own cost a month (each option alone, without a share of
+    an endpoint's unused instances: :mod:`fm_platform.fleet.placing.cost`)."""
     lead = [ws * (w - r) for ws, w, r in zip(weighted, fits[winner], fits[runner], strict=True)]
     top = max(range(len(AXES)), key=lead.__getitem__)
     axis = AXES[top]
-    costs = f"${expected[winner] * 730:,.0f} vs ${expected[runner] * 730:,.0f} a month"
+    mine, theirs = usd(monthly(expected[winner])), usd(monthly(expected[runner]))
+    costs = f"own cost {mine} vs {theirs} a month"
     term = endpoint_term(runner) - endpoint_term(winner)
     if term > lead[top] + 1e-9:
         return (

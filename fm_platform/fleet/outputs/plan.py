@@ -22,6 +22,7 @@ JSON (version 2)::
                      "rpm_per_copy", "throughput",
                      "throughput_detail", "concurrency", "latency_ms", "defaults",
                      "reason", "scale_to_zero", "scores", "expected_hourly",
+                     "own_hourly", "monthly": {"own", "idle_minimum", "unfilled", "total"},
                      "container", "weights_from", "adapters",
                      "device_memory_gib", "memory_parts", "cold_start_s", "cold_start",
                      "cost_per_request", "moved_from" (only for a moved model)}]}
@@ -65,7 +66,11 @@ class Placement:
     (also the per-copy scaling target of an Inference Components model) with ``throughput``
     saying where it comes from (catalog, benchmark, measured, estimated, default);
     ``defaults`` the inputs that came from defaults; ``reason`` why the model has its kind;
-    ``expected_hourly`` its share of its endpoint's expected cost (USD per hour);
+    ``expected_hourly`` its share of its endpoint's expected cost (USD per hour),
+    ``own_hourly`` what its option alone costs (USD per hour: its copies' share of the
+    instances at its planned copies and active hours) and ``monthly`` its expected cost in
+    whole USD a month by part (``own``, ``idle_minimum``, ``unfilled``) and ``total``
+    (:mod:`fm_platform.fleet.placing.cost`);
     ``container`` its container family (or ``custom``: an explicit image), ``weights_from``
     where its weights come from, ``adapters`` the LoRA adapters served on it
     (:mod:`fm_platform.fleet.outputs.serving`).
@@ -100,6 +105,8 @@ class Placement:
     scale_to_zero: str = ""
     scores: dict[str, float] = field(default_factory=dict)
     expected_hourly: float = 0.0
+    own_hourly: float = 0.0
+    monthly: dict[str, int] = field(default_factory=dict)
     container: str = ""
     weights_from: str = ""
     adapters: list[str] = field(default_factory=list)
@@ -273,9 +280,10 @@ def _pool_record(pool: PoolPlan) -> dict[str, Any]:
 
 
 def _placement_record(p: Placement) -> dict[str, Any]:
-    """``p`` as JSON data; ``moved_from`` only for a moved model (plans without moves read
-    as before)."""
+    """``p`` as JSON data (``own_hourly`` rounded as the other hourly costs are);
+    ``moved_from`` only for a moved model (plans without moves read as before)."""
     record = _PLACEMENT.record(p)
+    record["own_hourly"] = round(p.own_hourly, 4)
     if not p.moved_from:
         del record["moved_from"]
     return record

@@ -12,7 +12,14 @@ from fm_platform.fleet.deciding.kinds import KINDS
 from fm_platform.fleet.deciding.options import Option
 from fm_platform.fleet.outputs.bound import RELAXES
 from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan
-from fm_platform.fleet.placing.cost import HOURS_PER_MONTH, plan_cost
+from fm_platform.fleet.placing.cost import (
+    HOURS_PER_MONTH,
+    ModelCost,
+    model_cost,
+    monthly,
+    plan_cost,
+    usd,
+)
 from fm_platform.fleet.placing.planner import Planner
 from fm_platform.fleet.sizing.needs import Needs
 from fm_platform.fleet.sizing.serverless import ACCOUNT_NOTE
@@ -30,6 +37,7 @@ MODEL_HEADERS = (
     "throughput",
     "defaults",
     "$/month",
+    "own+idle+unfilled",
     "cold start",
     "reason",
 )
@@ -90,12 +98,14 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 def model_table(plan: Plan) -> str:
     """One row per model, by endpoint: shape, copies, device memory per copy, throughput
     at the concurrency each copy runs (``conc``) and where it comes from, the inputs that
-    were defaults, expected cost, the expected cold start of a model that may scale to
-    zero and the reason for its option."""
+    were defaults, expected cost a month (total, and its parts: own, idle minimum,
+    unfilled share; :mod:`fm_platform.fleet.placing.cost`), the expected cold start of a
+    model that may scale to zero and the reason for its option."""
     rows = [MODEL_HEADERS]
     for e in sorted(plan.endpoints.values(), key=lambda e: (e.stack, e.name)):
         for name in e.models:
             p = plan.placements[name]
+            cost = model_cost(p)
             rows.append(
                 (
                     name,
@@ -107,12 +117,18 @@ def model_table(plan: Plan) -> str:
                     str(p.concurrency),
                     p.throughput,
                     ",".join(SHORT.get(d, d) for d in p.defaults) or "-",
-                    f"{p.expected_hourly * HOURS_PER_MONTH:,.0f}",
+                    f"{cost.total:,}",
+                    _parts(cost),
                     f"{p.cold_start_s / 60:.1f} min" if p.cold_start_s is not None else "-",
                     p.reason,
                 )
             )
     return table(rows)
+
+
+def _parts(cost: ModelCost) -> str:
+    """The table's parts of a model's monthly cost: ``11,521+0+6,912``."""
+    return f"{cost.own:,}+{cost.idle_minimum:,}+{cost.unfilled:,}"
 
 
 def endpoint_table(plan: Plan) -> str:
@@ -206,6 +222,7 @@ def explain(planner: Planner, name: str) -> str:
     if name in planner.moves:
         lines.append(f"moved since the plan file: {planner.moves[name]}")
     lines.append(_placement_line(p, endpoint))
+    lines.append(_cost_line(p, endpoint))
     lines.extend(_pool_lines(planner, name))
     lines.append(_memory_line(p, needs))
     return "\n".join(lines)
@@ -297,18 +314,18 @@ def _candidate_line(c: Candidate) -> str:
     return (
         f"  {c.kind}: {_on_type(o)}, "
         f"{o.perf.rpm:,.1f} rpm/copy ({o.perf.source}: {o.perf.detail}), "
-        f"{o.max_copies} copies at peak, ${c.expected_hourly * HOURS_PER_MONTH:,.0f} a "
+        f"{o.max_copies} copies at peak, own cost {usd(monthly(c.expected_hourly))} a "
         f"month, utility {c.utility:.3f}" + (f"; lost: {c.why_not}" if c.why_not else "")
     )
 
 
 def _option_line(o: Option, p: Placement, needs: Needs) -> str:
     """One option of the model's kind: throughput, latency and monthly cost."""
-    monthly = o.expected_hourly(p.min_copies, needs.active_hours) * HOURS_PER_MONTH
+    own = monthly(o.expected_hourly(p.min_copies, needs.active_hours))
     return (
         f"  {_on_type(o)}: {o.perf.rpm:,.1f} rpm/copy "
         f"({o.perf.source}), latency {o.perf.latency_ms or 0:,.0f} ms at concurrency "
-        f"{o.perf.concurrency}, ${monthly:,.0f} a month"
+        f"{o.perf.concurrency}, own cost {usd(own)} a month"
     )
 
 
@@ -331,6 +348,15 @@ def _placement_line(p: Placement, endpoint: EndpointPlan) -> str:
     return (
         f"placement: {p.min_copies}-{p.max_copies} copies {_per_copy(p.accelerators)}, "
         f"scaling target {target:,.1f} {metric}"
+    )
+
+
+def _cost_line(p: Placement, endpoint: EndpointPlan) -> str:
+    """The model's expected cost a month by part, and what each part is."""
+    return (
+        f"cost: {model_cost(p).breakdown()} (own: its option at its planned copies and "
+        f"active hours; idle minimum and unfilled share: its share, by own cost, of what "
+        f"{endpoint.name} runs that no copy uses, at minimum scale and otherwise)"
     )
 
 

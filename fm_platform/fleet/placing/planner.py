@@ -50,7 +50,7 @@ from fm_platform.fleet.deciding.kinds import (
 from fm_platform.fleet.deciding.options import Assessment, Option, Shape
 from fm_platform.fleet.models.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan, record_moves
-from fm_platform.fleet.placing.cost import price_plan
+from fm_platform.fleet.placing.cost import placed_reason, price_plan
 from fm_platform.fleet.placing.endpoints import SIZERS
 from fm_platform.fleet.placing.packing import instances_needed
 from fm_platform.fleet.placing.pools import plan_pools
@@ -123,6 +123,11 @@ def _multi_model_cost(group: list[tuple[Option, float, float, int]]) -> float:
     high = max(low, math.ceil(busy - 1e-9))
     active = sum(load * n * h / 24 for _, load, h, n in group)
     return (low + (active / busy if busy else 0.0) * (high - low)) * first.price
+
+
+def _decided_hourly(decision: Decision, active_hours: float) -> float:
+    """The own cost of ``decision``'s option, the figure its reason gives."""
+    return decision.option.expected_hourly(decision.min_copies, active_hours)
 
 
 def _model_key(model: ModelEntry, catalog: Catalog, needs: tuple) -> tuple:
@@ -297,15 +302,18 @@ class Planner:
                 "(--repack to review)"
             )
         serverless = KINDS[kind].serverless
+        copies, hours = min_copies(kind, decision.to_zero), known.needs.active_hours
+        own = option.expected_hourly(copies, hours)
         placement = Placement(
             name="",
             endpoint="",
-            min_copies=min_copies(kind, decision.to_zero),
+            min_copies=copies,
             max_copies=option.max_copies,
             peak_rpm=known.needs.peak_rpm,
-            active_hours=known.needs.active_hours,
+            active_hours=hours,
             defaults=list(known.needs.defaults),
-            reason=reason,
+            reason=placed_reason(reason, own, _decided_hourly(decision, hours)),
+            own_hourly=own,
             scale_to_zero=QUEUED_ZERO_REASON
             if KINDS[kind].queued
             else ZERO_REASON
@@ -441,7 +449,9 @@ class Planner:
             placement = self.placement(name, endpoint.name, option)
             decision = self.assessed[name].decision
             if decision is not None and old.reason.startswith(decision.reason):
-                placement.reason = old.reason  # the same decision, placed as explained then
+                # the same decision, placed as explained then, at today's own cost
+                decided = _decided_hourly(decision, placement.active_hours)
+                placement.reason = placed_reason(old.reason, placement.own_hourly, decided)
             self.plan.placements[name] = placement
             endpoint.models.append(name)
         for name in [n for n, e in self.plan.endpoints.items() if not e.models]:
