@@ -26,7 +26,6 @@ then tracks what it created and removes exactly that on Delete).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
