@@ -300,9 +300,9 @@ def test_changing_the_pin_updates_the_release_not_the_cluster(resources):
     assert _release(changed, "hyperpod-dependencies") == chart
     assert changed[chart]["Properties"]["ChartCommit"] == "b" * 40
     differing = {
-        k for k in resources if k in changed and resources[k]["Properties"] != changed[k].get(
-            "Properties"
-        )
+        k
+        for k in resources
+        if k in changed and resources[k]["Properties"] != changed[k].get("Properties")
     }
     assert differing == {chart}
     assert set(changed) == set(resources)
@@ -314,9 +314,7 @@ def test_without_the_fsx_csi_driver_there_is_no_volume():
     templates, findings = _synth(config)
     resources = templates["FmpTraining"]["Resources"]
     releases = [
-        v["Properties"]["Release"]
-        for v in resources.values()
-        if v["Type"] == "Custom::HelmRelease"
+        v["Properties"]["Release"] for v in resources.values() if v["Type"] == "Custom::HelmRelease"
     ]
     assert releases == ["hyperpod-dependencies"]
     assert "FsxClaimName" not in templates["FmpTraining"]["Outputs"]

@@ -477,8 +477,8 @@ class HelmReleases(Construct):
             **placement,
         )
         for name in ("framework-onEvent", "framework-isComplete", "framework-onTimeout"):
-            function = provider.node.find_child(name)
-            _depends_only_on(function, function.node.find_child("ServiceRole"), "DefaultPolicy")
+            framework = provider.node.find_child(name)
+            _depends_only_on(framework, framework.node.find_child("ServiceRole"), "DefaultPolicy")
         waiter = provider.node.find_child("waiter-state-machine")
         _depends_only_on(waiter, waiter.node.find_child("Role"), "DefaultPolicy")
         self._acknowledge_provider(provider, functions)
