@@ -447,7 +447,8 @@ class HelmReleases(Construct):
                 description=description,
                 runtime=lambda_.Runtime.PYTHON_3_14,
                 handler=f"index.{handler}",
-                code=lambda_.Code.from_asset(_HANDLER),
+                # The handler's source only (a test's import may leave bytecode beside it).
+                code=lambda_.Code.from_asset(_HANDLER, exclude=["__pycache__"]),
                 timeout=Duration.minutes(1),
                 role=role.without_policy_updates(),
                 log_group=log_group,
@@ -502,13 +503,11 @@ class HelmReleases(Construct):
                 "NIST.800.53.R5-LambdaConcurrency",
             )
         stack = Stack.of(self)
-        framework = [stack.resolve(f.function_arn)["Fn::GetAtt"][0] for f in functions]
-        framework += [
-            stack.get_logical_id(
-                cast(CfnElement, provider.node.find_child(f"framework-{name}").node.default_child)
-            )
-            for name in ("isComplete", "onTimeout")
+        invoked = [
+            *functions,
+            *(provider.node.find_child(f"framework-{n}") for n in ("isComplete", "onTimeout")),
         ]
+        framework = [stack.get_logical_id(cast(CfnElement, f.node.default_child)) for f in invoked]
         acknowledge(
             provider,
             "aws-cdk-lib's custom resource provider framework writes its functions' and its "
