@@ -270,6 +270,9 @@ def test_the_build_runs_in_the_private_subnet_with_encrypted_logs(resources):
         and v["Metadata"]["aws:cdk:path"].endswith("/Helm/ApiFromBuild")
     ]
     assert (ingress["FromPort"], ingress["ToPort"], ingress["IpProtocol"]) == (443, 443, "tcp")
+    rule = _by_path(resources, "AWS::EC2::SecurityGroupIngress", "/Helm/ApiFromBuild")
+    for release in ("hyperpod-dependencies", "fsx-volume"):
+        assert rule in dependencies(resources, _release(resources, release)), release
 
 
 def test_the_fsx_volume_follows_the_csi_driver_and_the_team_namespaces(resources):

@@ -195,7 +195,7 @@ class HelmReleases(Construct):
             ec2.Port.tcp(443),
             "HTTPS: Kubernetes API, AWS APIs, GitHub, get.helm.sh, chart repositories",
         )
-        ec2.CfnSecurityGroupIngress(
+        self._api_ingress = ec2.CfnSecurityGroupIngress(
             self,
             "ApiFromBuild",
             group_id=props.cluster_security_group.security_group_id,
@@ -248,7 +248,8 @@ class HelmReleases(Construct):
         manifests: Sequence[dict[str, Any]] = (),
     ) -> CustomResource:
         """A Helm release (a ``Custom::HelmRelease``) of ``chart`` with ``values``, or of
-        ``manifests`` when no chart is given, after the build's access entry."""
+        ``manifests`` when no chart is given, after the build's access entry and its way to
+        the Kubernetes API."""
         stack = Stack.of(self)
         properties: dict[str, Any] = {
             "ProjectName": self.project.project_name,
@@ -271,7 +272,7 @@ class HelmReleases(Construct):
             resource_type="Custom::HelmRelease",
             properties=properties,
         )
-        resource.node.add_dependency(self.access_entry)
+        resource.node.add_dependency(self.access_entry, self._api_ingress)
         return resource
 
     def _log_group(self, construct_id: str) -> logs.LogGroup:
