@@ -112,10 +112,6 @@ COMPONENT_NAME = (
     "SageMaker: inference component names are unique per account and Region; EndpointName "
     "of AWS::SageMaker::InferenceComponent cannot change in place"
 )
-EKS_CHART = (
-    "SageMaker developer guide, 'Getting started with Amazon EKS support in SageMaker "
-    "HyperPod': the dependencies Helm chart must be installed before CreateCluster"
-)
 TEMPLATES = "the base and working-tree templates"
 
 
@@ -284,23 +280,16 @@ def cluster_impacts(
     groups_before, groups_after = _groups(base), _groups(head)
     if replaced:
         nodes = ", ".join(f"{n}: {_nodes(g)}" for n, g in groups_before.items())
+        # An EKS-orchestrated cluster's replacement joins the (possibly new) EKS cluster
+        # after the dependencies chart is installed on it, in the same deployment.
+        eks = _at(head, ("Orchestrator", "Eks")) is not None
+        state = "pods" if eks else "Slurm state"
         what = (
             f"{', '.join(replaced)} changed: CloudFormation replaces the cluster: every node "
-            f"({nodes}) is terminated with its jobs and Slurm state, and a new cluster (new "
+            f"({nodes}) is terminated with its jobs and {state}, and a new cluster (new "
             "ARN and ID) is created"
         )
-        if _at(head, ("Orchestrator", "Eks")) is not None:
-            yield Impact(
-                stack, where, what + "; the EKS cluster it would join may be new too, without "
-                "the HyperPod dependencies chart HyperPod needs before CreateCluster",
-                SCHEMA.format(type=CLUSTER) + "; " + EKS_CHART, refused=True,
-                steps="keep the EKS cluster and the subnet as deployed; to move anyway: deploy "
-                "with training.eks.dependencies_chart_installed false (the HyperPod cluster "
-                "and its add-ons are deleted, its jobs end), install the chart on the EKS "
-                "cluster with the DependenciesChartCommand output, set it back to true and "
-                "deploy again (docs/training-eks.md)",
-            )  # fmt: skip
-        elif isinstance(head.get("ClusterName"), str) and head.get("ClusterName") == base.get(
+        if isinstance(head.get("ClusterName"), str) and head.get("ClusterName") == base.get(
             "ClusterName"
         ):
             yield Impact(

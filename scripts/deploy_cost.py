@@ -48,6 +48,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HOURS_PER_DAY = 24
 #: Amazon EKS, per cluster and hour in standard support (https://aws.amazon.com/eks/pricing/).
 EKS_CONTROL_PLANE_PER_HOUR = 0.10
+#: AWS CodeBuild on-demand, general1.small Linux, per build minute in us-east-1
+#: (https://aws.amazon.com/codebuild/pricing/).
+CODEBUILD_SMALL_PER_MINUTE = 0.005
 
 
 @dataclass(frozen=True)
@@ -77,14 +80,11 @@ def running_instances(config: AppConfig) -> list[Line]:
 
 
 def _training_groups(config: AppConfig) -> Sequence[Any]:
-    """The instance groups the training stack starts: with EKS, its groups once the
-    dependencies chart is installed (before that, the stack creates no HyperPod cluster)."""
+    """The instance groups the training stack starts (Slurm's or EKS's)."""
     training = config.training
     if not training.uses_eks:
         return training.instance_groups
-    if training.eks is None or not training.eks.dependencies_chart_installed:
-        return ()
-    return training.eks.instance_groups
+    return training.eks.instance_groups if training.eks is not None else ()
 
 
 def endpoint_instances(stack: str, inference: InferenceConfig) -> list[Line]:
@@ -172,6 +172,11 @@ def report(
             f"  plus the EKS control plane: ${EKS_CONTROL_PLANE_PER_HOUR:.2f} per hour while the "
             "cluster exists, before any node (Amazon EKS pricing, standard support; "
             "https://aws.amazon.com/eks/pricing/)"
+        )
+        out.append(
+            f"  plus the Helm release builds: ${CODEBUILD_SMALL_PER_MINUTE:.3f} per build "
+            "minute (CodeBuild general1.small Linux; https://aws.amazon.com/codebuild/pricing/), "
+            "a few minutes when a deployment creates, changes or deletes a release"
         )
     if config.deploy_training:
         out.append(

@@ -1,5 +1,6 @@
 """make diff on an EKS-orchestrated cluster: a change that replaces the HyperPod cluster is
-refused with the steps (the new cluster would need the dependencies chart first)."""
+reported with the nodes it terminates (the deployment installs the dependencies chart on
+the EKS cluster before the new HyperPod cluster, so nothing refuses it)."""
 
 from __future__ import annotations
 
@@ -31,13 +32,12 @@ def training(**keys: object) -> dict[str, dict]:
     return _templates(json.dumps(keys, sort_keys=True))
 
 
-def test_a_new_subnet_under_an_eks_cluster_is_refused_with_the_steps():
+def test_a_new_subnet_under_an_eks_cluster_is_reported_not_refused():
     impacts = list(change_impacts(training(), training(vpc_cidr="10.1.0.0/16")))
     (cluster,) = [i for i in impacts if "CloudFormation replaces the cluster" in i.what]
-    assert cluster.refused
-    assert "without the HyperPod dependencies chart" in cluster.what
-    assert "dependencies_chart_installed false" in cluster.steps
-    assert "before CreateCluster" in cluster.source
+    assert not cluster.refused
+    assert "gpu-p5: 2 x ml.p5.48xlarge" in cluster.what
+    assert "terminated with its jobs and pods" in cluster.what
 
 
 def test_an_unchanged_eks_cluster_reports_no_replacement():

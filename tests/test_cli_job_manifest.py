@@ -55,6 +55,20 @@ def test_without_a_team_the_job_has_no_queue_labels(capsys: Any) -> None:
     assert "resources" not in job["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]
 
 
+def test_the_fsx_claim_is_mounted_at_the_mount_path(capsys: Any) -> None:
+    argv = ["--team", "research", "--fsx-claim", "fsx-claim", "--fsx-mount", "/fsx"]
+    job = manifest([*argv, "--", "hyperpodrun", "train.py"], capsys)
+    pod = job["spec"]["replicaSpecs"][0]["template"]["spec"]
+    assert pod["volumes"] == [{"name": "fsx", "persistentVolumeClaim": {"claimName": "fsx-claim"}}]
+    assert pod["containers"][0]["volumeMounts"] == [{"name": "fsx", "mountPath": "/fsx"}]
+
+
+def test_without_a_claim_nothing_is_mounted(capsys: Any) -> None:
+    pod = manifest(["--", "python", "train.py"], capsys)["spec"]["replicaSpecs"][0]["template"]
+    assert "volumes" not in pod["spec"]
+    assert "volumeMounts" not in pod["spec"]["containers"][0]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -63,6 +77,12 @@ def test_without_a_team_the_job_has_no_queue_labels(capsys: Any) -> None:
         ([*ARGV, "--partition", "dev", "--", "x"], "--partition: Slurm options"),
         ([*ARGV, "--gpus-per-node", "-1", "--", "x"], "--gpus-per-node must be 0 or more"),
         ([*ARGV], "give the training command after `--`"),
+        ([*ARGV, "--fsx-mount", "/data", "--", "x"], "--fsx-mount with --eks mounts the claim"),
+        ([*ARGV, "--fsx-claim", "Fsx_Claim", "--", "x"], "--fsx-claim 'Fsx_Claim' must be"),
+        (
+            [*ARGV, "--fsx-claim", "fsx-claim", "--fsx-mount", "data", "--", "x"],
+            "--fsx-mount 'data' must be an absolute path",
+        ),
     ],
 )
 def test_bad_options_are_one_line_errors(argv: list[str], message: str, capsys: Any) -> None:

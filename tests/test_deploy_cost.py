@@ -83,6 +83,7 @@ def test_an_eks_cluster_counts_its_groups_and_states_the_control_plane():
     assert any(
         "plus the EKS control plane: $0.10 per hour" in line for line in report(config, "us-east-1")
     )
-    # Before the dependencies chart is installed, the stack starts no instance.
-    data["training"]["eks"]["dependencies_chart_installed"] = False
-    assert running_instances(load_config(data)) == []
+    assert any(
+        "plus the Helm release builds: $0.005 per build minute" in line
+        for line in report(config, "us-east-1")
+    )

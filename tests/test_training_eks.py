@@ -18,7 +18,6 @@ from fm_platform.app import build_app
 from fm_platform.config import load_config
 from fm_platform.constructs.training.eks_options import DEFAULT_DEPENDENCIES_CHART_COMMIT
 from fm_platform.rules.problems import ValidationError
-from fm_platform.stacks.training_eks import dependencies_chart_command
 from tests.conftest import CDK_CLI, CLI_CONTEXT, synth_env
 from tests.support import ROOT, dependencies, nag_findings, new_app, normalized
 
@@ -102,7 +101,7 @@ def test_creation_order_is_in_the_template(resources):
     for name in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent"):
         assert _addon(resources, name) in before_cluster
     assert eks_cluster in before_cluster
-    assert _one(resources, "AWS::EKS::AccessEntry")[0] in before_cluster
+    assert _by_path(resources, "AWS::EKS::AccessEntry", "/Eks/Admin0") in before_cluster
     # Everything that needs nodes, after the cluster.
     after = [
         "coredns",
@@ -182,7 +181,7 @@ def test_the_eks_cluster_meets_hyperpods_requirements(resources, example):
         if v["Type"] == "AWS::EC2::Subnet" and k.startswith("NetworkDatabaseSubnet")
     ]
     assert [zone["Fn::Select"][0] for zone in isolated] == [0, 1]
-    (entry,) = [v for v in resources.values() if v["Type"] == "AWS::EKS::AccessEntry"]
+    entry = resources[_by_path(resources, "AWS::EKS::AccessEntry", "/Eks/Admin0")]
     assert entry["Properties"]["PrincipalArn"] == "arn:aws:iam::111122223333:role/Admin"
     (policy,) = entry["Properties"]["AccessPolicies"]
     assert policy["AccessScope"] == {"Type": "cluster"}
@@ -219,25 +218,110 @@ def test_observability_writes_to_its_own_workspace(resources):
     assert association["ServiceAccount"] == "hyperpod-observability-operator-otel-collector"
 
 
-def test_without_the_chart_only_the_eks_cluster_is_created():
+def _release(resources: dict[str, dict], name: str) -> str:
+    (found,) = [
+        k
+        for k, v in resources.items()
+        if v["Type"] == "Custom::HelmRelease" and v["Properties"]["Release"] == name
+    ]
+    return found
+
+
+def test_the_chart_is_installed_before_the_cluster_by_a_build_with_cluster_admin(resources):
+    cluster, _ = _one(resources, "AWS::SageMaker::Cluster")
+    chart = _release(resources, "hyperpod-dependencies")
+    access = _by_path(resources, "AWS::EKS::AccessEntry", "/Helm/BuildAccess")
+    # Access entry for the build role -> chart release -> HyperPod cluster.
+    assert access in dependencies(resources, chart)
+    assert chart in resources[cluster]["DependsOn"]
+    assert chart in dependencies(resources, cluster)
+    entry = resources[access]["Properties"]
+    project, _ = _one(resources, "AWS::CodeBuild::Project")
+    build_role = resources[project]["Properties"]["ServiceRole"]
+    assert entry["PrincipalArn"] == build_role
+    (policy,) = entry["AccessPolicies"]
+    assert policy["AccessScope"] == {"Type": "cluster"}
+    assert "AmazonEKSClusterAdminPolicy" in json.dumps(policy["PolicyArn"])
+    properties = resources[chart]["Properties"]
+    assert properties["Namespace"] == "kube-system"
+    assert properties["ChartCommit"] == DEFAULT_DEPENDENCIES_CHART_COMMIT
+    assert properties["ChartPath"] == "helm_chart/HyperPodHelmChart"
+
+
+def test_the_build_runs_in_the_private_subnet_with_encrypted_logs(resources):
+    project_id, project = _one(resources, "AWS::CodeBuild::Project")
+    properties = project["Properties"]
+    assert properties["EncryptionKey"]["Fn::GetAtt"][1] == "Arn"
+    assert properties["VpcConfig"]["Subnets"]
+    assert properties["Environment"]["PrivilegedMode"] is False
+    spec = properties["Source"]["BuildSpec"]
+    # Helm pinned and verified before use; the chart at the pinned commit with its
+    # dependencies; uninstall tolerant of a missing release.
+    assert "sha256sum -c -" in spec
+    assert spec.index("helm dependency update") < spec.index("helm upgrade --install")
+    assert "helm status" in spec and "nothing to uninstall" in spec
+    group = properties["LogsConfig"]["CloudWatchLogs"]["GroupName"]["Ref"]
+    assert "KmsKeyId" in resources[group]["Properties"]
+    # The build reaches the Kubernetes API: HTTPS into the cluster security group.
+    (ingress,) = [
+        v["Properties"]
+        for v in resources.values()
+        if v["Type"] == "AWS::EC2::SecurityGroupIngress"
+        and v["Metadata"]["aws:cdk:path"].endswith("/Helm/ApiFromBuild")
+    ]
+    assert (ingress["FromPort"], ingress["ToPort"], ingress["IpProtocol"]) == (443, 443, "tcp")
+    rule = _by_path(resources, "AWS::EC2::SecurityGroupIngress", "/Helm/ApiFromBuild")
+    for release in ("hyperpod-dependencies", "fsx-volume"):
+        assert rule in dependencies(resources, _release(resources, release)), release
+
+
+def test_the_fsx_volume_follows_the_csi_driver_and_the_team_namespaces(resources):
+    volume = _release(resources, "fsx-volume")
+    before = dependencies(resources, volume)
+    assert _addon(resources, "aws-fsx-csi-driver") in before
+    quotas = [k for k, v in resources.items() if v["Type"] == "AWS::SageMaker::ComputeQuota"]
+    assert set(quotas) <= before
+    manifests = json.dumps(resources[volume]["Properties"]["Manifests"])
+    for namespace in ("default", "hyperpod-ns-research", "hyperpod-ns-applied"):
+        assert f'\\"namespace\\":\\"{namespace}\\",\\"name\\":\\"fsx-claim\\"' in manifests
+    assert "fsx.csi.aws.com" in manifests
+
+
+def test_the_stack_outputs_the_claim_and_the_build_logs(example):
+    outputs = example[0]["FmpTraining"]["Outputs"]
+    assert outputs["FsxClaimName"]["Value"] == "fsx-claim"
+    assert "HelmBuildLogGroup" in outputs
+    assert "DependenciesChartCommand" not in outputs
+
+
+def test_changing_the_pin_updates_the_release_not_the_cluster(resources):
     config = _example()
-    config["training"]["eks"]["dependencies_chart_installed"] = False
+    config["training"]["eks"]["dependencies_chart_commit"] = "b" * 40
+    templates, _ = _synth(config)
+    changed = templates["FmpTraining"]["Resources"]
+    chart = _release(resources, "hyperpod-dependencies")
+    assert _release(changed, "hyperpod-dependencies") == chart
+    assert changed[chart]["Properties"]["ChartCommit"] == "b" * 40
+    differing = {
+        k
+        for k in resources
+        if k in changed and resources[k]["Properties"] != changed[k].get("Properties")
+    }
+    assert differing == {chart}
+    assert set(changed) == set(resources)
+
+
+def test_without_the_fsx_csi_driver_there_is_no_volume():
+    config = _example()
+    config["training"]["eks"]["add_ons"]["fsx_csi_driver"] = False
     templates, findings = _synth(config)
-    kinds = {r["Type"] for r in templates["FmpTraining"]["Resources"].values()}
-    assert "AWS::EKS::Cluster" in kinds
-    assert "AWS::SageMaker::Cluster" not in kinds
-    assert "AWS::SageMaker::ComputeQuota" not in kinds
-    # The one open finding is the warning that says what to do next.
-    assert findings == ["Annotation::fm_platform:dependenciesChart at FmpTraining"]
-    command = json.dumps(templates["FmpTraining"]["Outputs"]["DependenciesChartCommand"])
-    assert DEFAULT_DEPENDENCIES_CHART_COMMIT in command
-
-
-def test_the_chart_command_checks_out_the_pin_and_updates_dependencies():
-    command = dependencies_chart_command("a" * 40)
-    assert f"checkout {'a' * 40}" in command
-    assert command.index("helm dependency update") < command.index("helm upgrade --install")
-    assert "--namespace kube-system" in command
+    resources = templates["FmpTraining"]["Resources"]
+    releases = [
+        v["Properties"]["Release"] for v in resources.values() if v["Type"] == "Custom::HelmRelease"
+    ]
+    assert releases == ["hyperpod-dependencies"]
+    assert "FsxClaimName" not in templates["FmpTraining"]["Outputs"]
+    assert findings == []
 
 
 def _problems(change) -> str:
@@ -261,6 +345,7 @@ def test_every_eks_problem_is_reported_at_once():
         eks["teams"][1]["name"] = "Applied_Team"
         eks["add_ons"]["task_governance"] = False
         eks["dependencies_chart_commit"] = "main"
+        eks["fsx_volume_namespace"] = "Shared_Data"
 
     message = _problems(change)
     for expected in (
@@ -275,6 +360,7 @@ def test_every_eks_problem_is_reported_at_once():
         "eks.teams[1].name='Applied_Team'",
         "eks.add_ons.task_governance=False: teams and priority classes",
         "eks.dependencies_chart_commit='main'",
+        "eks.fsx_volume_namespace='Shared_Data': a Kubernetes namespace is 1-63",
     ):
         assert expected in message, expected
 

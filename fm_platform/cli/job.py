@@ -138,7 +138,6 @@ def _manifest(args: argparse.Namespace, command: tuple[str, ...]) -> str:
         option
         for option, value, default in (
             ("--partition", args.partition, None),
-            ("--fsx-mount", args.fsx_mount, "/fsx"),
             ("--checkpoint-dir", args.checkpoint_dir, None),
             ("--master-port", args.master_port, 29500),
         )
@@ -146,6 +145,11 @@ def _manifest(args: argparse.Namespace, command: tuple[str, ...]) -> str:
     ]
     if slurm_only:
         raise CliError(f"{', '.join(slurm_only)}: Slurm options, not read with --eks")
+    if args.fsx_mount != "/fsx" and not args.fsx_claim:
+        raise CliError(
+            "--fsx-mount with --eks mounts the claim of --fsx-claim: give it (the training "
+            "stack's FsxClaimName output)"
+        )
     return render_manifest(
         ManifestSpec(
             command=command,
@@ -159,6 +163,8 @@ def _manifest(args: argparse.Namespace, command: tuple[str, ...]) -> str:
             instance_type=args.instance_type,
             tolerations=tuple(args.toleration or ()),
             max_retries=args.max_retries,
+            fsx_claim=args.fsx_claim,
+            fsx_mount=args.fsx_mount,
         )
     )
 
@@ -248,6 +254,11 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     )
     eks.add_argument(
         "--max-retries", type=int, default=10, help="job restarts (default: %(default)s)"
+    )
+    eks.add_argument(
+        "--fsx-claim",
+        help="mount this FSx for Lustre claim at --fsx-mount (the training stack's "
+        "FsxClaimName output; default: no mount)",
     )
     gen.add_argument("command", nargs=argparse.REMAINDER, help="training command, after --")
     gen.set_defaults(handler=script)

@@ -36,6 +36,11 @@ class ManifestSpec:
     priority: a task-governance priority class name; by default none.
     instance_type: the nodes' type (``nodeSelector``); by default any node.
     tolerations: taint keys the pods tolerate (``operator: Exists``); by default none.
+    fsx_claim: the FSx for Lustre file system's PersistentVolumeClaim in the job's namespace
+        (the training stack's ``FsxClaimName`` output), mounted at ``fsx_mount``; by default
+        the file system is not mounted.
+    fsx_mount: where the claim is mounted in the container (the stack's ``FsxMountPath``
+        output); by default ``/fsx``.
     """
 
     command: tuple[str, ...]
@@ -49,6 +54,8 @@ class ManifestSpec:
     instance_type: str | None = None
     tolerations: tuple[str, ...] = ()
     max_retries: int = 10
+    fsx_claim: str | None = None
+    fsx_mount: str = "/fsx"
 
     def validate(self) -> None:
         """Raise one CliError listing every invalid option."""
@@ -64,12 +71,15 @@ class ManifestSpec:
             ("--job-name", self.job_name),
             ("--team", self.team),
             ("--priority", self.priority),
+            ("--fsx-claim", self.fsx_claim),
         ):
             if value is not None and not (len(value) <= 63 and _KUBE_NAME.match(value)):
                 problems.append(
                     f"{option} {value!r} must be a Kubernetes name: lower-case letters, "
                     "digits and hyphens"
                 )
+        if not self.fsx_mount.startswith("/"):
+            problems.append(f"--fsx-mount {self.fsx_mount!r} must be an absolute path")
         if not self.image:
             problems.append("--image is required with --eks: the training container image")
         if not self.command:
@@ -101,6 +111,9 @@ def render_manifest(spec: ManifestSpec) -> str:
     if resources:
         container["resources"] = resources
     pod: dict[str, Any] = {"containers": [container]}
+    if spec.fsx_claim:
+        container["volumeMounts"] = [{"name": "fsx", "mountPath": spec.fsx_mount}]
+        pod["volumes"] = [{"name": "fsx", "persistentVolumeClaim": {"claimName": spec.fsx_claim}}]
     if spec.instance_type:
         pod["nodeSelector"] = {"node.kubernetes.io/instance-type": spec.instance_type}
     if spec.tolerations:

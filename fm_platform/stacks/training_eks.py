@@ -1,13 +1,15 @@
 """The training cluster's stack when Amazon EKS orchestrates it (``training.orchestrator:
-eks``): the EKS control plane, and once the HyperPod dependencies chart is installed, the
-HyperPod cluster with its add-ons and task governance. Its stateful half is the same
+eks``): the EKS control plane, the HyperPod dependencies Helm chart (installed during the
+deployment), the HyperPod cluster with its add-ons and task governance, and the FSx for
+Lustre static volume. Its stateful half is the same
 :class:`~fm_platform.stacks.training_data.TrainingDataStack` as Slurm's."""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from aws_cdk import Annotations, CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stack
+from aws_cdk import CfnOutput, CrossStackReferences, CustomResource, Fn, ReferenceStrength, Stack
+from aws_cdk import aws_fsx as fsx
 from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
@@ -18,13 +20,22 @@ from fm_platform.constructs.training.eks_options import (
     DEPENDENCIES_CHART_REPOSITORY,
     EksOptions,
 )
+from fm_platform.constructs.training.helm_releases import (
+    GitChart,
+    HelmReleases,
+    HelmReleasesProps,
+)
 from fm_platform.constructs.training.hyperpod_eks import HyperPodEksCluster, HyperPodEksClusterProps
+from fm_platform.rules.eks_chart import (
+    DEPENDENCIES_NAMESPACE,
+    DEPENDENCIES_RELEASE,
+    FSX_CLAIM_NAME,
+    FSX_VOLUME_RELEASE,
+    dependencies_chart_values,
+    fsx_volume_manifests,
+)
 from fm_platform.rules.problems import Problems
 from fm_platform.stacks.training_data import TrainingDataStack, companion_data_stack
-
-#: The Helm release and namespace AWS's install instructions use for the chart.
-DEPENDENCIES_RELEASE = "hyperpod-dependencies"
-DEPENDENCIES_NAMESPACE = "kube-system"
 
 
 class TrainingEksStack(Stack):
@@ -35,13 +46,13 @@ class TrainingEksStack(Stack):
     control plane also uses) is ``data`` when given, else one named ``<construct_id>Data``
     is created beside it.
 
-    Composition (construct IDs are stable): ``Eks`` (:class:`EksControlPlane`), and with
-    ``eks.dependencies_chart_installed`` ``Cluster`` (:class:`HyperPodEksCluster`). Without
-    it a synth warning and the ``DependenciesChartCommand`` output say what to run before
-    the next deployment.
+    Composition (construct IDs are stable): ``Eks`` (:class:`EksControlPlane`), ``Helm``
+    (:class:`HelmReleases`: the build that installs Helm releases, with the release
+    ``DependenciesChart`` before the cluster and, with the FSx CSI driver, ``FsxVolume``
+    after it), ``Cluster`` (:class:`HyperPodEksCluster`).
 
-    Outputs: EksClusterName, EksClusterArn, KubeconfigCommand, DependenciesChartCommand,
-    FsxMountPath; ClusterName and ClusterArn (both the ARN) with the HyperPod cluster;
+    Outputs: EksClusterName, EksClusterArn, KubeconfigCommand, ClusterName and ClusterArn
+    (both the ARN), FsxMountPath, HelmBuildLogGroup; FsxClaimName with the FSx CSI driver;
     PrometheusWorkspaceArn with the observability add-on.
     """
 
@@ -55,7 +66,7 @@ class TrainingEksStack(Stack):
         notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
         **stack_kwargs: Any,
     ) -> None:
-        """Build the EKS cluster and (once the chart is installed) the HyperPod cluster from
+        """Build the EKS cluster, the dependencies chart and the HyperPod cluster from
         ``config``, which must have ``orchestrator: eks`` and valid ``eks`` keys."""
         super().__init__(scope, construct_id, **stack_kwargs)
         # Strong references, as the Slurm stack: the data stack cannot pull the subnets or
@@ -91,80 +102,109 @@ class TrainingEksStack(Stack):
                 administrators=options.administrators,
             ),
         )
-        self.cluster: HyperPodEksCluster | None = None
-        if options.dependencies_chart_installed:
-            self.cluster = HyperPodEksCluster(
-                self,
-                "Cluster",
-                HyperPodEksClusterProps(
-                    options=options,
-                    control_plane=self.control_plane,
-                    subnet=network.subnet,
-                    security_group=network.security_group,
-                    node_recovery=config.node_recovery,
-                ),
-            )
-        else:
-            Annotations.of(self).add_warning_v2(
-                "fm_platform:dependenciesChart",
-                "training.eks.dependencies_chart_installed is false: this deployment creates "
-                "the EKS cluster only. Install the HyperPod dependencies chart with the "
-                "command of the DependenciesChartCommand output, then set it to true and "
-                "deploy again to create the HyperPod cluster (docs/training-eks.md).",
-            )
-        self._add_outputs(options)
+        self.helm = HelmReleases(
+            self,
+            "Helm",
+            HelmReleasesProps(
+                control_plane=self.control_plane,
+                vpc=network.vpc,
+                subnet=network.subnet,
+                cluster_security_group=network.security_group,
+            ),
+        )
+        # AWS's order: the dependencies chart on the EKS cluster, then the HyperPod cluster.
+        self.dependencies_chart = self.helm.add_release(
+            "DependenciesChart",
+            release=DEPENDENCIES_RELEASE,
+            namespace=DEPENDENCIES_NAMESPACE,
+            chart=GitChart(
+                repository=DEPENDENCIES_CHART_REPOSITORY,
+                commit=options.dependencies_chart_commit,
+                path=DEPENDENCIES_CHART_PATH,
+            ),
+            values=dependencies_chart_values(
+                [g.instance_type for g in options.instance_groups], self.region
+            ),
+        )
+        for add_on in self.control_plane.add_ons:
+            self.dependencies_chart.node.add_dependency(add_on)
+        self.cluster = HyperPodEksCluster(
+            self,
+            "Cluster",
+            HyperPodEksClusterProps(
+                options=options,
+                control_plane=self.control_plane,
+                subnet=network.subnet,
+                security_group=network.security_group,
+                node_recovery=config.node_recovery,
+            ),
+        )
+        self.cluster.cluster.node.add_dependency(self.dependencies_chart)
+        self.fsx_volume = self._fsx_volume(options) if options.add_ons.fsx_csi_driver else None
+        self._add_outputs()
 
-    def _add_outputs(self, options: EksOptions) -> None:
+    def _fsx_volume(self, options: EksOptions) -> CustomResource:
+        """The FSx for Lustre file system as a static volume with a claim in the configured
+        namespace and in each team's, after the FSx CSI driver and the teams' quotas (which
+        make the team namespaces)."""
+        file_system = self.data.file_system
+        capacity = cast(
+            fsx.CfnFileSystem, file_system.file_system.node.default_child
+        ).storage_capacity
+        namespaces = [options.fsx_volume_namespace]
+        namespaces += [f"hyperpod-ns-{t.name}" for t in options.teams]
+        volume = self.helm.add_release(
+            "FsxVolume",
+            release=FSX_VOLUME_RELEASE,
+            namespace=options.fsx_volume_namespace,
+            manifests=fsx_volume_manifests(
+                dict.fromkeys(namespaces),
+                file_system_id=file_system.file_system_id,
+                dns_name=file_system.dns_name,
+                mount_name=file_system.mount_name,
+                capacity_gib=cast(int, capacity),
+            ),
+        )
+        volume.node.add_dependency(self.cluster.add_ons["FsxCsiDriver"])
+        for quota in self.cluster.quotas.values():
+            volume.node.add_dependency(quota)
+        return volume
+
+    def _add_outputs(self) -> None:
         control = self.control_plane
         region = Stack.of(self).region
         kubeconfig = Fn.join(
             "",
             ["aws eks update-kubeconfig --region ", region, " --name ", control.cluster_name],
         )
+        cluster = self.cluster
         outputs = {
             "EksClusterName": (control.cluster_name, "EKS cluster the HyperPod nodes join"),
             "EksClusterArn": (control.cluster_arn, "EKS cluster ARN"),
             "KubeconfigCommand": (kubeconfig, "Point kubectl at the EKS cluster"),
-            "DependenciesChartCommand": (
-                Fn.join(
-                    "",
-                    [
-                        kubeconfig,
-                        " && ",
-                        dependencies_chart_command(options.dependencies_chart_commit),
-                    ],
-                ),
-                "Install or upgrade the HyperPod dependencies Helm chart (before the HyperPod "
-                "cluster; again after changing dependencies_chart_commit)",
-            ),
-            "FsxMountPath": (self.data.file_system.mount_path, "FSx for Lustre mount path"),
-        }
-        if self.cluster is not None:
-            outputs["ClusterName"] = (
-                self.cluster.cluster_arn,
+            "ClusterName": (
+                cluster.cluster_arn,
                 "HyperPod cluster (its ARN: CloudFormation names it), for `fmp cluster` and "
                 "aws sagemaker describe-cluster --cluster-name",
+            ),
+            "ClusterArn": (cluster.cluster_arn, "HyperPod cluster ARN"),
+            "FsxMountPath": (self.data.file_system.mount_path, "FSx for Lustre mount path"),
+            "HelmBuildLogGroup": (
+                self.helm.log_group.log_group_name,
+                "Logs of the builds that install the Helm releases (dependencies chart, FSx "
+                "volume): read them when a release fails",
+            ),
+        }
+        if self.fsx_volume is not None:
+            outputs["FsxClaimName"] = (
+                FSX_CLAIM_NAME,
+                "PersistentVolumeClaim of the FSx for Lustre file system in the volume's "
+                "namespace and each team's (fmp job script --eks --fsx-claim)",
             )
-            outputs["ClusterArn"] = (self.cluster.cluster_arn, "HyperPod cluster ARN")
-            if self.cluster.prometheus_workspace is not None:
-                outputs["PrometheusWorkspaceArn"] = (
-                    self.cluster.prometheus_workspace.attr_arn,
-                    "Amazon Managed Service for Prometheus workspace of the observability add-on",
-                )
+        if cluster.prometheus_workspace is not None:
+            outputs["PrometheusWorkspaceArn"] = (
+                cluster.prometheus_workspace.attr_arn,
+                "Amazon Managed Service for Prometheus workspace of the observability add-on",
+            )
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)
-
-
-def dependencies_chart_command(commit: str) -> str:
-    """The shell commands that install the HyperPod dependencies chart at ``commit`` into
-    the cluster kubectl points at (AWS's install steps: clone aws/sagemaker-hyperpod-cli,
-    ``helm dependency update``, ``helm upgrade --install`` into kube-system)."""
-    directory = "sagemaker-hyperpod-cli"
-    chart = f"{directory}/{DEPENDENCIES_CHART_PATH}"
-    return (
-        f"git clone {DEPENDENCIES_CHART_REPOSITORY} {directory} && "
-        f"git -C {directory} checkout {commit} && "
-        f"helm dependency update {chart} && "
-        f"helm upgrade --install {DEPENDENCIES_RELEASE} {chart} "
-        f"--namespace {DEPENDENCIES_NAMESPACE}"
-    )

@@ -22,12 +22,13 @@ from fm_platform.rules.eks import (
     check_names,
     check_vpc_cni_version,
 )
+from fm_platform.rules.eks_chart import check_namespace
 from fm_platform.rules.instance_groups import check_instance_group, supports_deep_health_checks
 from fm_platform.rules.problems import Problems
 from fm_platform.rules.sagemaker_model import member_shape_name
 
 #: aws/sagemaker-hyperpod-cli at this commit holds the HyperPod dependencies chart
-#: (helm_chart/HyperPodHelmChart) the install command names by default.
+#: (helm_chart/HyperPodHelmChart) the deployment installs by default.
 DEFAULT_DEPENDENCIES_CHART_COMMIT = "40eb213ed5fe90a4d16f1664db07d174b9b3d69d"
 DEPENDENCIES_CHART_REPOSITORY = "https://github.com/aws/sagemaker-hyperpod-cli.git"
 DEPENDENCIES_CHART_PATH = "helm_chart/HyperPodHelmChart"
@@ -198,8 +199,9 @@ class EksAddOns:
     observability: ``amazon-sagemaker-hyperpod-observability`` with an Amazon Managed
         Service for Prometheus workspace it writes to; by default off (the workspace
         costs per sample ingested).
-    fsx_csi_driver: ``aws-fsx-csi-driver``, so that pods can mount the FSx for Lustre file
-        system; by default off.
+    fsx_csi_driver: ``aws-fsx-csi-driver`` and a static volume of the cluster's FSx for
+        Lustre file system with its claim (``fsx_volume_namespace``), so that pods mount it;
+        by default off.
     """
 
     training_operator: bool = True
@@ -221,13 +223,12 @@ class EksOptions:
         ``v1.19.5-eksbuild.1``.
     endpoint_public_access: whether the Kubernetes API is reachable from the internet (for
         kubectl outside the VPC); by default private only.
-    dependencies_chart_installed: whether the HyperPod dependencies Helm chart is already
-        installed on the EKS cluster. HyperPod needs it before the cluster is created and
-        it is not deployed by CloudFormation: by default false, and the stack creates the
-        EKS cluster only, with the install command in its ``DependenciesChartCommand``
-        output; run it, set this to true and deploy again.
-    dependencies_chart_commit: the aws/sagemaker-hyperpod-cli commit the install command
-        checks out; by default a pinned one.
+    dependencies_chart_commit: the aws/sagemaker-hyperpod-cli commit whose HyperPod
+        dependencies chart the deployment installs before the HyperPod cluster (and
+        upgrades to when it changes); by default a pinned one.
+    fsx_volume_namespace: the namespace of the FSx for Lustre file system's claim (with
+        ``add_ons.fsx_csi_driver``; each team's ``hyperpod-ns-<team>`` gets one too); by
+        default ``default``.
     autoscaling: Karpenter autoscaling managed by HyperPod (``AutoScaling``, a cluster
         role HyperPod assumes, continuous node provisioning); by default off.
     tiered_storage_memory_percent: the share of instance memory for HyperPod's tiered
@@ -245,8 +246,8 @@ class EksOptions:
     authentication_mode: str = "API"
     vpc_cni_version: str = DEFAULT_VPC_CNI_VERSION
     endpoint_public_access: bool = False
-    dependencies_chart_installed: bool = False
     dependencies_chart_commit: str = DEFAULT_DEPENDENCIES_CHART_COMMIT
+    fsx_volume_namespace: str = "default"
     autoscaling: bool = False
     tiered_storage_memory_percent: int | None = None
     add_ons: EksAddOns = EksAddOns()
@@ -293,6 +294,7 @@ class EksOptions:
                 self.dependencies_chart_commit,
                 "must be a full 40-character commit SHA of aws/sagemaker-hyperpod-cli",
             )
+        check_namespace(problems, "fsx_volume_namespace", self.fsx_volume_namespace)
         problems.check_range(
             "tiered_storage_memory_percent", self.tiered_storage_memory_percent, 1, 100
         )

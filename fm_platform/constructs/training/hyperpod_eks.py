@@ -5,8 +5,9 @@ reference):
 
 1. the EKS control plane (:class:`EksControlPlane`) with its networking add-ons and the
    administrators' access entries;
-2. the HyperPod dependencies Helm chart, installed by hand with the command the stack
-   prints (``dependencies_chart_installed`` says it is there; see docs/training-eks.md);
+2. the HyperPod dependencies Helm chart, a release of
+   :class:`~fm_platform.constructs.training.helm_releases.HelmReleases` the stack makes
+   the cluster depend on (see docs/training-eks.md);
 3. the HyperPod cluster (``AWS::SageMaker::Cluster`` with ``Orchestrator.Eks``), after the
    networking add-ons and its role's policy;
 4. after the cluster (they need its nodes): ``coredns``; ``cert-manager``, then the training
