@@ -250,3 +250,21 @@ def test_a_new_multi_model_model_joins_its_frameworks_kept_endpoint():
     assert f"joins {p.endpoint} ({after.endpoints[p.endpoint].instance_type}), a multi-model " in (
         p.reason
     )
+
+
+def test_an_isolated_model_says_it_does_not_join_the_hub_models_endpoint():
+    revision = "1605565b47bb9346c5515c34102e054115b4f98b"
+    hub = {"hub": "meta-llama/Llama-3.1-70B-Instruct", "revision": revision}
+    big = {"name": "big", "architecture": "llama-3.1-70b", "peak_rpm": 30, "instance_family": "p4d"}
+    before = plan_from_json(plan_fleet(catalog([{**big, **hub}])).to_json())
+    assert list(before.endpoints) == ["ic-p4d-hub-001"]
+    small = {"name": "small", "architecture": "llama-3.1-8b", "peak_rpm": 30, "active_hours": 12}
+    planner = Planner(catalog([{**big, **hub}, {**small, "cold_start_tolerant": True}]), before)
+    after = planner.run()
+    why = (
+        "ic-p4d-hub-001 (ml.p4d.24xlarge, 4 devices free) serves hub models (no network "
+        "isolation) and the model is network-isolated"
+    )
+    p = after.placements["small"]
+    assert planner.opened == {p.endpoint: why}
+    assert p.reason.endswith(f"; opened {p.endpoint}: {why}")

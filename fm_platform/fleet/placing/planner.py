@@ -882,7 +882,7 @@ class Planner:
         if own == e.group + HUB_GROUP_SUFFIX:
             return 0.0, "is network-isolated and the model downloads its weights from the hub"
         if e.group == own + HUB_GROUP_SUFFIX:
-            return 0.0, "downloads from the hub (no network isolation) and the model is isolated"
+            return 0.0, "serves hub models (no network isolation) and the model is network-isolated"
         placement = self.placement(name, "", alt)
         obstacle = self.obstacle(e, placement)
         if obstacle is not None:
