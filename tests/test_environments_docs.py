@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import synth_env
+from tests.docs_support import shell_commands
 from tests.support import ROOT
 from tests.test_environments import CONFIG, EXAMPLE, _in_copy
 
@@ -22,9 +23,8 @@ PAGE = ROOT / "docs" / "environments.md"
 
 
 def commands(kind: str = "sh") -> list[str]:
-    """The lines of the page's code blocks of ``kind``, in order."""
-    blocks = re.findall(rf"```{kind}\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)
-    return [line for block in blocks for line in block.splitlines() if line.strip()]
+    """The commands of the page's code blocks of ``kind``, in order."""
+    return shell_commands(PAGE, (kind,))
 
 
 def test_the_page_names_the_example_and_runs_its_commands():

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
+from fm_platform.fleet.deciding.kinds import KINDS
 from fm_platform.fleet.outputs.changes import plan_changes
-from fm_platform.fleet.outputs.plan import plan_from_json
+from fm_platform.fleet.outputs.plan import Plan, plan_from_json
 from fm_platform.fleet.placing.cost import plan_cost
-from fm_platform.fleet.placing.planner import Planner, plan_fleet
+from fm_platform.fleet.placing.planner import Limits, Planner, plan_fleet
 from fm_platform.fleet.placing.repack import repack
-from tests.fleet_support import catalog, catalog_data, example
+from tests.fleet_support import catalog, catalog_data, example, realistic_catalog_data
 
 CHAT = {"name": "chat", "architecture": "llama-3.1-8b", "peak_rpm": 120}
 OTHER = {"name": "other", "architecture": "mistral-7b-v0.3", "peak_rpm": 60}
@@ -177,3 +179,92 @@ def test_the_changes_name_endpoints_added_and_removed_with_their_instances():
         f"endpoints removed: {old.name} ({old.kind}, {old.min_instances}-{old.max_instances} x "
         f"ml.g6e.xlarge, stack {old.stack})"
     ) in lines
+
+
+def _grown(count: int, added: int, limits: Limits | None = None) -> tuple[Plan, Planner, Plan]:
+    """A realistic catalog of ``count`` models planned, written and read back, and
+    re-planned with ``added`` more (``limits`` for the re-plan)."""
+    data = realistic_catalog_data(count + added)
+    fewer = catalog(data["models"][:count])
+    before = plan_from_json(plan_fleet(fewer).to_json())
+    planner = Planner(catalog(data["models"]), before, limits=limits or Limits())
+    return before, planner, planner.run()
+
+
+def test_a_replan_puts_new_models_beside_kept_endpoints_with_room_in_full_stacks():
+    # A fresh plan fills its stacks to 400 resources; the ten new models join the kept
+    # endpoints with room in them (up to 450) rather than open endpoints beside them.
+    before, planner, after = _grown(300, 10)
+    assert len(before.stacks) > 2
+    new = [n for n in after.placements if n not in before.placements]
+    shared = [n for n in new if KINDS[after.endpoints[after.placements[n].endpoint].kind].shared]
+    assert len(shared) >= 8
+    assert {after.placements[n].endpoint for n in shared} <= set(before.endpoints)
+    assert planner.opened == {}
+    # a kept stack full at 400 took some of them
+    full = {s for s in before.stacks if planner.usage[s][0] > Limits().stack_resources}
+    assert full and all(used[0] <= Limits().joined_resources for used in planner.usage.values())
+    # ... which is cheaper than the endpoints the same models would otherwise open
+    _, _, apart = _grown(300, 10, Limits(joined_resources=400))
+    assert set(apart.endpoints) - set(before.endpoints)
+    assert plan_cost(after).expected_monthly < plan_cost(apart).expected_monthly - 10_000
+
+
+def test_a_model_that_opens_an_endpoint_beside_kept_ones_with_room_says_why():
+    # Kept stacks at their joining budget: the new models open endpoints, and their
+    # reasons, --explain and the changes say which kept endpoint had room and why not.
+    before, planner, after = _grown(300, 10, Limits(joined_resources=400))
+    assert planner.opened
+    for endpoint, why in planner.opened.items():
+        opener = after.placements[after.endpoints[endpoint].models[0]]
+        assert opener.reason.endswith(f"; opened {endpoint}: {why}")
+        for kept in re.findall(r"(\S+) \(ml\.[^)]*\) is in stack (\S+), full: (\d+) of 400", why):
+            name, stack, used = kept
+            assert before.endpoints[name].stack == stack and int(used) > 390
+    p4d = planner.opened["ic-p4d-002"]
+    assert p4d.startswith(
+        "ic-p4d-001 (ml.p4d.24xlarge, 6 devices free) is in stack fleet-04, full: 399 of 400 "
+        "resources, and the model adds 5; "
+    )
+    lines = plan_changes(before, after, planner.moves, planner.opened)
+    assert (
+        "endpoint ic-p4d-002 opened for m00300-llama-3-3-70b although kept endpoints had "
+        f"room: {p4d}"
+    ) in lines
+
+
+def test_a_new_multi_model_model_joins_its_frameworks_kept_endpoint():
+    # Alone, a new multi-model model would get a type chosen for it alone (and an endpoint
+    # of its own); on a re-plan it joins a kept endpoint of its framework.
+    data = catalog_data(60)
+    last = data["models"][-1]
+    before = plan_from_json(plan_fleet(catalog(data["models"][:-1])).to_json())
+    mme = {e.instance_type for e in before.endpoints.values() if e.kind == "multi-model"}
+    alone = plan_fleet(catalog([last]))
+    assert {e.instance_type for e in alone.endpoints.values()}.isdisjoint(mme)
+    planner = Planner(catalog(data["models"]), before)
+    after = planner.run()
+    p = after.placements[last["name"]]
+    assert set(after.endpoints) == set(before.endpoints)
+    assert after.endpoints[p.endpoint].kind == "multi-model"
+    assert f"joins {p.endpoint} ({after.endpoints[p.endpoint].instance_type}), a multi-model " in (
+        p.reason
+    )
+
+
+def test_an_isolated_model_says_it_does_not_join_the_hub_models_endpoint():
+    revision = "1605565b47bb9346c5515c34102e054115b4f98b"
+    hub = {"hub": "meta-llama/Llama-3.1-70B-Instruct", "revision": revision}
+    big = {"name": "big", "architecture": "llama-3.1-70b", "peak_rpm": 30, "instance_family": "p4d"}
+    before = plan_from_json(plan_fleet(catalog([{**big, **hub}])).to_json())
+    assert list(before.endpoints) == ["ic-p4d-hub-001"]
+    small = {"name": "small", "architecture": "llama-3.1-8b", "peak_rpm": 30, "active_hours": 12}
+    planner = Planner(catalog([{**big, **hub}, {**small, "cold_start_tolerant": True}]), before)
+    after = planner.run()
+    why = (
+        "ic-p4d-hub-001 (ml.p4d.24xlarge, 4 devices free) serves hub models (no network "
+        "isolation) and the model is network-isolated"
+    )
+    p = after.placements["small"]
+    assert planner.opened == {p.endpoint: why}
+    assert p.reason.endswith(f"; opened {p.endpoint}: {why}")

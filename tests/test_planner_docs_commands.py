@@ -5,7 +5,6 @@ committed plan as it is."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import synth_env
+from tests.docs_support import shell_commands
 from tests.support import ROOT
 
 PAGE = ROOT / "docs" / "planner.md"
@@ -20,10 +20,8 @@ PLAN = ROOT / "examples" / "catalog.plan.json"
 
 
 def commands(kind: str = "sh") -> list[str]:
-    """The lines of the page's code blocks of ``kind``, in order, without comments."""
-    blocks = re.findall(rf"```{kind}\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)
-    lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
-    return [line for line in lines if line]
+    """The commands of the page's code blocks of ``kind``, in order, without comments."""
+    return shell_commands(PAGE, (kind,))
 
 
 def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -90,7 +90,11 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         if args.explain:
             _explain(planned, args.explain, f"planned for {region} (from {source})")
             return 0
-        changes = plan_changes(previous, planned.plan, planned.planner.moves) if previous else []
+        changes = (
+            plan_changes(previous, planned.plan, planned.planner.moves, planned.planner.opened)
+            if previous
+            else []
+        )
         plan = _repacked(planned, args.min_saving) if args.repack else planned.plan
         if args.repack and not args.apply:
             print("nothing written; add --apply to write the repacked plan")

@@ -1,8 +1,9 @@
 """A fleet plan as CloudFormation stacks: one :class:`InferenceStack` per plan stack.
 
 Each plan stack becomes an ``InferenceStack`` named after it, holding its endpoints (the
-planner keeps a stack under 400 estimated resources and 180 outputs; ``InferenceStack``
-itself refuses more than 500 resources). Stack assignment lives in the plan, so adding or
+planner fills a stack to 400 estimated resources and 180 outputs, a re-plan's models
+joining its endpoints to 450 and 190; ``InferenceStack`` itself refuses more than 500
+resources). Stack assignment lives in the plan, so adding or
 removing models never moves an endpoint between stacks. Stacks are independent, so
 ``cdk deploy --all --concurrency N`` deploys them in parallel.
 

@@ -5,6 +5,8 @@ and the expected monthly cost."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fm_platform.fleet.deciding.kinds import KINDS
 from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan
 from fm_platform.fleet.placing.cost import HOURS_PER_MONTH
@@ -17,9 +19,13 @@ def _copies(p) -> str:
     return f"{p.min_copies}-{p.max_copies} copies {devices}"
 
 
-def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]:
+def plan_changes(
+    previous: Plan, plan: Plan, moves: dict[str, str], opened: Mapping[str, str] | None = None
+) -> list[str]:
     """One line per change of ``plan`` against ``previous``; ``moves`` says why models
-    left their endpoint. Empty when nothing changed."""
+    left their endpoint, ``opened`` why an endpoint opened although endpoints of the plan
+    file had room (:attr:`~fm_platform.fleet.placing.planner.Planner.opened`). Empty when
+    nothing changed."""
     lines = _membership_lines(previous, plan)
     for name, p in plan.placements.items():
         line = _placement_line(previous, plan, name, p, moves)
@@ -30,6 +36,9 @@ def plan_changes(previous: Plan, plan: Plan, moves: dict[str, str]) -> list[str]
         if old_e is not None:
             lines.extend(_endpoint_lines(name, old_e, e))
     lines.extend(_opened_and_closed(previous, plan))
+    for name, why in (opened or {}).items():
+        first = plan.endpoints[name].models[0]
+        lines.append(f"endpoint {name} opened for {first} although kept endpoints had room: {why}")
     lines.extend(_cost_lines(previous, plan, changed=bool(lines)))
     return lines
 

@@ -22,13 +22,17 @@ endpoint's instance counts are recomputed from the current catalog. A model that
 longer stay (its endpoint's type cannot run it any more, its kind is now excluded, its
 group changed) moves, and :attr:`Planner.moves` says why. Removed models leave their
 endpoint (an emptied endpoint goes away); new models join an endpoint of their group with
-room, else open one, in the first stack with room, else a new stack. A moved model's
+room (a kept one while its stack is under :attr:`Limits.joined_resources`), else a kept
+endpoint of their kind with room on another of their types, else open one, in the first
+stack with room, else a new stack; a model that opens an endpoint although kept ones had
+room says why each did not take it (its reason, :attr:`Planner.opened`). A moved model's
 placement records the endpoint it left (``moved_from``, kept while it stays), which names
 its component after the new endpoint (:attr:`Placement.component_suffix`).
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
 import math
@@ -50,7 +54,12 @@ from fm_platform.fleet.deciding.kinds import (
 from fm_platform.fleet.deciding.options import Assessment, Option, Shape
 from fm_platform.fleet.models.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan, record_moves
-from fm_platform.fleet.placing.cost import placed_reason, price_plan
+from fm_platform.fleet.placing.cost import (
+    HOURS_PER_MONTH,
+    placed_reason,
+    price_endpoint,
+    price_plan,
+)
 from fm_platform.fleet.placing.endpoints import SIZERS
 from fm_platform.fleet.placing.packing import instances_needed
 from fm_platform.fleet.placing.pools import plan_pools
@@ -74,7 +83,13 @@ class Limits:
 
     max_models_per_endpoint: by default 40. stack_resources: the resource budget a stack
     is filled to, by default 400 of CloudFormation's 500 (room for the constructs to grow);
-    stack_outputs: by default 180 of 200. Resources per endpoint and model (and per
+    stack_outputs: by default 180 of 200. joined_resources and joined_outputs: the budget
+    a re-plan's new models may take a kept stack to when they join an endpoint in it, by
+    default 450 and 190: a fresh plan fills its stacks to the first budget, so without a
+    second one no new model could ever join a kept endpoint of a full stack and each
+    would open an endpoint (and buy its instances) beside one with room; joining adds
+    only the model's resources, a new endpoint its own as well, and 50 resources and 10
+    outputs stay for the constructs to grow. Resources per endpoint and model (and per
     stack, for what a kind's endpoints share) are the kinds' estimates
     (:data:`fm_platform.fleet.deciding.kinds.KINDS`, each with its alarm, plus a volume key per
     endpoint on an EBS-backed type, and per LoRA adapter its component and per base with
@@ -86,6 +101,8 @@ class Limits:
     max_models_per_endpoint: int = 40
     stack_resources: int = 400
     stack_outputs: int = 180
+    joined_resources: int = 450
+    joined_outputs: int = 190
 
 
 STACK_BASE, STACK_BASE_OUTPUTS = 9, 4
@@ -170,7 +187,9 @@ class Planner:
     """Plans ``catalog`` in ``region`` (by default the previous plan's, else us-east-1),
     keeping ``previous``'s assignments; models to place get their option from ``forced``
     when it names them (a repacking's moves). After :meth:`run`: ``assessed``
-    (per model) and ``moves`` (model -> why it left its endpoint)."""
+    (per model), ``moves`` (model -> why it left its endpoint) and ``opened`` (endpoint
+    opened by a re-plan's new model -> why the previous plan's endpoints with room for it
+    did not take it)."""
 
     def __init__(
         self,
@@ -190,6 +209,7 @@ class Planner:
         self.index = {m.name: i for i, m in enumerate(catalog.models)}
         self.assessed: dict[str, Assessed] = {}
         self.moves: dict[str, str] = {}
+        self.opened: dict[str, str] = {}
         self.plan = Plan(catalog=catalog.name, region=self.region)
         self.usage: dict[str, list[int]] = defaultdict(lambda: [STACK_BASE, STACK_BASE_OUTPUTS])
         self.stack_kinds: dict[str, set[str]] = defaultdict(set)
@@ -512,19 +532,36 @@ class Planner:
         return limited and len(e.models) >= self.limits.max_models_per_endpoint
 
     def room(self, e: EndpointPlan, p: Placement) -> bool:
+        """Whether ``p`` may join ``e`` (:meth:`obstacle`)."""
+        return self.obstacle(e, p) is None
+
+    def obstacle(self, e: EndpointPlan, p: Placement) -> str | None:
+        """Why ``p`` may not join ``e``, or None: ``e`` holds the most models it may, its
+        kept stack is at the budget a joining model may take it to
+        (:attr:`Limits.joined_resources`), it (new, with adapters) would not fit a stack of
+        its own, or (multi-model) the sizes would be more than :data:`MME_BAND` apart."""
         if self.full(e):
-            return False
+            return f"holds {len(e.models)} models, the most an endpoint may"
         if not e.stack and self.catalog.adapter_ranks and not self.fits_alone(e, p):
-            return False
-        if e.stack and (
-            self.usage[e.stack][0] + self.model_resources(p, e.kind) > self.limits.stack_resources
-            or self.usage[e.stack][1] + self.model_outputs(p.name) > self.limits.stack_outputs
-        ):
-            return False
+            return "would not fit a stack of its own"
+        if e.stack:
+            (resources, outputs), limits = self.usage[e.stack], self.limits
+            adds = self.model_resources(p, e.kind)
+            if resources + adds > limits.joined_resources:
+                return (
+                    f"is in stack {e.stack}, full: {resources} of {limits.joined_resources} "
+                    f"resources, and the model adds {adds}"
+                )
+            if outputs + self.model_outputs(p.name) > limits.joined_outputs:
+                return f"is in stack {e.stack}, full: {outputs} of {limits.joined_outputs} outputs"
         if KINDS[e.kind].pools_memory:
             low, high = self.memory_range(e)
-            return max(high, p.memory_mib) <= MME_BAND * min(low, p.memory_mib)
-        return True
+            if max(high, p.memory_mib) > MME_BAND * min(low, p.memory_mib):
+                return (
+                    f"serves models of {low:,}-{high:,} MiB, more than {MME_BAND:g}x apart "
+                    f"from its {p.memory_mib:,} MiB"
+                )
+        return None
 
     def fits_alone(self, e: EndpointPlan, p: Placement) -> bool:
         """``e`` with ``p`` fits a stack of its own. Only adapters can overfill one: without
@@ -777,48 +814,132 @@ class Planner:
         weighted = sum(p.active_hours / 24 * d for p, d in zip(ps, adds, strict=True))
         return low + (weighted / sum(adds) if sum(adds) else 0.0) * (high - low)
 
-    def join_kept(self, name: str, option: Option) -> tuple[EndpointPlan, Placement] | None:
-        """On a re-plan, a new model of a device-packing kind joins an endpoint of the
-        previous plan with devices free at its minimum scale, where it has an option and
-        adds no more to the endpoint's expected cost than its own endpoint would cost,
-        before a new endpoint opens (the cheapest such); None when none has room."""
-        if self.previous is None or not KINDS[option.kind].packs_devices:
-            return None
-        needs = self.assessed[name].needs
-        decision = self.assessed[name].decision
-        assert decision is not None
-        alone = option.expected_hourly(
-            min_copies(option.kind, decision.to_zero), needs.active_hours
+    def join_kept(
+        self, name: str, option: Option
+    ) -> tuple[tuple[EndpointPlan, Placement] | None, str]:
+        """On a re-plan, a new model of a shared kind joins an endpoint of the previous plan
+        with room for it (:meth:`kept_with_room`), where joining adds no more to the
+        endpoint's expected cost than an endpoint of its own would cost, before a new
+        endpoint opens (the cheapest such). Returns the endpoint and the model's placement
+        there (None when none takes it) and why each endpoint with room did not take it
+        (empty when none had room)."""
+        if self.previous is None or not KINDS[option.kind].shared:
+            return None, ""
+        alone = self.alone_hourly(name, option)
+        best: tuple[float, EndpointPlan, Option] | None = None
+        passed: list[tuple[bool, str]] = []  # (on another type, why): its own type first
+        for e, alt, free in self.kept_with_room(name, option):
+            cost, obstacle = self.join_obstacle(e, name, alt, alone)
+            if obstacle is not None:
+                other = e.instance_type != option.instance_type
+                passed.append((other, f"{e.name} ({e.instance_type}{free}) {obstacle}"))
+            elif best is None or cost < best[0]:
+                best = (cost, e, alt)
+        if best is None:
+            shown = [why for _, why in sorted(passed, key=lambda item: item[0])]
+            return None, "; ".join(shown[:3]) + (
+                f" (and {len(shown) - 3} more)" if shown[3:] else ""
+            )
+        _, e, alt = best
+        room = (
+            "whose instances have devices free at minimum scale"
+            if KINDS[e.kind].packs_devices
+            else "a multi-model endpoint of its framework"
         )
+        why = (
+            f"joins {e.name} ({e.instance_type}), {room}, before a new "
+            f"{option.instance_type} endpoint opens"
+        )
+        return (e, self.placement(name, "", alt, why)), ""
+
+    def kept_with_room(
+        self, name: str, option: Option
+    ) -> Iterator[tuple[EndpointPlan, Option, str]]:
+        """The previous plan's endpoints of ``option``'s kind outside catalog groups with
+        room for the model: on a type where it has an option of that kind and (Inference
+        Components) on the type of ``option``, where the endpoint adds instances, or with
+        the devices a copy there needs free at minimum scale; each with the model's option
+        there and the devices free (``, 6 devices free``, or empty)."""
+        assert self.previous is not None
+        model = self.models[name]
         by_type: dict[str, list[Option]] = defaultdict(list)
         for o in self.assessed[name].assessment.options[option.kind]:
             by_type[o.instance_type].append(o)
-        best: tuple[float, EndpointPlan, Option] | None = None
+        packs = KINDS[option.kind].packs_devices
         for e in self.plan.endpoints.values():
             if e.kind != option.kind or e.name not in self.previous.endpoints:
                 continue
-            if e.instance_type not in by_type or e.group.startswith("group:") or self.full(e):
+            if e.instance_type not in by_type or e.group.startswith("group:"):
                 continue
-            if e.group != self._group_key(self.models[name], by_type[e.instance_type][0]):
-                continue  # hub models and isolated ones never share an endpoint
+            options = by_type[e.instance_type]
+            own = self._group_key(model, options[0])
+            if e.group not in (own, own + HUB_GROUP_SUFFIX) and own != e.group + HUB_GROUP_SUFFIX:
+                continue  # another framework or environment: never that endpoint's models
+            if not packs:
+                yield e, options[0], ""
+                continue
             spare = self.spare_devices(e)
-            alt = next((o for o in by_type[e.instance_type] if o.shape.accelerators <= spare), None)
-            if alt is None:
-                continue
-            placement = self.placement(name, "", alt)
-            price = alt.price
-            cost = price * (self.packed_instances(e, placement) - self.packed_instances(e))
-            if cost <= alone + 1e-9 and (best is None or cost < best[0]):
-                best = (cost, e, alt)
-        if best is None:
-            return None
-        _, e, alt = best
-        why = (
-            f"joins {e.name} ({e.instance_type}), whose instances have devices free at "
-            f"minimum scale, before a new {option.instance_type} endpoint opens"
+            alt = next((o for o in options if o.shape.accelerators <= spare), None)
+            if alt is None and e.instance_type == option.instance_type:
+                alt = options[0]
+            if alt is not None:
+                devices = f"{spare} device" + ("s" if spare > 1 else "")
+                yield e, alt, f", {devices} free" if spare else ""
+
+    def join_obstacle(
+        self, e: EndpointPlan, name: str, alt: Option, alone: float
+    ) -> tuple[float, str | None]:
+        """What the model ``name`` on ``alt`` adds to kept ``e``'s expected USD per hour,
+        and why it may not join ``e`` (None: it may): network isolation (hub models and
+        isolated ones never share an endpoint), :meth:`obstacle`, or it would add more
+        than ``alone``, an endpoint of its own."""
+        own = self._group_key(self.models[name], alt)
+        if own == e.group + HUB_GROUP_SUFFIX:
+            return 0.0, "is network-isolated and the model downloads its weights from the hub"
+        if e.group == own + HUB_GROUP_SUFFIX:
+            return 0.0, "serves hub models (no network isolation) and the model is network-isolated"
+        placement = self.placement(name, "", alt)
+        obstacle = self.obstacle(e, placement)
+        if obstacle is not None:
+            return 0.0, obstacle
+        cost = self.join_hourly(e, placement)
+        if cost > alone + 1e-9:
+            return cost, (
+                f"would cost ${cost * HOURS_PER_MONTH:,.0f} a month more, an endpoint of its "
+                f"own ${alone * HOURS_PER_MONTH:,.0f}"
+            )
+        return cost, None
+
+    def alone_hourly(self, name: str, option: Option) -> float:
+        """The expected USD per hour of an endpoint of the model's own on ``option``."""
+        if KINDS[option.kind].packs_devices:
+            decision = self.assessed[name].decision
+            assert decision is not None
+            copies = min_copies(option.kind, decision.to_zero)
+            return option.expected_hourly(copies, self.assessed[name].needs.active_hours)
+        return self.sized_hourly(
+            option.kind, option.instance_type, [self.placement(name, "", option)]
         )
-        p = self.placement(name, "", alt, why)
-        return (e, p) if self.room(e, p) else None
+
+    def join_hourly(self, e: EndpointPlan, p: Placement) -> float:
+        """What ``p`` joining ``e`` adds to its expected USD per hour."""
+        if KINDS[e.kind].packs_devices:
+            price = hourly_prices(self.region)[e.instance_type]
+            return price * (self.packed_instances(e, p) - self.packed_instances(e))
+        ps = [self.plan.placements[m] for m in e.models]
+        return self.sized_hourly(e.kind, e.instance_type, [*ps, p]) - self.sized_hourly(
+            e.kind, e.instance_type, ps
+        )
+
+    def sized_hourly(self, kind: str, instance_type: str, ps: list[Placement]) -> float:
+        """The expected USD per hour of an endpoint of ``kind`` on ``instance_type`` with
+        ``ps``, sized (:mod:`fm_platform.fleet.placing.endpoints`) and priced
+        (:mod:`fm_platform.fleet.placing.cost`) as the plan's endpoints are."""
+        trial = EndpointPlan(name="", kind=kind, instance_type=instance_type, stack="", group="")
+        priced = [copy.copy(p) for p in ps]  # pricing sets each model's share
+        SIZERS[kind](trial, priced, spec_of(instance_type))
+        price_endpoint(trial, priced, hourly_prices(self.region)[instance_type])
+        return trial.expected_hourly
 
     def place_new(self, names: list[str]) -> None:
         # open endpoints by group and instance type, in the order they opened; the first
@@ -868,8 +989,9 @@ class Planner:
                     (e for e in itertools.islice(endpoints, first, None) if self.room(e, p)),
                     None,
                 )
+            passed = ""
             if endpoint is None and name not in self.forced and model.group is None:
-                joined = self.join_kept(name, option)
+                joined, passed = self.join_kept(name, option)
                 if joined is not None:
                     endpoint, p = joined
             if endpoint is None:
@@ -884,6 +1006,9 @@ class Planner:
                     stem = f"{prefix}-{model.framework}"
                 endpoint = self.new_endpoint(option.kind, group, option.instance_type, stem)
                 open_by_type[group, option.instance_type].append(endpoint)
+                if passed:
+                    p.reason = f"{p.reason}; opened {endpoint.name}: {passed}"
+                    self.opened[endpoint.name] = passed
             p.endpoint = endpoint.name
             self.plan.placements[name] = p
             endpoint.models.append(name)
