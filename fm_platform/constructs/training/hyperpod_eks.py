@@ -40,6 +40,7 @@ from fm_platform.constructs.training.eks_options import (
     PriorityClass,
     Team,
 )
+from fm_platform.constructs.training.eks_roles import pod_identity_role, role_policy
 from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.rules.eks import (
     OBSERVABILITY_SERVICE_ACCOUNT,
@@ -215,7 +216,7 @@ class HyperPodEksCluster(Construct):
         clusters = Stack.of(self).format_arn(
             service="sagemaker", resource="cluster", resource_name="*"
         )
-        policy = _policy(
+        policy = role_policy(
             role,
             iam.PolicyStatement(
                 sid="ScaleClusterNodes", actions=list(_AUTOSCALING_ACTIONS), resources=[clusters]
@@ -243,9 +244,10 @@ class HyperPodEksCluster(Construct):
                 cluster_name=control.cluster_name,
                 namespace=TRAINING_OPERATOR_NAMESPACE,
                 service_account=TRAINING_OPERATOR_SERVICE_ACCOUNT,
-                role_arn=self._pod_role(
+                role_arn=pod_identity_role(
+                    self,
                     "TrainingOperatorRole",
-                    control,
+                    control.cluster_arn,
                     managed_policy=TRAINING_OPERATOR_POLICY,
                 ).role_arn,
             )
@@ -273,50 +275,13 @@ class HyperPodEksCluster(Construct):
         self.add_ons[construct_id] = add_on
         return add_on
 
-    def _pod_role(
-        self,
-        construct_id: str,
-        control: EksControlPlane,
-        *,
-        managed_policy: str | None = None,
-    ) -> iam.Role:
-        """A role EKS Pod Identity hands to a service account of this EKS cluster only."""
-        # Pod Identity assumes the role with session tags (sts:TagSession too).
-        principal = (
-            iam.ServicePrincipal("pods.eks.amazonaws.com")
-            .with_conditions(
-                {
-                    "StringEquals": {
-                        "aws:SourceAccount": Stack.of(self).account,
-                        "aws:SourceArn": control.cluster_arn,
-                    }
-                }
-            )
-            .with_session_tags()
-        )
-        role = iam.Role(
-            self,
-            construct_id,
-            assumed_by=principal,
-            description=f"EKS Pod Identity: {construct_id} of the HyperPod cluster (fm_platform)",
-        )
-        if managed_policy is not None:
-            role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(managed_policy))
-            acknowledge(
-                role,
-                f"{managed_policy} is the policy AWS documents for this add-on's service "
-                "account and keeps in step with the add-on's versions.",
-                f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{managed_policy}]",
-            )
-        return role
-
     def _observability(self, control: EksControlPlane) -> None:
         """An Amazon Managed Service for Prometheus workspace, the collector's role (remote
         write to it, logs under /aws/sagemaker/Clusters) and the add-on configured with
         it, as AWS's observability template does."""
         workspace = aps.CfnWorkspace(self, "PrometheusWorkspace", alias=Names.unique_id(self))
         self.prometheus_workspace = workspace
-        role = self._pod_role("ObservabilityRole", control)
+        role = pod_identity_role(self, "ObservabilityRole", control.cluster_arn)
         stack = Stack.of(self)
         logs = stack.format_arn(
             service="logs",
@@ -324,7 +289,7 @@ class HyperPodEksCluster(Construct):
             resource_name="/aws/sagemaker/Clusters/*",
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
-        policy = _policy(
+        policy = role_policy(
             role,
             iam.PolicyStatement(
                 sid="PrometheusAccess", actions=["aps:RemoteWrite"], resources=[workspace.attr_arn]
@@ -405,18 +370,6 @@ class HyperPodEksCluster(Construct):
             )
             quota.add_resource_dependency(self.scheduler_config)
             self.quotas[team.name] = quota
-
-
-def _policy(role: iam.Role, *statements: iam.PolicyStatement) -> iam.ManagedPolicy:
-    """``statements`` in a customer-managed policy of ``role`` (the compliance packs refuse
-    inline policies)."""
-    return iam.ManagedPolicy(
-        role,
-        "Policy",
-        description=f"{role.node.id} (fm_platform)",
-        roles=[role],
-        statements=list(statements),
-    )
 
 
 def _name(scope: Construct, suffix: str) -> str:
