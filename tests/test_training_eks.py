@@ -102,7 +102,8 @@ def test_creation_order_is_in_the_template(resources):
     for name in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent"):
         assert _addon(resources, name) in before_cluster
     assert eks_cluster in before_cluster
-    assert _one(resources, "AWS::EKS::AccessEntry")[0] in before_cluster
+    admin = _by_path(resources, "AWS::EKS::AccessEntry", "/Eks/Admin0")
+    assert admin in before_cluster
     # Everything that needs nodes, after the cluster.
     after = [
         "coredns",
@@ -182,7 +183,7 @@ def test_the_eks_cluster_meets_hyperpods_requirements(resources, example):
         if v["Type"] == "AWS::EC2::Subnet" and k.startswith("NetworkDatabaseSubnet")
     ]
     assert [zone["Fn::Select"][0] for zone in isolated] == [0, 1]
-    (entry,) = [v for v in resources.values() if v["Type"] == "AWS::EKS::AccessEntry"]
+    entry = resources[_by_path(resources, "AWS::EKS::AccessEntry", "/Eks/Admin0")]
     assert entry["Properties"]["PrincipalArn"] == "arn:aws:iam::111122223333:role/Admin"
     (policy,) = entry["Properties"]["AccessPolicies"]
     assert policy["AccessScope"] == {"Type": "cluster"}

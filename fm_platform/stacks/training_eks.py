@@ -11,7 +11,12 @@ from aws_cdk import Annotations, CfnOutput, CrossStackReferences, Fn, ReferenceS
 from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.observability.eks_dashboard import eks_section
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.observability.training_observability import (
+    TrainingObservability,
+    TrainingObservabilityProps,
+)
 from fm_platform.constructs.training.eks_cluster import EksControlPlane, EksControlPlaneProps
 from fm_platform.constructs.training.eks_options import (
     DEPENDENCIES_CHART_PATH,
@@ -36,13 +41,16 @@ class TrainingEksStack(Stack):
     is created beside it.
 
     Composition (construct IDs are stable): ``Eks`` (:class:`EksControlPlane`), and with
-    ``eks.dependencies_chart_installed`` ``Cluster`` (:class:`HyperPodEksCluster`). Without
+    ``eks.dependencies_chart_installed`` ``Cluster`` (:class:`HyperPodEksCluster`) and
+    ``Observability`` (:class:`TrainingObservability`: the cluster's events and unhealthy
+    nodes to the data stack's topic, the dashboard with the EKS control plane). Without
     it a synth warning and the ``DependenciesChartCommand`` output say what to run before
     the next deployment.
 
     Outputs: EksClusterName, EksClusterArn, KubeconfigCommand, DependenciesChartCommand,
     FsxMountPath; ClusterName and ClusterArn (both the ARN) with the HyperPod cluster;
-    PrometheusWorkspaceArn with the observability add-on.
+    PrometheusWorkspaceArn with the observability add-on; InferenceTlsBucketName with the
+    inference operator.
     """
 
     def __init__(
@@ -53,10 +61,12 @@ class TrainingEksStack(Stack):
         config: TrainingConfig,
         data: TrainingDataStack | None = None,
         notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+        dashboards: bool = True,
         **stack_kwargs: Any,
     ) -> None:
         """Build the EKS cluster and (once the chart is installed) the HyperPod cluster from
-        ``config``, which must have ``orchestrator: eks`` and valid ``eks`` keys."""
+        ``config``, which must have ``orchestrator: eks`` and valid ``eks`` keys; with the
+        HyperPod cluster, its observability (``dashboards=False``: no dashboard)."""
         super().__init__(scope, construct_id, **stack_kwargs)
         # Strong references, as the Slurm stack: the data stack cannot pull the subnets or
         # the security group from under a running cluster.
@@ -113,6 +123,37 @@ class TrainingEksStack(Stack):
                 "deploy again to create the HyperPod cluster (docs/training-eks.md).",
             )
         self._add_outputs(options)
+        self.observability: TrainingObservability | None = None
+        if self.cluster is not None:
+            self.observability = self._observe(self.cluster, dashboards)
+
+    def _observe(self, cluster: HyperPodEksCluster, dashboards: bool) -> TrainingObservability:
+        """The cluster's events and unhealthy nodes sent to the data stack's topic, and the
+        dashboard with the EKS control plane, as the Slurm stack's (no lifecycle scripts,
+        so no lifecycle error alarm)."""
+        topic = self.data.notifications
+        health = cluster.node_health_alarm
+        return TrainingObservability(
+            self,
+            "Observability",
+            TrainingObservabilityProps(
+                cluster=cluster,
+                file_system_id=self.data.file_system.file_system_id,
+                topic=topic.topic if topic is not None else None,
+                cluster_events=self.config.cluster_events,
+                lifecycle_error_alarm=False,
+                file_system_alarm=self.data.file_system_alarm,
+                dashboards=dashboards,
+                sections=[
+                    eks_section(
+                        self.control_plane.cluster_name,
+                        self.region,
+                        node_health_rule=health.rule_name if health else None,
+                        alarm_arns=[health.alarm.attr_arn] if health else (),
+                    )
+                ],
+            ),
+        )
 
     def _add_outputs(self, options: EksOptions) -> None:
         control = self.control_plane
@@ -150,6 +191,11 @@ class TrainingEksStack(Stack):
                 outputs["PrometheusWorkspaceArn"] = (
                     self.cluster.prometheus_workspace.attr_arn,
                     "Amazon Managed Service for Prometheus workspace of the observability add-on",
+                )
+            if self.cluster.inference_operator is not None:
+                outputs["InferenceTlsBucketName"] = (
+                    self.cluster.inference_operator.tls_bucket.bucket.bucket_name,
+                    "Bucket of the TLS certificates the HyperPod inference operator issues",
                 )
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)

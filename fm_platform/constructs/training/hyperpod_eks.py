@@ -11,8 +11,10 @@ reference):
    networking add-ons and its role's policy;
 4. after the cluster (they need its nodes): ``coredns``; ``cert-manager``, then the training
    operator's Pod Identity association, then the training operator add-on; the task
-   governance add-on, then the scheduler policy, then one compute quota per team; the
-   Prometheus workspace and the observability add-on; the FSx CSI driver.
+   governance add-on, then the scheduler policy, then one compute quota per team and its
+   members' access entries; the Prometheus workspace and the observability add-on; the FSx
+   CSI driver; the inference operator after ``cert-manager``, the FSx CSI driver and its
+   own prerequisites (:class:`InferenceOperator`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from fm_platform.constructs.training.cluster_role import (
     cluster_execution_role,
 )
 from fm_platform.constructs.training.eks_cluster import EksControlPlane
+from fm_platform.constructs.training.eks_inference import (
+    InferenceOperator,
+    InferenceOperatorProps,
+)
 from fm_platform.constructs.training.eks_options import (
     EksAddOns,
     EksInstanceGroup,
@@ -41,6 +47,11 @@ from fm_platform.constructs.training.eks_options import (
     Team,
 )
 from fm_platform.constructs.training.eks_roles import pod_identity_role, role_policy
+from fm_platform.constructs.training.node_health_alarm import (
+    NodeHealthAlarm,
+    node_health_alarm_name,
+    node_health_rule_name,
+)
 from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.rules.eks import (
     OBSERVABILITY_SERVICE_ACCOUNT,
@@ -98,10 +109,12 @@ class HyperPodEksCluster(Construct):
     (``ExecutionRole``), the autoscaling role (``AutoscalingRole``, with autoscaling), the
     add-ons after it and task governance.
 
-    Attributes: ``cluster``, ``cluster_arn``, ``cluster_id``, ``execution_role``,
-    ``autoscaling_role`` (None without autoscaling), ``add_ons`` (by construct ID),
-    ``training_operator_identity``, ``prometheus_workspace``, ``scheduler_config``,
-    ``quotas`` (by team name).
+    Attributes: ``cluster``, ``cluster_arn``, ``cluster_id``, ``instance_groups``,
+    ``execution_role``, ``autoscaling_role`` (None without autoscaling), ``node_health_alarm``
+    (:class:`NodeHealthAlarm`, construct ID ``NodeHealthAlarm``), ``add_ons`` (by construct
+    ID), ``training_operator_identity``, ``prometheus_workspace``, ``inference_operator``
+    (:class:`InferenceOperator`, construct ID ``InferenceOperator``, or None),
+    ``scheduler_config``, ``quotas`` (by team name), ``team_access_entries``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: HyperPodEksClusterProps) -> None:
@@ -156,14 +169,26 @@ class HyperPodEksCluster(Construct):
             self.cluster.node.add_dependency(self.autoscaling_role.node.find_child("Policy"))
         self.cluster_arn: str = self.cluster.attr_cluster_arn
         self.cluster_id: str = cluster_id_of(self.cluster_arn)
+        self.instance_groups: tuple[EksInstanceGroup, ...] = tuple(options.instance_groups)
+        # The unhealthy nodes HyperPod's health-monitoring agent reports (it runs on EKS
+        # nodes too), alarmed on for the dashboard and the notification topic.
+        self.node_health_alarm: NodeHealthAlarm | None = NodeHealthAlarm(
+            self,
+            "NodeHealthAlarm",
+            cluster_arn=self.cluster_arn,
+            alarm_name=node_health_alarm_name(self),
+            rule_name=node_health_rule_name(self),
+        )
         self.add_ons: dict[str, eks.CfnAddon] = {}
         self.training_operator_identity: eks.CfnPodIdentityAssociation | None = None
         self.prometheus_workspace: aps.CfnWorkspace | None = None
+        self.inference_operator: InferenceOperator | None = None
         self._add_ons(control, options.add_ons)
         self.scheduler_config: sagemaker.CfnClusterSchedulerConfig | None = None
         self.quotas: dict[str, CfnResource] = {}
+        self.team_access_entries: list[eks.CfnAccessEntry] = []
         if options.task_governance_policy:
-            self._task_governance(options)
+            self._task_governance(options, control)
 
     def _grant_node_permissions(self, role: ClusterExecutionRole, control: EksControlPlane) -> None:
         """What nodes of an EKS cluster do besides a Slurm node's: pull job images, give
@@ -234,10 +259,12 @@ class HyperPodEksCluster(Construct):
     def _add_ons(self, control: EksControlPlane, add_ons: EksAddOns) -> None:
         """The add-ons that need nodes, each after the cluster."""
         self._after_cluster("CoreDns", control.add_on("CoreDns", "coredns"))
-        if add_ons.training_operator:
+        cert_manager = None
+        if add_ons.cert_manager:
             cert_manager = self._after_cluster(
                 "CertManager", control.add_on("CertManager", "cert-manager")
             )
+        if add_ons.training_operator and cert_manager is not None:
             identity = eks.CfnPodIdentityAssociation(
                 control,
                 "TrainingOperatorIdentity",
@@ -265,10 +292,22 @@ class HyperPodEksCluster(Construct):
             )
         if add_ons.observability:
             self._observability(control)
+        fsx = None
         if add_ons.fsx_csi_driver:
-            self._after_cluster(
+            fsx = self._after_cluster(
                 "FsxCsiDriver", control.add_on("FsxCsiDriver", "aws-fsx-csi-driver")
             )
+        if add_ons.inference_operator and cert_manager is not None and fsx is not None:
+            self.inference_operator = InferenceOperator(
+                self,
+                "InferenceOperator",
+                InferenceOperatorProps(
+                    control_plane=control,
+                    cluster=self.cluster,
+                    after=[cert_manager, fsx],
+                ),
+            )
+            self.add_ons.update(self.inference_operator.add_ons)
 
     def _after_cluster(self, construct_id: str, add_on: eks.CfnAddon) -> eks.CfnAddon:
         add_on.add_resource_dependency(self.cluster)
@@ -338,7 +377,7 @@ class HyperPodEksCluster(Construct):
         add_on.node.add_dependency(policy)
         self._after_cluster("Observability", add_on)
 
-    def _task_governance(self, options: EksOptions) -> None:
+    def _task_governance(self, options: EksOptions, control: EksControlPlane) -> None:
         """The scheduler policy (priority classes, fair share) and one compute quota per
         team, after the task governance add-on."""
         governance = self.add_ons["TaskGovernance"]
@@ -370,6 +409,13 @@ class HyperPodEksCluster(Construct):
             )
             quota.add_resource_dependency(self.scheduler_config)
             self.quotas[team.name] = quota
+            for index, member in enumerate(team.members):
+                entry = control.namespace_editor(
+                    f"Team{team.name}Member{index}", member, team.namespace
+                )
+                # Task governance makes the namespace with the team's quota.
+                entry.add_resource_dependency(quota)
+                self.team_access_entries.append(entry)
 
 
 def _name(scope: Construct, suffix: str) -> str:
