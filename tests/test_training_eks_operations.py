@@ -22,13 +22,9 @@ from tests.test_training_eks import _addon, _by_path, _example, _one, _synth
 
 
 @pytest.fixture(scope="module")
-def example() -> tuple[dict[str, dict], list[str]]:
-    return _synth(_example())
-
-
-@pytest.fixture(scope="module")
-def resources(example) -> dict[str, dict]:
-    return example[0]["FmpTraining"]["Resources"]
+def resources() -> dict[str, dict]:
+    """The example's cluster stack (its findings are test_training_eks.py's)."""
+    return _synth(_example())[0]["FmpTraining"]["Resources"]
 
 
 def _role(resources: dict[str, dict], name: str) -> dict[str, Any]:
@@ -178,7 +174,7 @@ def test_team_members_edit_their_teams_namespace_only(resources):
         assert entry["DependsOn"] == [quota[team]]
 
 
-def test_events_and_unhealthy_nodes_go_to_the_topic(example, resources):
+def test_events_and_unhealthy_nodes_go_to_the_topic(resources):
     cluster, _ = _one(resources, "AWS::SageMaker::Cluster")
     rules = [v["Properties"] for v in resources.values() if v["Type"] == "AWS::Events::Rule"]
     assert len(rules) == 2

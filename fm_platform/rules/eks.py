@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fm_platform.rules.problems import Problems
+from fm_platform.rules.problems import Problems, repeats
 
 #: Kubernetes versions HyperPod supports (developer guide, see the module's sources).
 KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
@@ -120,19 +120,13 @@ def check_one_entry_per_principal(
 ) -> None:
     """EKS keeps one access entry per principal: each ARN of ``principals`` (field, ARN)
     appears once among the administrators and every team's members."""
-    first: dict[str, str] = {}
-    for field, arn in principals:
-        if arn is None:
-            continue
-        if arn in first:
-            problems.add(
-                field,
-                arn,
-                f"already listed as {first[arn]}: EKS keeps one access entry per principal; "
-                "list it once (an administrator has access to every namespace already)",
-            )
-        else:
-            first[arn] = field
+    for field, arn, first in repeats(principals):
+        problems.add(
+            field,
+            arn,
+            f"already listed as {first}: EKS keeps one access entry per principal; list it "
+            "once (an administrator has access to every namespace already)",
+        )
 
 
 def check_names(problems: Problems, field: str, names: Iterable[str | None], what: str) -> None:
