@@ -111,15 +111,6 @@ class EksDrawing:
             if eks in p.refs(c, p.props(c).get("Orchestrator"))
         ]
         anchors = {eks, *hyperpods}
-        related: list[Key] = []
-        for name in stacks:
-            for logical_id, resource in p.assembly.stacks[name].resources.items():
-                key = (name, logical_id)
-                kind = resource["Type"]
-                if key not in anchors and kind in EKS_DRAWN and anchors & set(self._needs(key)):
-                    related.append(key)
-        # Then the others, until none is added: those naming the EKS cluster, and those
-        # something already drawn waits for.
         candidates = [
             (name, logical_id)
             for name in stacks
@@ -128,22 +119,36 @@ class EksDrawing:
             and (name, logical_id) not in anchors
             and (name, logical_id) not in self.graph.drawn
         ]
+        # Until none is added: the EKS types that need the EKS or the HyperPod cluster, the
+        # others that name the EKS cluster, and whatever something drawn waits for.
+        related: list[Key] = []
         added = True
         while added:
             waited_for = {dep for key in [*related, *hyperpods] for dep in self._needs(key)}
             new = [
                 key
                 for key in candidates
-                if key not in related and (key in waited_for or eks in self._needs(key))
+                if key not in related
+                and self._belongs(
+                    key,
+                    anchors if p.assembly.resource(key)["Type"] in EKS_DRAWN else {eks},
+                    waited_for,
+                )
             ]
             related += new
             added = bool(new)
         return related
 
     def _skipped(self, kind: str) -> bool:
-        """Whether ``kind`` is never one of the other resources: drawn by this module or by
-        the picture, glue, or permissions and keys."""
-        return kind in EKS_DRAWN or kind in self.elsewhere or kind.startswith(_NOT_GENERIC)
+        """Whether ``kind`` is never drawn in the box: drawn by the picture, glue, or
+        permissions and keys (but for the EKS types above)."""
+        if kind in EKS_DRAWN:
+            return False
+        return kind in self.elsewhere or kind.startswith(_NOT_GENERIC)
+
+    def _belongs(self, key: Key, owners: set[Key], waited_for: set[Key]) -> bool:
+        """Whether ``key`` needs one of ``owners`` or something drawn waits for it."""
+        return key in waited_for or bool(owners & set(self._needs(key)))
 
     def _needs(self, key: Key) -> list[Key]:
         """What ``key`` waits for: its ``DependsOn`` and the resources it refers to."""
@@ -180,7 +185,7 @@ class EksDrawing:
         if kind == "AWS::IAM::OIDCProvider":
             return table("IAM OIDC provider", ["the cluster's issuer, for IRSA roles"], size=10)
         if kind == "AWS::APS::Workspace":
-            return table("Prometheus workspace", ["Amazon Managed Service for Prometheus"], 10)
+            return table("Prometheus workspace", ["Amazon Managed Service for Prometheus"], size=10)
         if kind == "AWS::SageMaker::ClusterSchedulerConfig":
             config = props.get("SchedulerConfig", {})
             classes = ", ".join(

@@ -239,7 +239,7 @@ def test_eks_training_picture_shows_the_control_plane_and_the_order(tmp_path: Pa
     assert "AmazonEKSEditPolicy in hyperpod-ns-research" in dot
     assert "AmazonEKSClusterAdminPolicy in cluster" in dot
     assert "team applied quota" in dot and "task governance policy" in dot
-    assert "IAM OIDC provider" in dot
+    assert "IAM OIDC provider" in dot and "Prometheus workspace" in dot
     # cert-manager comes before the inference operator: one arrow, labelled "then".
     ids = dict(re.findall(r'("[^"]+") \[label=<<table[^>]*><tr><td><font[^>]*><b>([^<]+)<', dot))
     by_title = {title: node for node, title in ids.items()}
