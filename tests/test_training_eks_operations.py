@@ -235,3 +235,26 @@ def test_every_access_and_add_on_problem_is_reported_at_once():
         "listed as teams[0].members[2]",
     ):
         assert expected in message, expected
+
+
+def test_the_load_balancer_controller_finds_internal_subnets_in_two_zones():
+    templates, _ = _synth(_example())
+    eks_subnets = {
+        ref["Fn::ImportValue"]
+        for ref in _one(templates["FmpTraining"]["Resources"], "AWS::EKS::Cluster")[1][
+            "Properties"
+        ]["ResourcesVpcConfig"]["SubnetIds"]
+    }
+    data = templates["FmpTrainingData"]
+    tagged = {
+        key
+        for key, v in data["Resources"].items()
+        if v["Type"] == "AWS::EC2::Subnet"
+        and {"Key": "kubernetes.io/role/internal-elb", "Value": "1"} in v["Properties"]["Tags"]
+    }
+    exported = {
+        output["Export"]["Name"]
+        for output in data["Outputs"].values()
+        if output["Value"].get("Ref") in tagged
+    }
+    assert len(tagged) == 3 and exported == eks_subnets

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from aws_cdk import Annotations, CfnOutput, CrossStackReferences, Fn, ReferenceStrength, Stack
+from aws_cdk import (
+    Annotations,
+    CfnOutput,
+    CrossStackReferences,
+    Fn,
+    ReferenceStrength,
+    Stack,
+    Tags,
+)
 from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
@@ -101,6 +109,12 @@ class TrainingEksStack(Stack):
                 administrators=options.administrators,
             ),
         )
+        if options.add_ons.inference_operator:
+            # The AWS Load Balancer Controller the inference operator brings puts internal
+            # load balancers in subnets tagged so, in two Availability Zones at least (AWS's
+            # CloudFormation reference tags its private subnets the same way).
+            for subnet in subnets:
+                Tags.of(subnet).add("kubernetes.io/role/internal-elb", "1")
         self.cluster: HyperPodEksCluster | None = None
         if options.dependencies_chart_installed:
             self.cluster = HyperPodEksCluster(

@@ -183,11 +183,18 @@ class InferenceOperator(Construct):
 
     def _policy_of(self, role: iam.Role) -> iam.ManagedPolicy:
         """The execution role's own statements: the TLS bucket's objects and its key (what
-        AWS's migration to the add-on grants beside the managed policy)."""
+        AWS's migration to the add-on grants beside the managed policy; listing the bucket,
+        as AWS's CloudFormation reference grants it, so that a missing certificate reads as
+        missing rather than as denied)."""
         bucket = self.tls_bucket.bucket
         objects = bucket.arn_for_objects("*")
         policy = role_policy(
             role,
+            iam.PolicyStatement(
+                sid="TlsCertificatesBucket",
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+            ),
             iam.PolicyStatement(
                 sid="TlsCertificates",
                 actions=["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"],
