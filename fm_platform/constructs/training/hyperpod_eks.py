@@ -178,6 +178,7 @@ class HyperPodEksCluster(Construct):
             cluster_arn=self.cluster_arn,
             alarm_name=node_health_alarm_name(self),
             rule_name=node_health_rule_name(self),
+            rolls_back_updates=False,
         )
         self.add_ons: dict[str, eks.CfnAddon] = {}
         self.training_operator_identity: eks.CfnPodIdentityAssociation | None = None
