@@ -104,7 +104,8 @@ bench: $(TEST_READY)
 	$(BIN)/python scripts/bench_fleet.py
 
 # Documentation: architecture and dashboard pictures of the synthesized stacks
-# (docs/diagrams, committed), drawn by the project's pinned Graphviz (WebAssembly builds from
+# (docs/diagrams, committed; the EKS picture from the EKS example's stacks, synthesized into
+# cdk.out/eks), drawn by the project's pinned Graphviz (WebAssembly builds from
 # package.json on the virtualenv's Node.js: nothing from the machine); then one HTML site
 # (docs/api, generated): README.md as its index, the docs/*.md pages and CHANGELOG.md
 # beside pdoc's API reference; and its check in headless Chromium (Chromium comes from
@@ -115,6 +116,8 @@ docs: $(TEST_READY)
 	$(CDK) synth --quiet
 	$(BIN)/python scripts/docs_diagrams.py cdk.out docs/diagrams
 	$(BIN)/python scripts/docs_dashboards.py cdk.out docs/diagrams
+	$(CDK) synth --quiet -c config=examples/training-eks.json --output cdk.out/eks
+	$(BIN)/python scripts/docs_diagrams.py cdk.out/eks docs/diagrams
 	rm -rf $(API_DOCS)
 	$(BIN)/pdoc --docformat restructuredtext --template-directory docs/templates --output-directory $(API_DOCS) fm_platform
 	$(BIN)/python scripts/docs_pages.py $(API_DOCS)

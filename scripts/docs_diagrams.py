@@ -4,15 +4,15 @@
     python scripts/docs_diagrams.py cdk.out docs/diagrams
 
 Stacks that refer to each other (exports, dependencies) share one picture, named
-``training.png`` when it holds a HyperPod cluster, ``inference.png`` when it holds SageMaker
-endpoints, else after its stacks. Everything drawn is read from the templates (resource
+``training.png`` when it holds a HyperPod cluster (``training-eks.png`` when EKS orchestrates
+it: the EKS box of ``docs_eks``), ``inference.png`` when it holds SageMaker endpoints, else
+after its stacks. Everything drawn is read from the templates (resource
 types, properties and references), so a picture changes when the stacks do. Rendered by the
 project's pinned Graphviz (``docs_graphviz``: WebAssembly builds from npm)."""
 
 from __future__ import annotations
 
 import argparse
-import html
 import ipaddress
 import re
 import sys
@@ -25,7 +25,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from docs_assembly import Assembly, Key, literal  # noqa: E402
+from docs_eks import EKS_DRAWN, EksDrawing  # noqa: E402
 from docs_graphviz import render_png  # noqa: E402
+from docs_labels import table  # noqa: E402
 
 FONT = "DejaVu Sans"
 COLORS = {
@@ -77,13 +79,6 @@ GLUE = {
 
 def node_id(key: Key) -> str:
     return f'"{key[0]}.{key[1]}"'
-
-
-def table(title: str, lines: list[str], *, size: int = 11) -> str:
-    """A Graphviz HTML-like label: a bold title over plain lines."""
-    rows = [f'<tr><td><font point-size="{size + 1}"><b>{html.escape(title)}</b></font></td></tr>']
-    rows += [f"<tr><td>{html.escape(line)}</td></tr>" for line in lines if line]
-    return f'<<table border="0" cellborder="0" cellspacing="1">{"".join(rows)}</table>>'
 
 
 def words(identifier: str) -> str:
@@ -170,7 +165,10 @@ class Picture:
 
     @property
     def name(self) -> str:
-        if self.of_type("AWS::SageMaker::Cluster"):
+        clusters = self.of_type("AWS::SageMaker::Cluster")
+        if any("Eks" in self.props(c).get("Orchestrator", {}) for c in clusters):
+            return "training-eks"
+        if clusters:
             return "training"
         if self.of_type("AWS::SageMaker::Endpoint"):
             return "inference"
@@ -182,6 +180,7 @@ class Picture:
         self._network()
         self._buckets()
         self._endpoints()
+        EksDrawing(self, DRAWN | GLUE).draw()
         self._edges()
         g = self.graph
         caption = self._caption()
@@ -202,8 +201,9 @@ class Picture:
         undrawn = Counter(
             resource["Type"].split("::", 1)[-1]
             for name in self.stacks
-            for resource in self.assembly.stacks[name].resources.values()
-            if resource["Type"] not in DRAWN and resource["Type"] not in GLUE
+            for logical_id, resource in self.assembly.stacks[name].resources.items()
+            if resource["Type"] not in DRAWN | GLUE | EKS_DRAWN
+            and (name, logical_id) not in self.graph.drawn
         )
         title = f"Stacks {' + '.join(self.stacks)}"
         also = ", ".join(f"{count} {kind}" for kind, count in sorted(undrawn.items()))
@@ -740,11 +740,11 @@ class Picture:
                 if set(tables) & set(self._route_tables(subnet)):
                     g.edge(routes_node, node_id(endpoint), "S3")
         for key in self.placed:
-            anchor, tail = self._anchor(key)
+            anchor, tail = self.anchor(key)
             for sg in self._security_groups(key):
                 g.edge(anchor, node_id(sg), "member", style="dashed", arrowhead="none", **tail)
         for cluster in self.of_type("AWS::SageMaker::Cluster"):
-            anchor, tail = self._anchor(cluster)
+            anchor, tail = self.anchor(cluster)
             groups = self.props(cluster).get("InstanceGroups", [])
             managed = any("OnInitComplete" in gr.get("LifeCycleConfig", {}) for gr in groups)
             entry = "on_init_complete" if managed else "on_create"
@@ -856,7 +856,7 @@ class Picture:
                 )
                 g.edge(anchor, node_id(alarm), "AMI updates roll back on", style="dashed", **tail)
 
-    def _anchor(self, key: Key) -> tuple[str, dict[str, str]]:
+    def anchor(self, key: Key) -> tuple[str, dict[str, str]]:
         """A node to draw an edge from for ``key``, with ltail when it is a cluster box."""
         if self.assembly.resource(key)["Type"] == "AWS::SageMaker::Cluster":
             return node_id((key[0], f"{key[1]}.group0")), {"ltail": f"cluster_{key[1]}"}

@@ -1,9 +1,9 @@
 """Every SageMaker and Application Auto Scaling field the apps set is read against its
-documentation: each property path of the default app, the every-option fixture and the
-example catalog's fleet stacks is mapped to its member in botocore's service model, and a
-member whose documentation states a condition, a format or a default needs a row of
-docs/aws-fields.md saying how the project honours it. A row no app needs any more fails too,
-and so does a row whose quote botocore no longer says."""
+documentation: each property path of the default app, the every-option fixture, the
+example catalog's fleet stacks and the EKS example is mapped to its member in botocore's
+service model, and a member whose documentation states a condition, a format or a default
+needs a row of docs/aws-fields.md saying how the project honours it. A row no app needs any
+more fails too, and so does a row whose quote botocore no longer says."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import pytest
 from aws_cdk.assertions import Template
 from botocore.model import ListShape, ServiceModel, Shape, StructureShape
 
+from fm_platform.app import build_app
 from fm_platform.config import load_config
 from fm_platform.fleet.deciding.options import family_types
 from fm_platform.fleet.models.adapters import planning_catalog
@@ -34,11 +35,14 @@ from tests.support import ROOT, new_app
 
 PAGE = ROOT / "docs" / "aws-fields.md"
 EVERY_OPTION = ROOT / "tests" / "fixtures" / "every-endpoint-option.json"
+EKS_EXAMPLE = ROOT / "examples" / "training-eks.json"
 CATALOG = ROOT / "examples" / "catalog.yaml"
 
 #: The API call whose input CloudFormation passes each resource type's properties to.
 OPERATIONS = {
     "AWS::SageMaker::Cluster": ("sagemaker", "CreateCluster"),
+    "AWS::SageMaker::ClusterSchedulerConfig": ("sagemaker", "CreateClusterSchedulerConfig"),
+    "AWS::SageMaker::ComputeQuota": ("sagemaker", "CreateComputeQuota"),
     "AWS::SageMaker::Endpoint": ("sagemaker", "CreateEndpoint"),
     "AWS::SageMaker::EndpointConfig": ("sagemaker", "CreateEndpointConfig"),
     "AWS::SageMaker::InferenceComponent": ("sagemaker", "CreateInferenceComponent"),
@@ -220,6 +224,14 @@ def every_option() -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
+def eks_example() -> dict[str, dict[str, Any]]:
+    """The EKS example's stacks (HyperPod on EKS with every add-on, task governance)."""
+    app = new_app()
+    build_app(app, load_config(json.loads(EKS_EXAMPLE.read_text())))
+    return _templates_of(app)
+
+
+@pytest.fixture(scope="module")
 def catalog_fleet() -> dict[str, dict[str, Any]]:
     """The example catalog's fleet stacks, as `cdk synth -c catalog=examples/catalog.yaml`
     plans them (from its plan file, which is not rewritten)."""
@@ -233,9 +245,14 @@ def catalog_fleet() -> dict[str, dict[str, Any]]:
 
 
 def test_every_flagged_field_of_the_default_app_and_the_every_option_fixture_has_a_row(
-    default_assembly: CloudAssembly, every_option: dict[str, Any], table: dict[str, Row]
+    default_assembly: CloudAssembly,
+    every_option: dict[str, Any],
+    eks_example: dict[str, Any],
+    table: dict[str, Row],
 ) -> None:
-    fields, unknown = emitted(*default_assembly.templates.values(), *every_option.values())
+    fields, unknown = emitted(
+        *default_assembly.templates.values(), *every_option.values(), *eks_example.values()
+    )
     assert len(fields) > 100
     found = problems(fields, unknown, table)
     assert not found, "\n".join(found)
@@ -245,6 +262,7 @@ def test_every_flagged_field_of_the_default_app_and_the_every_option_fixture_has
 def test_every_flagged_field_of_the_example_catalog_has_a_row_and_no_row_is_stale(
     default_assembly: CloudAssembly,
     every_option: dict[str, Any],
+    eks_example: dict[str, Any],
     catalog_fleet: dict[str, Any],
     table: dict[str, Row],
 ) -> None:
@@ -252,7 +270,10 @@ def test_every_flagged_field_of_the_example_catalog_has_a_row_and_no_row_is_stal
     found = problems(fields, unknown, table)
     assert not found, "\n".join(found)
     every_field, _ = emitted(
-        *default_assembly.templates.values(), *every_option.values(), *catalog_fleet.values()
+        *default_assembly.templates.values(),
+        *every_option.values(),
+        *eks_example.values(),
+        *catalog_fleet.values(),
     )
     stale = sorted(set(table) - set(every_field))
     assert stale == [], "docs/aws-fields.md has rows for fields no app sets any more: remove them"

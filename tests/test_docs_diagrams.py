@@ -3,6 +3,7 @@ hold: checked on the Graphviz source, so no Graphviz is needed here."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -23,7 +24,9 @@ from fm_platform import (
     SharedFileSystemProps,
     provisioning_parameters,
 )
-from fm_platform.config import AppConfig
+from fm_platform.config import AppConfig, load_config
+from fm_platform.stacks.environment import DefaultStacks, add_default_stacks
+from fm_platform.stacks.training_eks import TrainingEksStack
 from tests.conftest import CloudAssembly
 from tests.support import ROOT, fixture_config, new_app
 
@@ -205,3 +208,93 @@ def test_managed_training_picture_shows_what_hyperpod_does(tmp_path: Path) -> No
         assert f'label="{label}"' in dot, label
     assert 'label="AMI updates roll back on"' in dot
     assert "unhealthy nodes" in dot
+
+
+def _eks_app(tmp_path: Path) -> tuple[cdk.App, DefaultStacks]:
+    """The EKS example's stacks (without the compliance packs: a test adds resources)."""
+    app = new_app(outdir=str(tmp_path))
+    config = json.loads((ROOT / "examples" / "training-eks.json").read_text())
+    return app, add_default_stacks(app, load_config(config))
+
+
+def test_eks_training_picture_shows_the_control_plane_and_the_order(tmp_path: Path) -> None:
+    """The EKS example: the control plane, each add-on and access entry, task governance,
+    and the creation order as arrows (transitively reduced)."""
+    app, _ = _eks_app(tmp_path)
+    app.synth()
+    pictures = _pictures(tmp_path)
+    assert list(pictures) == ["training-eks"]
+    dot = pictures["training-eks"]
+    assert "EKS control plane" in dot and "Kubernetes 1.32, authentication API" in dot
+    for add_on in (
+        "vpc-cni",
+        "coredns",
+        "cert-manager",
+        "amazon-sagemaker-hyperpod-training-operator",
+        "amazon-sagemaker-hyperpod-inference",
+        "aws-mountpoint-s3-csi-driver",
+        "metrics-server",
+    ):
+        assert f"add-on {add_on}<" in dot, add_on
+    assert "AmazonEKSEditPolicy in hyperpod-ns-research" in dot
+    assert "AmazonEKSClusterAdminPolicy in cluster" in dot
+    assert "team applied quota" in dot and "task governance policy" in dot
+    assert "IAM OIDC provider" in dot and "Prometheus workspace" in dot
+    # cert-manager comes before the inference operator: one arrow, labelled "then".
+    ids = dict(re.findall(r'("[^"]+") \[label=<<table[^>]*><tr><td><font[^>]*><b>([^<]+)<', dot))
+    by_title = {title: node for node, title in ids.items()}
+    cert = by_title["add-on cert-manager"]
+    operator = by_title["add-on amazon-sagemaker-hyperpod-inference"]
+    assert re.search(rf'{re.escape(cert)} -> {re.escape(operator)} \[[^\]]*label="then"', dot)
+    # Reduced: the operator's arrow from the EKS control plane is implied, so not drawn.
+    control = by_title["EKS control plane"]
+    assert not re.search(rf"{re.escape(control)} -> {re.escape(operator)} ", dot)
+    assert "HyperPod cluster" in dot and "\nEKS<" not in dot
+
+
+def test_eks_picture_draws_resources_of_any_type_that_belong_to_the_cluster(
+    tmp_path: Path,
+) -> None:
+    """A custom resource naming the EKS cluster and a build project the HyperPod cluster
+    waits for are drawn by type and path, in order, with no code for their types."""
+    app, stacks = _eks_app(tmp_path)
+    training = stacks.training
+    assert isinstance(training, TrainingEksStack) and training.cluster is not None
+    chart = cdk.CfnResource(
+        training,
+        "Chart",
+        type="Custom::HelmChart",
+        properties={
+            "ServiceToken": "arn:aws:lambda:us-east-1:111122223333:function:x",
+            "ClusterName": training.control_plane.cluster_name,
+        },
+    )
+    build = cdk.CfnResource(
+        training,
+        "Build",
+        type="AWS::CodeBuild::Project",
+        properties={
+            "Artifacts": {"Type": "NO_ARTIFACTS"},
+            "Environment": {
+                "ComputeType": "BUILD_GENERAL1_SMALL",
+                "Image": "aws/codebuild/standard:7.0",
+                "Type": "LINUX_CONTAINER",
+            },
+            "ServiceRole": "arn:aws:iam::111122223333:role/build",
+            "Source": {"Type": "NO_SOURCE", "BuildSpec": "version: 0.2"},
+        },
+    )
+    chart.add_resource_dependency(build)
+    training.cluster.cluster.add_resource_dependency(chart)
+    app.synth()
+    dot = _pictures(tmp_path)["training-eks"]
+    assert "custom resource HelmChart" in dot and "CodeBuild Project" in dot
+    ids = dict(re.findall(r'("[^"]+") \[label=<<table[^>]*><tr><td><font[^>]*><b>([^<]+)<', dot))
+    by_title = {title: node for node, title in ids.items()}
+    chart_node = by_title["custom resource HelmChart"]
+    assert re.search(
+        rf"{re.escape(by_title['CodeBuild Project'])} -> {re.escape(chart_node)} \[", dot
+    )
+    # The HyperPod cluster (its first group's node, clipped to the cluster box) after it.
+    assert re.search(rf'{re.escape(chart_node)} -> "[^"]+group0" \[[^\]]*lhead="cluster_', dot)
+    assert "Not drawn:" in dot and "CodeBuild" not in dot.split("Not drawn:")[1].split("<")[0]

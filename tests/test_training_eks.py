@@ -101,7 +101,8 @@ def test_creation_order_is_in_the_template(resources):
     for name in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent"):
         assert _addon(resources, name) in before_cluster
     assert eks_cluster in before_cluster
-    assert _by_path(resources, "AWS::EKS::AccessEntry", "/Eks/Admin0") in before_cluster
+    admin = _by_path(resources, "AWS::EKS::AccessEntry", "/Eks/Admin0")
+    assert admin in before_cluster
     # Everything that needs nodes, after the cluster.
     after = [
         "coredns",
@@ -314,6 +315,7 @@ def test_changing_the_pin_updates_the_release_not_the_cluster(resources):
 def test_without_the_fsx_csi_driver_there_is_no_volume():
     config = _example()
     config["training"]["eks"]["add_ons"]["fsx_csi_driver"] = False
+    config["training"]["eks"]["add_ons"]["inference_operator"] = False  # it needs the driver
     templates, findings = _synth(config)
     resources = templates["FmpTraining"]["Resources"]
     releases = [

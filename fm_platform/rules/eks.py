@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fm_platform.rules.problems import Problems
+from fm_platform.rules.problems import Problems, repeats
 
 #: Kubernetes versions HyperPod supports (developer guide, see the module's sources).
 KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
@@ -32,6 +32,8 @@ _ADDON_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)-eksbuild\.\d+$")
 #: Team names become the namespace ``hyperpod-ns-<team>`` (ComputeQuota schema, TeamName);
 #: priority-class names follow the same pattern (ClusterSchedulerConfig schema).
 TEAM_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9]){0,39}?$")
+#: The namespace task governance makes for a team (ComputeQuota schema, TeamName).
+TEAM_NAMESPACE_PREFIX = "hyperpod-ns-"
 #: ClusterSchedulerConfig schema: at most 10 priority classes, weights 0 to 100.
 MAX_PRIORITY_CLASSES = 10
 #: ComputeQuotaTarget.FairShareWeight and PriorityClass.Weight range.
@@ -52,6 +54,26 @@ TRAINING_OPERATOR_SERVICE_ACCOUNT = "hp-training-operator-controller-manager"
 #: observability": the Pod Identity association of the add-on).
 OBSERVABILITY_NAMESPACE = "hyperpod-observability"
 OBSERVABILITY_SERVICE_ACCOUNT = "hyperpod-observability-operator-otel-collector"
+#: The inference operator add-on (``amazon-sagemaker-hyperpod-inference``): its namespace and
+#: the service accounts its IRSA roles trust (SageMaker developer guide, "Setting up your
+#: HyperPod clusters for model deployment"; aws/sagemaker-hyperpod-cli, the chart's
+#: migration/helm_to_addon.sh; awslabs/awsome-distributed-training, hyperpod-eks-tf module
+#: hyperpod_inference_operator).
+INFERENCE_NAMESPACE = "hyperpod-inference-system"
+INFERENCE_OPERATOR_SERVICE_ACCOUNT = "hyperpod-inference-controller-manager"
+ALB_CONTROLLER_SERVICE_ACCOUNT = "aws-load-balancer-controller"
+KEDA_SERVICE_ACCOUNT = "keda-operator"
+#: The model pods that download gated JumpStart models, in any namespace.
+GATED_MODEL_SUBJECT = "system:serviceaccount:*:hyperpod-inference-service-account*"
+#: The Mountpoint for Amazon S3 CSI driver's controller (kube-system).
+S3_CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
+#: The add-on refuses an execution role whose name does not start with this (the chart's
+#: templates/_validateRequiredValues.tpl, with ``isAddOn``); the managed policy
+#: AmazonSageMakerHyperPodInferenceAccess is written for roles named so.
+INFERENCE_ROLE_PREFIX = "SageMakerHyperPodInference"
+#: What an EKS access entry's principal is: an IAM role or user (EKS User Guide, "Create
+#: access entries": ``principalArn``).
+PRINCIPAL_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 
 
 def addon_version(text: str) -> tuple[int, int, int] | None:
@@ -79,6 +101,31 @@ def check_vpc_cni_version(problems: Problems, field: str, version: str | None) -
     elif parsed < MIN_VPC_CNI:
         problems.add(
             field, version, "HyperPod needs the Amazon VPC CNI 1.18.3 or later; pin a later one"
+        )
+
+
+def check_principal_arns(problems: Problems, field: str, arns: Iterable[str | None]) -> None:
+    """Each of ``arns`` is an IAM role or user ARN (an access entry's principal)."""
+    for index, arn in enumerate(arns):
+        if arn is not None and not PRINCIPAL_ARN.match(arn):
+            problems.add(
+                f"{field}[{index}]",
+                arn,
+                "must be an IAM role or user ARN (arn:aws:iam::<12-digit account>:role/<name>)",
+            )
+
+
+def check_one_entry_per_principal(
+    problems: Problems, principals: Iterable[tuple[str, str | None]]
+) -> None:
+    """EKS keeps one access entry per principal: each ARN of ``principals`` (field, ARN)
+    appears once among the administrators and every team's members."""
+    for field, arn, first in repeats(principals):
+        problems.add(
+            field,
+            arn,
+            f"already listed as {first}: EKS keeps one access entry per principal; list it "
+            "once (an administrator has access to every namespace already)",
         )
 
 

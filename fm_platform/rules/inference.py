@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from fm_platform.rules.problems import Problems
+from fm_platform.rules.problems import Problems, repeats
 
 # S3 general purpose bucket names (Amazon S3 User Guide, "Bucket naming rules"): 3-63
 # characters of lowercase letters, digits, dots and hyphens, beginning and ending with a
@@ -50,18 +50,13 @@ def check_output_count(problems: Problems, endpoints: int, outputs: int) -> None
 def check_model_names(problems: Problems, models: Sequence[tuple[str, str | None]]) -> None:
     """Model names (``(field, name)`` pairs) unique in the stack: each names its inference
     component."""
-    seen: set[str] = set()
-    for field, name in models:
-        if name is None:
-            continue
-        if name in seen:
-            problems.add(
-                field,
-                name,
-                "must be unique: it names the inference component, and those are unique per "
-                "account and region",
-            )
-        seen.add(name)
+    for field, name, _ in repeats(models):
+        problems.add(
+            field,
+            name,
+            "must be unique: it names the inference component, and those are unique per "
+            "account and region",
+        )
 
 
 def check_resource_count(problems: Problems, count: int, advice: str) -> None:

@@ -11,7 +11,7 @@ come out in one message.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from fm_platform.rules.sagemaker_model import shape_rule
 
@@ -189,3 +189,16 @@ class Problems:
         view leaves that to the collection it records into."""
         if self._parent is None and self._messages:
             raise self.error()
+
+
+def repeats(pairs: Iterable[tuple[str, str | None]]) -> Iterator[tuple[str, str, str]]:
+    """Each ``(field, value)`` of ``pairs`` whose value an earlier pair had, with the field
+    of its first appearance: ``(field, value, first_field)``; None values are skipped."""
+    first: dict[str, str] = {}
+    for field, value in pairs:
+        if value is None:
+            continue
+        if value in first:
+            yield field, value, first[value]
+        else:
+            first[value] = field

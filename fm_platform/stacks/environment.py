@@ -51,6 +51,7 @@ def add_default_stacks(scope: Construct, config: AppConfig) -> DefaultStacks:
             config.training_stack_name,
             config=config.training,
             notifications=config.notifications,
+            dashboards=config.dashboards,
             description="fm_platform: SageMaker HyperPod training cluster orchestrated by "
             "Amazon EKS",
         )

@@ -8,12 +8,25 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from aws_cdk import CfnOutput, CrossStackReferences, CustomResource, Fn, ReferenceStrength, Stack
+from aws_cdk import (
+    CfnOutput,
+    CrossStackReferences,
+    CustomResource,
+    Fn,
+    ReferenceStrength,
+    Stack,
+    Tags,
+)
 from aws_cdk import aws_fsx as fsx
 from constructs import Construct
 
 from fm_platform.config.training import TrainingConfig
+from fm_platform.constructs.observability.eks_dashboard import eks_section
 from fm_platform.constructs.observability.topic import NotificationTopicOptions
+from fm_platform.constructs.observability.training_observability import (
+    TrainingObservability,
+    TrainingObservabilityProps,
+)
 from fm_platform.constructs.training.eks_cluster import EksControlPlane, EksControlPlaneProps
 from fm_platform.constructs.training.eks_options import (
     DEPENDENCIES_CHART_PATH,
@@ -49,11 +62,14 @@ class TrainingEksStack(Stack):
     Composition (construct IDs are stable): ``Eks`` (:class:`EksControlPlane`), ``Helm``
     (:class:`HelmReleases`: the build that installs Helm releases, with the release
     ``DependenciesChart`` before the cluster and, with the FSx CSI driver, ``FsxVolume``
-    after it), ``Cluster`` (:class:`HyperPodEksCluster`).
+    after it), ``Cluster`` (:class:`HyperPodEksCluster`) and ``Observability``
+    (:class:`TrainingObservability`: the cluster's events and unhealthy nodes to the data
+    stack's topic, the dashboard with the EKS control plane).
 
     Outputs: EksClusterName, EksClusterArn, KubeconfigCommand, ClusterName and ClusterArn
     (both the ARN), FsxMountPath, HelmBuildLogGroup; FsxClaimName with the FSx CSI driver;
-    PrometheusWorkspaceArn with the observability add-on.
+    PrometheusWorkspaceArn with the observability add-on; InferenceTlsBucketName with the
+    inference operator.
     """
 
     def __init__(
@@ -64,10 +80,12 @@ class TrainingEksStack(Stack):
         config: TrainingConfig,
         data: TrainingDataStack | None = None,
         notifications: NotificationTopicOptions | None = NotificationTopicOptions(),  # noqa: B008
+        dashboards: bool = True,
         **stack_kwargs: Any,
     ) -> None:
-        """Build the EKS cluster, the dependencies chart and the HyperPod cluster from
-        ``config``, which must have ``orchestrator: eks`` and valid ``eks`` keys."""
+        """Build the EKS cluster, the dependencies chart, the HyperPod cluster and its
+        observability (``dashboards=False``: no dashboard) from ``config``, which must have
+        ``orchestrator: eks`` and valid ``eks`` keys."""
         super().__init__(scope, construct_id, **stack_kwargs)
         # Strong references, as the Slurm stack: the data stack cannot pull the subnets or
         # the security group from under a running cluster.
@@ -102,6 +120,12 @@ class TrainingEksStack(Stack):
                 administrators=options.administrators,
             ),
         )
+        if options.add_ons.inference_operator:
+            # The AWS Load Balancer Controller the inference operator brings puts internal
+            # load balancers in subnets tagged so, in two Availability Zones at least (AWS's
+            # CloudFormation reference tags its private subnets the same way).
+            for subnet in subnets:
+                Tags.of(subnet).add("kubernetes.io/role/internal-elb", "1")
         self.helm = HelmReleases(
             self,
             "Helm",
@@ -142,6 +166,35 @@ class TrainingEksStack(Stack):
         self.cluster.cluster.node.add_dependency(self.dependencies_chart)
         self.fsx_volume = self._fsx_volume(options) if options.add_ons.fsx_csi_driver else None
         self._add_outputs()
+        self.observability = self._observe(self.cluster, dashboards)
+
+    def _observe(self, cluster: HyperPodEksCluster, dashboards: bool) -> TrainingObservability:
+        """The cluster's events and unhealthy nodes sent to the data stack's topic, and the
+        dashboard with the EKS control plane, as the Slurm stack's (no lifecycle scripts,
+        so no lifecycle error alarm)."""
+        topic = self.data.notifications
+        health = cluster.node_health_alarm
+        return TrainingObservability(
+            self,
+            "Observability",
+            TrainingObservabilityProps(
+                cluster=cluster,
+                file_system_id=self.data.file_system.file_system_id,
+                topic=topic.topic if topic is not None else None,
+                cluster_events=self.config.cluster_events,
+                lifecycle_error_alarm=False,
+                file_system_alarm=self.data.file_system_alarm,
+                dashboards=dashboards,
+                sections=[
+                    eks_section(
+                        self.control_plane.cluster_name,
+                        self.region,
+                        node_health_rule=health.rule_name if health else None,
+                        alarm_arns=[health.alarm.attr_arn] if health else (),
+                    )
+                ],
+            ),
+        )
 
     def _fsx_volume(self, options: EksOptions) -> CustomResource:
         """The FSx for Lustre file system as a static volume with a claim in the configured
@@ -205,6 +258,11 @@ class TrainingEksStack(Stack):
             outputs["PrometheusWorkspaceArn"] = (
                 cluster.prometheus_workspace.attr_arn,
                 "Amazon Managed Service for Prometheus workspace of the observability add-on",
+            )
+        if cluster.inference_operator is not None:
+            outputs["InferenceTlsBucketName"] = (
+                cluster.inference_operator.tls_bucket.bucket.bucket_name,
+                "Bucket of the TLS certificates the HyperPod inference operator issues",
             )
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)

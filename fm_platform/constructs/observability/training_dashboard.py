@@ -40,7 +40,7 @@ class TrainingDashboardInputs:
     alarm_arns: Sequence[str] = ()
 
 
-def _graph(title: str, metrics: list[list[object]], region: str, **extra: object) -> Widget:
+def graph_widget(title: str, metrics: list[list[object]], region: str, **extra: object) -> Widget:
     properties = {
         "title": title,
         "view": "timeSeries",
@@ -89,7 +89,7 @@ def training_section(inputs: TrainingDashboardInputs, region: str) -> Section:
         )
     fs = [("FileSystemId", inputs.file_system_id)]
     widgets.append(
-        _graph(
+        graph_widget(
             "FSx for Lustre throughput (bytes/s)",
             [
                 [{"expression": "read / PERIOD(read)", "label": "read", "id": "readrate"}],
@@ -112,7 +112,7 @@ def training_section(inputs: TrainingDashboardInputs, region: str) -> Section:
             ]
         }
     widgets.append(
-        _graph(
+        graph_widget(
             "FSx for Lustre free capacity (bytes)",
             [metric_entry(FSX_NAMESPACE, FREE_CAPACITY_METRIC, fs, stat="Sum", label="free")],
             region,
@@ -121,7 +121,7 @@ def training_section(inputs: TrainingDashboardInputs, region: str) -> Section:
     )
     if inputs.lifecycle_namespace is not None:
         widgets.append(
-            _graph(
+            graph_widget(
                 "Lifecycle script errors",
                 [
                     metric_entry(

@@ -14,6 +14,7 @@ from constructs import Construct
 
 from fm_platform.constructs.observability.cluster_events import ClusterEvents
 from fm_platform.constructs.observability.dashboards import Dashboards
+from fm_platform.constructs.observability.layout import Section
 from fm_platform.constructs.observability.training_alarms import (
     FileSystemCapacityAlarm,
     FunctionPlacement,
@@ -23,14 +24,27 @@ from fm_platform.constructs.observability.training_dashboard import (
     TrainingDashboardInputs,
     training_section,
 )
-from fm_platform.constructs.training.instance_groups import InstanceGroup
 from fm_platform.constructs.training.node_health_alarm import NodeHealthAlarm
 
 
+class WatchedGroup(Protocol):
+    """What the dashboard draws of an instance group (``InstanceGroup`` and
+    ``EksInstanceGroup`` fit)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def instance_type(self) -> str: ...
+
+    @property
+    def instance_count(self) -> int: ...
+
+
 class WatchedCluster(Protocol):
-    """What the cluster's observability needs from it (``HyperPodCluster`` fits): its ARN,
-    its ID (the last part of the ARN, which HyperPod names its log groups after) and its
-    instance groups (drawn on the dashboard)."""
+    """What the cluster's observability needs from it (``HyperPodCluster`` and
+    ``HyperPodEksCluster`` fit): its ARN, its ID (the last part of the ARN, which HyperPod
+    names its log groups after) and its instance groups (drawn on the dashboard)."""
 
     @property
     def cluster_arn(self) -> str: ...
@@ -39,7 +53,7 @@ class WatchedCluster(Protocol):
     def cluster_id(self) -> str: ...
 
     @property
-    def instance_groups(self) -> Sequence[InstanceGroup]: ...
+    def instance_groups(self) -> Sequence[WatchedGroup]: ...
 
     @property
     def node_health_alarm(self) -> NodeHealthAlarm | None:
@@ -54,7 +68,8 @@ class TrainingObservabilityProps:
     cluster: the HyperPod cluster (a :class:`WatchedCluster`: its ARN, ID and instance
         groups).
     placement: where the lifecycle-error alarm's function runs and which log group it reads
-        (the lifecycle scripts' upload log group).
+        (the lifecycle scripts' upload log group); needed by ``lifecycle_error_alarm``, by
+        default none.
     file_system_id: the shared file system drawn on the dashboard.
     topic: where alarms and events go; by default none, and then only the dashboard is made.
     cluster_events: send the cluster's events to the topic; by default True.
@@ -63,17 +78,20 @@ class TrainingObservabilityProps:
         that keeps the file system), drawn on the dashboard; by default none.
     dashboards: whether to make the dashboard; by default True.
     dashboard_title: the dashboard's title; by default the name of the scope's stack.
+    sections: more dashboard sections after the cluster's (an orchestrator's own, such as
+        the EKS control plane's); by default none.
     """
 
     cluster: WatchedCluster
-    placement: FunctionPlacement
     file_system_id: str
+    placement: FunctionPlacement | None = None
     topic: sns.ITopic | None = None
     cluster_events: bool = True
     lifecycle_error_alarm: bool = True
     file_system_alarm: FileSystemCapacityAlarm | None = None
     dashboards: bool = True
     dashboard_title: str | None = None
+    sections: Sequence[Section] = ()
 
 
 class TrainingObservability(Construct):
@@ -108,6 +126,11 @@ class TrainingObservability(Construct):
                 unhealthy_nodes=health is None,
             )
         if topic is not None and props.lifecycle_error_alarm:
+            if props.placement is None:
+                raise ValueError(
+                    "TrainingObservabilityProps.placement=None: the lifecycle error alarm "
+                    "runs a function; give its placement or set lifecycle_error_alarm=False"
+                )
             self.lifecycle_errors = LifecycleErrorAlarm(
                 self,
                 "LifecycleErrors",
@@ -137,7 +160,7 @@ class TrainingObservability(Construct):
             self.dashboards = Dashboards(
                 self,
                 "Dashboards",
-                sections=[training_section(inputs, stack.region)],
+                sections=[training_section(inputs, stack.region), *props.sections],
                 title=props.dashboard_title or stack.stack_name,
                 substitute=False,
             )

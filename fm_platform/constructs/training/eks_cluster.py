@@ -35,6 +35,10 @@ from fm_platform.core.compliance import acknowledge
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 #: The access policy of the administrators' access entries.
 ADMIN_ACCESS_POLICY = "AmazonEKSClusterAdminPolicy"
+#: The access policy of team members in their team's namespace: create, change and delete
+#: the namespace's workloads (jobs, pods, services), read its secrets, no RBAC of its own
+#: (EKS User Guide, "Review access policy permissions": AmazonEKSEditPolicy).
+EDIT_ACCESS_POLICY = "AmazonEKSEditPolicy"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,18 +180,45 @@ class EksControlPlane(Construct):
         )
 
     def _admin(self, index: int, principal_arn: str) -> eks.CfnAccessEntry:
+        return self.access_entry(
+            f"Admin{index}",
+            principal_arn,
+            ADMIN_ACCESS_POLICY,
+            eks.CfnAccessEntry.AccessScopeProperty(type="cluster"),
+        )
+
+    def namespace_editor(
+        self, construct_id: str, principal_arn: str, namespace: str
+    ) -> eks.CfnAccessEntry:
+        """An access entry giving ``principal_arn`` ``AmazonEKSEditPolicy`` in ``namespace``
+        only (a team member in the team's namespace)."""
+        return self.access_entry(
+            construct_id,
+            principal_arn,
+            EDIT_ACCESS_POLICY,
+            eks.CfnAccessEntry.AccessScopeProperty(type="namespace", namespaces=[namespace]),
+        )
+
+    def access_entry(
+        self,
+        construct_id: str,
+        principal_arn: str,
+        policy: str,
+        scope: eks.CfnAccessEntry.AccessScopeProperty,
+    ) -> eks.CfnAccessEntry:
+        """A standard access entry of ``principal_arn`` with the EKS access policy
+        ``policy`` in ``scope``."""
         partition = Stack.of(self).partition
         return eks.CfnAccessEntry(
             self,
-            f"Admin{index}",
+            construct_id,
             cluster_name=self.cluster_name,
             principal_arn=principal_arn,
             type="STANDARD",
             access_policies=[
                 eks.CfnAccessEntry.AccessPolicyProperty(
-                    policy_arn=f"arn:{partition}:eks::aws:cluster-access-policy/"
-                    f"{ADMIN_ACCESS_POLICY}",
-                    access_scope=eks.CfnAccessEntry.AccessScopeProperty(type="cluster"),
+                    policy_arn=f"arn:{partition}:eks::aws:cluster-access-policy/{policy}",
+                    access_scope=scope,
                 )
             ],
         )

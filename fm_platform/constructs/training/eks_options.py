@@ -18,8 +18,11 @@ from fm_platform.rules.eks import (
     MAX_PRIORITY_CLASSES,
     PREEMPT_TEAM_TASKS,
     SHARING_STRATEGIES,
+    TEAM_NAMESPACE_PREFIX,
     WEIGHT_RANGE,
     check_names,
+    check_one_entry_per_principal,
+    check_principal_arns,
     check_vpc_cni_version,
 )
 from fm_platform.rules.eks_chart import check_namespace
@@ -157,6 +160,10 @@ class Team:
         by default HyperPod's (50).
     preempt_team_tasks: ``LowerPriority`` (the default: a team task preempts the team's
         lower-priority tasks) or ``Never``.
+    members: IAM role or user ARNs that get an EKS access entry with
+        ``AmazonEKSEditPolicy`` scoped to the team's namespace ``hyperpod-ns-<name>``: they
+        submit and manage the team's jobs there and see nothing of the other teams'. By
+        default none.
     """
 
     name: str
@@ -166,6 +173,12 @@ class Team:
     sharing: str = "LendAndBorrow"
     borrow_limit_percent: int | None = None
     preempt_team_tasks: str = "LowerPriority"
+    members: tuple[str, ...] = ()
+
+    @property
+    def namespace(self) -> str:
+        """The namespace task governance makes for the team."""
+        return f"{TEAM_NAMESPACE_PREFIX}{self.name}"
 
     def check(self, problems: Problems, field: str, group_types: Sequence[str]) -> None:
         """Record every problem of this team under ``field``; ``group_types`` are the
@@ -185,6 +198,7 @@ class Team:
         problems.check_choice(
             f"{field}.preempt_team_tasks", self.preempt_team_tasks, PREEMPT_TEAM_TASKS
         )
+        check_principal_arns(problems, f"{field}.members", self.members or ())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,12 +216,25 @@ class EksAddOns:
     fsx_csi_driver: ``aws-fsx-csi-driver`` and a static volume of the cluster's FSx for
         Lustre file system with its claim (``fsx_volume_namespace``), so that pods mount it;
         by default off.
+    inference_operator: ``amazon-sagemaker-hyperpod-inference`` (the HyperPod inference
+        operator: models deployed on the cluster's nodes behind an Application Load
+        Balancer, scaled by KEDA), with what it needs before it: ``cert-manager``, the
+        Mountpoint for Amazon S3 CSI driver, ``metrics-server``, the cluster's OpenID
+        Connect provider, its IAM roles and the bucket of its TLS certificates. Needs
+        ``fsx_csi_driver``. By default off: a training cluster serves no models, and the
+        operator adds a load balancer controller and an autoscaler to the cluster.
     """
 
     training_operator: bool = True
     task_governance: bool = False
     observability: bool = False
     fsx_csi_driver: bool = False
+    inference_operator: bool = False
+
+    @property
+    def cert_manager(self) -> bool:
+        """Whether ``cert-manager`` is installed (the operators need it)."""
+        return self.training_operator or self.inference_operator
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,13 +303,7 @@ class EksOptions:
                 "give at least one IAM principal ARN: the cluster grants no implicit access to "
                 "the identity that deploys it",
             )
-        for index, arn in enumerate(self.administrators or ()):
-            if arn is not None and not arn.startswith("arn:"):
-                problems.add(
-                    f"administrators[{index}]",
-                    arn,
-                    "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
-                )
+        check_principal_arns(problems, "administrators", self.administrators or ())
         problems.check_choice("kubernetes_version", self.kubernetes_version, KUBERNETES_VERSIONS)
         problems.check_choice("authentication_mode", self.authentication_mode, AUTHENTICATION_MODES)
         check_vpc_cni_version(problems, "vpc_cni_version", self.vpc_cni_version)
@@ -299,6 +320,7 @@ class EksOptions:
             "tiered_storage_memory_percent", self.tiered_storage_memory_percent, 1, 100
         )
         self._check_governance(problems, [g.instance_type for g in groups])
+        self._check_add_ons(problems)
 
     def _check_governance(self, problems: Problems, group_types: list[str]) -> None:
         teams = [t for t in self.teams or () if t is not None]
@@ -321,6 +343,27 @@ class EksOptions:
                 "add_ons.task_governance",
                 False,
                 "teams and priority classes are enforced by the task governance add-on: turn it on",
+            )
+        check_one_entry_per_principal(
+            problems,
+            [
+                *((f"administrators[{i}]", arn) for i, arn in enumerate(self.administrators or ())),
+                *(
+                    (f"teams[{t}].members[{m}]", arn)
+                    for t, team in enumerate(teams)
+                    for m, arn in enumerate(team.members or ())
+                ),
+            ],
+        )
+
+    def _check_add_ons(self, problems: Problems) -> None:
+        add_ons = self.add_ons
+        if add_ons is not None and add_ons.inference_operator and not add_ons.fsx_csi_driver:
+            problems.add(
+                "add_ons.fsx_csi_driver",
+                False,
+                "the inference operator add-on needs the FSx CSI driver (its install fails "
+                "without the fsx.csi.aws.com driver): turn it on",
             )
 
 

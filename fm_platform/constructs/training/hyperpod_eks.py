@@ -12,8 +12,10 @@ reference):
    networking add-ons and its role's policy;
 4. after the cluster (they need its nodes): ``coredns``; ``cert-manager``, then the training
    operator's Pod Identity association, then the training operator add-on; the task
-   governance add-on, then the scheduler policy, then one compute quota per team; the
-   Prometheus workspace and the observability add-on; the FSx CSI driver.
+   governance add-on, then the scheduler policy, then one compute quota per team and its
+   members' access entries; the Prometheus workspace and the observability add-on; the FSx
+   CSI driver; the inference operator after ``cert-manager``, the FSx CSI driver and its
+   own prerequisites (:class:`InferenceOperator`).
 """
 
 from __future__ import annotations
@@ -34,12 +36,22 @@ from fm_platform.constructs.training.cluster_role import (
     cluster_execution_role,
 )
 from fm_platform.constructs.training.eks_cluster import EksControlPlane
+from fm_platform.constructs.training.eks_inference import (
+    InferenceOperator,
+    InferenceOperatorProps,
+)
 from fm_platform.constructs.training.eks_options import (
     EksAddOns,
     EksInstanceGroup,
     EksOptions,
     PriorityClass,
     Team,
+)
+from fm_platform.constructs.training.eks_roles import pod_identity_role, role_policy
+from fm_platform.constructs.training.node_health_alarm import (
+    NodeHealthAlarm,
+    node_health_alarm_name,
+    node_health_rule_name,
 )
 from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.rules.eks import (
@@ -98,10 +110,12 @@ class HyperPodEksCluster(Construct):
     (``ExecutionRole``), the autoscaling role (``AutoscalingRole``, with autoscaling), the
     add-ons after it and task governance.
 
-    Attributes: ``cluster``, ``cluster_arn``, ``cluster_id``, ``execution_role``,
-    ``autoscaling_role`` (None without autoscaling), ``add_ons`` (by construct ID),
-    ``training_operator_identity``, ``prometheus_workspace``, ``scheduler_config``,
-    ``quotas`` (by team name).
+    Attributes: ``cluster``, ``cluster_arn``, ``cluster_id``, ``instance_groups``,
+    ``execution_role``, ``autoscaling_role`` (None without autoscaling), ``node_health_alarm``
+    (:class:`NodeHealthAlarm`, construct ID ``NodeHealthAlarm``), ``add_ons`` (by construct
+    ID), ``training_operator_identity``, ``prometheus_workspace``, ``inference_operator``
+    (:class:`InferenceOperator`, construct ID ``InferenceOperator``, or None),
+    ``scheduler_config``, ``quotas`` (by team name), ``team_access_entries``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: HyperPodEksClusterProps) -> None:
@@ -156,14 +170,27 @@ class HyperPodEksCluster(Construct):
             self.cluster.node.add_dependency(self.autoscaling_role.node.find_child("Policy"))
         self.cluster_arn: str = self.cluster.attr_cluster_arn
         self.cluster_id: str = cluster_id_of(self.cluster_arn)
+        self.instance_groups: tuple[EksInstanceGroup, ...] = tuple(options.instance_groups)
+        # The unhealthy nodes HyperPod's health-monitoring agent reports (it runs on EKS
+        # nodes too), alarmed on for the dashboard and the notification topic.
+        self.node_health_alarm: NodeHealthAlarm | None = NodeHealthAlarm(
+            self,
+            "NodeHealthAlarm",
+            cluster_arn=self.cluster_arn,
+            alarm_name=node_health_alarm_name(self),
+            rule_name=node_health_rule_name(self),
+            rolls_back_updates=False,
+        )
         self.add_ons: dict[str, eks.CfnAddon] = {}
         self.training_operator_identity: eks.CfnPodIdentityAssociation | None = None
         self.prometheus_workspace: aps.CfnWorkspace | None = None
+        self.inference_operator: InferenceOperator | None = None
         self._add_ons(control, options.add_ons)
         self.scheduler_config: sagemaker.CfnClusterSchedulerConfig | None = None
         self.quotas: dict[str, CfnResource] = {}
+        self.team_access_entries: list[eks.CfnAccessEntry] = []
         if options.task_governance_policy:
-            self._task_governance(options)
+            self._task_governance(options, control)
 
     def _grant_node_permissions(self, role: ClusterExecutionRole, control: EksControlPlane) -> None:
         """What nodes of an EKS cluster do besides a Slurm node's: pull job images, give
@@ -216,7 +243,7 @@ class HyperPodEksCluster(Construct):
         clusters = Stack.of(self).format_arn(
             service="sagemaker", resource="cluster", resource_name="*"
         )
-        policy = _policy(
+        policy = role_policy(
             role,
             iam.PolicyStatement(
                 sid="ScaleClusterNodes", actions=list(_AUTOSCALING_ACTIONS), resources=[clusters]
@@ -234,19 +261,22 @@ class HyperPodEksCluster(Construct):
     def _add_ons(self, control: EksControlPlane, add_ons: EksAddOns) -> None:
         """The add-ons that need nodes, each after the cluster."""
         self._after_cluster("CoreDns", control.add_on("CoreDns", "coredns"))
-        if add_ons.training_operator:
+        cert_manager = None
+        if add_ons.cert_manager:
             cert_manager = self._after_cluster(
                 "CertManager", control.add_on("CertManager", "cert-manager")
             )
+        if add_ons.training_operator and cert_manager is not None:
             identity = eks.CfnPodIdentityAssociation(
                 control,
                 "TrainingOperatorIdentity",
                 cluster_name=control.cluster_name,
                 namespace=TRAINING_OPERATOR_NAMESPACE,
                 service_account=TRAINING_OPERATOR_SERVICE_ACCOUNT,
-                role_arn=self._pod_role(
+                role_arn=pod_identity_role(
+                    self,
                     "TrainingOperatorRole",
-                    control,
+                    control.cluster_arn,
                     managed_policy=TRAINING_OPERATOR_POLICY,
                 ).role_arn,
             )
@@ -264,52 +294,27 @@ class HyperPodEksCluster(Construct):
             )
         if add_ons.observability:
             self._observability(control)
+        fsx = None
         if add_ons.fsx_csi_driver:
-            self._after_cluster(
+            fsx = self._after_cluster(
                 "FsxCsiDriver", control.add_on("FsxCsiDriver", "aws-fsx-csi-driver")
             )
+        if add_ons.inference_operator and cert_manager is not None and fsx is not None:
+            self.inference_operator = InferenceOperator(
+                self,
+                "InferenceOperator",
+                InferenceOperatorProps(
+                    control_plane=control,
+                    cluster=self.cluster,
+                    after=[cert_manager, fsx],
+                ),
+            )
+            self.add_ons.update(self.inference_operator.add_ons)
 
     def _after_cluster(self, construct_id: str, add_on: eks.CfnAddon) -> eks.CfnAddon:
         add_on.add_resource_dependency(self.cluster)
         self.add_ons[construct_id] = add_on
         return add_on
-
-    def _pod_role(
-        self,
-        construct_id: str,
-        control: EksControlPlane,
-        *,
-        managed_policy: str | None = None,
-    ) -> iam.Role:
-        """A role EKS Pod Identity hands to a service account of this EKS cluster only."""
-        # Pod Identity assumes the role with session tags (sts:TagSession too).
-        principal = (
-            iam.ServicePrincipal("pods.eks.amazonaws.com")
-            .with_conditions(
-                {
-                    "StringEquals": {
-                        "aws:SourceAccount": Stack.of(self).account,
-                        "aws:SourceArn": control.cluster_arn,
-                    }
-                }
-            )
-            .with_session_tags()
-        )
-        role = iam.Role(
-            self,
-            construct_id,
-            assumed_by=principal,
-            description=f"EKS Pod Identity: {construct_id} of the HyperPod cluster (fm_platform)",
-        )
-        if managed_policy is not None:
-            role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(managed_policy))
-            acknowledge(
-                role,
-                f"{managed_policy} is the policy AWS documents for this add-on's service "
-                "account and keeps in step with the add-on's versions.",
-                f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{managed_policy}]",
-            )
-        return role
 
     def _observability(self, control: EksControlPlane) -> None:
         """An Amazon Managed Service for Prometheus workspace, the collector's role (remote
@@ -317,7 +322,7 @@ class HyperPodEksCluster(Construct):
         it, as AWS's observability template does."""
         workspace = aps.CfnWorkspace(self, "PrometheusWorkspace", alias=Names.unique_id(self))
         self.prometheus_workspace = workspace
-        role = self._pod_role("ObservabilityRole", control)
+        role = pod_identity_role(self, "ObservabilityRole", control.cluster_arn)
         stack = Stack.of(self)
         logs = stack.format_arn(
             service="logs",
@@ -325,7 +330,7 @@ class HyperPodEksCluster(Construct):
             resource_name="/aws/sagemaker/Clusters/*",
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
-        policy = _policy(
+        policy = role_policy(
             role,
             iam.PolicyStatement(
                 sid="PrometheusAccess", actions=["aps:RemoteWrite"], resources=[workspace.attr_arn]
@@ -374,7 +379,7 @@ class HyperPodEksCluster(Construct):
         add_on.node.add_dependency(policy)
         self._after_cluster("Observability", add_on)
 
-    def _task_governance(self, options: EksOptions) -> None:
+    def _task_governance(self, options: EksOptions, control: EksControlPlane) -> None:
         """The scheduler policy (priority classes, fair share) and one compute quota per
         team, after the task governance add-on."""
         governance = self.add_ons["TaskGovernance"]
@@ -406,18 +411,13 @@ class HyperPodEksCluster(Construct):
             )
             quota.add_resource_dependency(self.scheduler_config)
             self.quotas[team.name] = quota
-
-
-def _policy(role: iam.Role, *statements: iam.PolicyStatement) -> iam.ManagedPolicy:
-    """``statements`` in a customer-managed policy of ``role`` (the compliance packs refuse
-    inline policies)."""
-    return iam.ManagedPolicy(
-        role,
-        "Policy",
-        description=f"{role.node.id} (fm_platform)",
-        roles=[role],
-        statements=list(statements),
-    )
+            for index, member in enumerate(team.members):
+                entry = control.namespace_editor(
+                    f"Team{team.name}Member{index}", member, team.namespace
+                )
+                # Task governance makes the namespace with the team's quota.
+                entry.add_resource_dependency(quota)
+                self.team_access_entries.append(entry)
 
 
 def _name(scope: Construct, suffix: str) -> str:

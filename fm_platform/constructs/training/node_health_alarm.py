@@ -56,8 +56,9 @@ class NodeHealthAlarm(Construct):
     that the cluster can name it in ``AutoRollbackConfiguration``; it watches the rule by
     its fixed name ``rule_name`` and is made before the cluster (the owner adds that
     dependency), while the rule, which filters on the cluster's ARN, is made after it. The
-    alarm has no action of its own: HyperPod reads its state during an update. The rule
-    sends its events to the topic given to :meth:`notify`.
+    alarm has no action of its own: HyperPod reads its state during an update (with
+    ``rolls_back_updates``; without, the alarm shows the nodes' health on a dashboard). The
+    rule sends its events to the topic given to :meth:`notify`.
 
     Attributes: ``rule``, ``alarm`` (both L1), ``alarm_name``, ``rule_name``. Construct IDs
     ``Rule`` and ``Alarm`` are stable.
@@ -71,9 +72,11 @@ class NodeHealthAlarm(Construct):
         cluster_arn: str,
         alarm_name: str,
         rule_name: str,
+        rolls_back_updates: bool = True,
     ) -> None:
         """Create the rule ``rule_name`` for the cluster ``cluster_arn`` and the alarm
-        ``alarm_name`` under ``scope``."""
+        ``alarm_name`` under ``scope``; ``rolls_back_updates`` says whether scheduled AMI
+        updates roll back on it (by default true), which its descriptions say."""
         super().__init__(scope, construct_id)
         self.alarm_name = alarm_name
         self.rule_name = rule_name
@@ -81,7 +84,8 @@ class NodeHealthAlarm(Construct):
             self,
             "Rule",
             name=rule_name,
-            description="Unhealthy nodes of a HyperPod cluster (rolls back scheduled updates)",
+            description="Unhealthy nodes of a HyperPod cluster"
+            + (" (rolls back scheduled updates)" if rolls_back_updates else ""),
             state="ENABLED",
             event_pattern={
                 "source": ["aws.sagemaker"],
@@ -99,6 +103,9 @@ class NodeHealthAlarm(Construct):
             alarm_description=(
                 "A node of the HyperPod cluster turned unhealthy: a scheduled AMI update in "
                 "progress rolls back."
+                if rolls_back_updates
+                else "A node of the HyperPod cluster turned unhealthy (HyperPod's "
+                "health-monitoring agent reported it)."
             ),
             namespace="AWS/Events",
             metric_name="TriggeredRules",
@@ -114,7 +121,11 @@ class NodeHealthAlarm(Construct):
             self.alarm,
             "HyperPod reads this alarm's state while it updates the cluster's AMI and rolls "
             "the update back when it fires; it needs no action of its own (notifications "
-            "belong to the observability alarms).",
+            "belong to the observability alarms)."
+            if rolls_back_updates
+            else "Each unhealthy-node event goes to the notification topic through the "
+            "alarm's own rule; the alarm shows their state on the dashboard and needs no "
+            "action of its own.",
             "HIPAA.Security-CloudWatchAlarmAction",
             "NIST.800.53.R5-CloudWatchAlarmAction",
         )
