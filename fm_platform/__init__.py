@@ -36,6 +36,10 @@ if TYPE_CHECKING:
         SingleModelEndpointConfig as SingleModelEndpointConfig,
         TrainingConfig as TrainingConfig,
     )
+    from fm_platform.config.environments import (
+        EnvironmentsConfig as EnvironmentsConfig,
+        load_environments as load_environments,
+    )
     from fm_platform.constructs.inference.adapter_component import (
         AdapterComponent as AdapterComponent,
         AdapterComponentProps as AdapterComponentProps,
@@ -131,11 +135,29 @@ if TYPE_CHECKING:
         HyperPodClusterAttributes as HyperPodClusterAttributes,
         IHyperPodCluster as IHyperPodCluster,
     )
+    from fm_platform.constructs.training.eks_cluster import (
+        EksControlPlane as EksControlPlane,
+        EksControlPlaneProps as EksControlPlaneProps,
+    )
+    from fm_platform.constructs.training.eks_options import (
+        EksAddOns as EksAddOns,
+        EksInstanceGroup as EksInstanceGroup,
+        EksOptions as EksOptions,
+        KubernetesTaint as KubernetesTaint,
+        Orchestrator as Orchestrator,
+        PriorityClass as PriorityClass,
+        Team as Team,
+    )
     from fm_platform.constructs.training.filesystem import (
         DataRepositoryAssociationProps as DataRepositoryAssociationProps,
         SharedFileSystem as SharedFileSystem,
         SharedFileSystemOptions as SharedFileSystemOptions,
         SharedFileSystemProps as SharedFileSystemProps,
+    )
+    from fm_platform.constructs.training.helm_releases import (
+        GitChart as GitChart,
+        HelmReleases as HelmReleases,
+        HelmReleasesProps as HelmReleasesProps,
     )
     from fm_platform.constructs.training.home_filesystem import (
         HomeFileSystem as HomeFileSystem,
@@ -148,6 +170,10 @@ if TYPE_CHECKING:
         HyperPodClusterProps as HyperPodClusterProps,
         NodeProvisioning as NodeProvisioning,
         SlurmMode as SlurmMode,
+    )
+    from fm_platform.constructs.training.hyperpod_eks import (
+        HyperPodEksCluster as HyperPodEksCluster,
+        HyperPodEksClusterProps as HyperPodEksClusterProps,
     )
     from fm_platform.constructs.training.instance_groups import (
         Capacity as Capacity,
@@ -186,14 +212,23 @@ if TYPE_CHECKING:
         Problems as Problems,
         ValidationError as ValidationError,
     )
+    from fm_platform.stacks.environment import (
+        EnvironmentStage as EnvironmentStage,
+    )
     from fm_platform.stacks.inference import (
         InferenceStack as InferenceStack,
+    )
+    from fm_platform.stacks.pipeline import (
+        PipelineStack as PipelineStack,
     )
     from fm_platform.stacks.training import (
         TrainingStack as TrainingStack,
     )
     from fm_platform.stacks.training_data import (
         TrainingDataStack as TrainingDataStack,
+    )
+    from fm_platform.stacks.training_eks import (
+        TrainingEksStack as TrainingEksStack,
     )
 
 

@@ -42,6 +42,7 @@ def run_sample(name: str) -> dict:
 def test_the_docs_have_every_sample():
     assert set(readme_samples()) == {
         "training",
+        "training-eks",
         "inference",
         "config",
         "imported-network",
@@ -250,6 +251,22 @@ def test_sample_stacks_pass_the_compliance_packs_in_a_bare_app(sample, stack_cla
     namespace = request.getfixturevalue(f"{sample}_sample")
     app = cdk.App()  # no cdk.json, no feature flags: what an embedding app may have
     namespace[stack_class](app, "Checked")
+    assert nag_findings(app) == []
+
+
+def test_eks_training_sample_builds_the_eks_and_data_stacks_and_passes_the_packs():
+    namespace = run_sample("training-eks")
+    assembly = namespace["app"].synth()
+    assert sorted(stack.stack_name for stack in assembly.stacks) == [
+        "MyTraining",
+        "MyTrainingData",
+    ]
+    template = Template.from_json(assembly.get_stack_by_name("MyTraining").template)
+    (cluster,) = template.find_resources("AWS::SageMaker::Cluster").values()
+    assert "Eks" in cluster["Properties"]["Orchestrator"]
+    assert len(template.find_resources("AWS::SageMaker::ComputeQuota")) == 1
+    app = cdk.App()  # no cdk.json, no feature flags: what an embedding app may have
+    namespace["TrainingEksStack"](app, "Checked", config=namespace["training"])
     assert nag_findings(app) == []
 
 

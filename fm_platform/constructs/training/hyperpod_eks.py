@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Acknowledgment, ArnFormat, CfnResource, Fn, Names, Stack, Validations
+from aws_cdk import Acknowledgment, ArnFormat, CfnResource, Fn, Names, Resource, Stack, Validations
 from aws_cdk import aws_aps as aps
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks
@@ -105,12 +105,19 @@ class HyperPodEksClusterProps:
     node_recovery: str = "Automatic"
 
 
-class HyperPodEksCluster(Construct):
-    """The HyperPod cluster (construct ID ``Resource``), its execution role
+class HyperPodEksCluster(Resource):
+    """A SageMaker HyperPod cluster orchestrated by Amazon EKS, a CDK ``Resource`` whose
+    ``apply_removal_policy`` applies to the ``AWS::SageMaker::Cluster``; it implements
+    :class:`~fm_platform.constructs.training.cluster_interface.IHyperPodCluster`, as the
+    Slurm cluster does, so ``fmp``'s outputs, observability and imports treat both alike.
+
+    The HyperPod cluster (construct ID ``Resource``), its execution role
     (``ExecutionRole``), the autoscaling role (``AutoscalingRole``, with autoscaling), the
     add-ons after it and task governance.
 
-    Attributes: ``cluster``, ``cluster_arn``, ``cluster_id``, ``instance_groups``,
+    Attributes: ``cluster``, ``cluster_arn``, ``cluster_id``, ``cluster_name`` (None:
+    CloudFormation generates it and returns no name), ``cluster_name_or_arn`` (the ARN),
+    ``instance_groups``,
     ``execution_role``, ``autoscaling_role`` (None without autoscaling), ``node_health_alarm``
     (:class:`NodeHealthAlarm`, construct ID ``NodeHealthAlarm``), ``add_ons`` (by construct
     ID), ``training_operator_identity``, ``prometheus_workspace``, ``inference_operator``
@@ -170,6 +177,8 @@ class HyperPodEksCluster(Construct):
             self.cluster.node.add_dependency(self.autoscaling_role.node.find_child("Policy"))
         self.cluster_arn: str = self.cluster.attr_cluster_arn
         self.cluster_id: str = cluster_id_of(self.cluster_arn)
+        self.cluster_name: str | None = None
+        self.cluster_name_or_arn: str = self.cluster_arn
         self.instance_groups: tuple[EksInstanceGroup, ...] = tuple(options.instance_groups)
         # The unhealthy nodes HyperPod's health-monitoring agent reports (it runs on EKS
         # nodes too), alarmed on for the dashboard and the notification topic.
