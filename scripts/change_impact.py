@@ -112,6 +112,11 @@ COMPONENT_NAME = (
     "SageMaker: inference component names are unique per account and Region; EndpointName "
     "of AWS::SageMaker::InferenceComponent cannot change in place"
 )
+EKS_ONE_TO_ONE = (
+    "SageMaker developer guide, 'Orchestrating SageMaker HyperPod clusters with Amazon EKS': "
+    "a 1-to-1 mapping between an EKS cluster and a HyperPod cluster; Amazon EKS User Guide, "
+    "'View Amazon EKS networking requirements': a cluster's VPC cannot change after creation"
+)
 TEMPLATES = "the base and working-tree templates"
 
 
@@ -280,8 +285,6 @@ def cluster_impacts(
     groups_before, groups_after = _groups(base), _groups(head)
     if replaced:
         nodes = ", ".join(f"{n}: {_nodes(g)}" for n, g in groups_before.items())
-        # An EKS-orchestrated cluster's replacement joins the (possibly new) EKS cluster
-        # after the dependencies chart is installed on it, in the same deployment.
         eks = _at(head, ("Orchestrator", "Eks")) is not None
         state = "pods" if eks else "Slurm state"
         what = (
@@ -289,7 +292,21 @@ def cluster_impacts(
             f"({nodes}) is terminated with its jobs and {state}, and a new cluster (new "
             "ARN and ID) is created"
         )
-        if isinstance(head.get("ClusterName"), str) and head.get("ClusterName") == base.get(
+        # The new cluster is created before the old one is deleted: on the same EKS cluster
+        # HyperPod refuses it (one HyperPod cluster per EKS cluster), and an EKS cluster
+        # cannot follow its subnets into another VPC. Only a new EKS cluster (its create-only
+        # settings changed) takes the new HyperPod cluster, with the chart installed first.
+        if eks and not any(r.startswith("Orchestrator/Eks") for r in replaced):
+            yield Impact(
+                stack, where, what + " on the same EKS cluster, whose one HyperPod cluster is "
+                "the old one (and whose VPC cannot change)",
+                SCHEMA.format(type=CLUSTER) + "; " + EKS_ONE_TO_ONE, refused=True,
+                steps="keep the nodes' subnet, their security group and the VPC as deployed; "
+                f"to move the cluster anyway: make destroy STACKS={stack} (the HyperPod and "
+                "EKS clusters go, their jobs end; the data stack and its file system stay), "
+                "then deploy the change",
+            )  # fmt: skip
+        elif isinstance(head.get("ClusterName"), str) and head.get("ClusterName") == base.get(
             "ClusterName"
         ):
             yield Impact(
