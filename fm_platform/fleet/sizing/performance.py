@@ -237,11 +237,9 @@ def speech_row_rpm(row: dict) -> float:
 @cache
 def speech_calibration() -> tuple[float, str]:
     """The factor a speech request's estimated rate is scaled by: the median, over the
-    measured speech rows, of measured to estimated requests per minute (1 without rows);
-    and what it came from."""
+    measured speech rows, of measured to estimated requests per minute; and what it came
+    from."""
     rows = speech_rows()
-    if not rows:
-        return 1.0, "no measured speech rows: uncalibrated"
     ratios = [60 / r["latency_s"] / speech_row_rpm(r) for r in rows]
     labels = ", ".join(
         f"{r['model']} {r['instance_type']} {r['audio_seconds']:g} s {ratio:.2f}"

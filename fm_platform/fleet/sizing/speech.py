@@ -26,9 +26,9 @@ its longest transcript (``max_context`` tokens, 448 for Whisper).
 
 Calibration: the measured speech rows of ``data/performance.json`` (:func:`speech_rows`:
 Whisper large-v3 on an A10G in fp32 and on Inferentia2 in bf16, served on SageMaker
-endpoints; large-v3-turbo on a T4 in fp16 in the transformers pipeline) run at about half
-the uncalibrated estimate's rate. The estimate of a speech request is scaled by their median
-ratio of measured to estimated requests per minute
+endpoints; large-v3-turbo on a T4 in fp16 in the transformers pipeline) run at 0.49, 0.10
+and 0.50 of the uncalibrated estimate's rate. The estimate of a speech request is scaled by
+their median ratio of measured to estimated requests per minute, 0.49
 (:func:`fm_platform.fleet.sizing.performance.speech_calibration`), as the diffusion rows set
 the efficiency of an image.
 """
@@ -65,7 +65,7 @@ class _Recorder(Protocol):
 def speech_rows() -> tuple[dict, ...]:
     """The measured speech rows of ``data/performance.json``."""
     text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
-    return tuple(json.loads(text).get("speech_records", ()))
+    return tuple(json.loads(text)["speech_records"])
 
 
 def windows(audio_seconds: float) -> int:
