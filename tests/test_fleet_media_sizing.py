@@ -23,8 +23,14 @@ from fm_platform.fleet.sizing.diffusion import (
     row_efficiency,
 )
 from fm_platform.fleet.sizing.needs import resolve
-from fm_platform.fleet.sizing.performance import encode_estimate
-from fm_platform.fleet.sizing.speech import TOKENS_PER_AUDIO_SECOND, windows
+from fm_platform.fleet.sizing.performance import (
+    COMPUTE_EFFICIENCY,
+    encode_estimate,
+    request_seconds,
+    speech_calibration,
+    speech_row_rpm,
+)
+from fm_platform.fleet.sizing.speech import TOKENS_PER_AUDIO_SECOND, speech_rows, windows
 from fm_platform.hardware.devices import device
 from fm_platform.hardware.instances import instance_spec
 from tests.fleet_support import catalog
@@ -190,6 +196,35 @@ def test_speech_counts_windows_and_tokens_per_audio_second():
     assert turbo.decode_bytes_per_token < four.decode_bytes_per_token / 4
 
 
+def test_the_speech_rows_check_and_calibrate_the_speech_estimate():
+    rows = {(r["model"], r["instance_type"]): r for r in speech_rows()}
+    assert len(rows) == 3 and len({r["source"] for r in rows.values()}) == 2
+    ratios = {key: 60 / r["latency_s"] / speech_row_rpm(r) for key, r in rows.items()}
+    # Before calibration the estimate is about twice the measured rate on the GPUs (large-v3
+    # in fp32 on an A10G behind a SageMaker endpoint, 13 s clips; turbo in fp16 on a T4,
+    # an hour of audio) and ten times it on Inferentia2 (one NeuronCore, bf16)
+    assert 0.45 < ratios["whisper-large-v3", "ml.g5.xlarge"] < 0.55
+    assert 0.45 < ratios["whisper-large-v3-turbo", "ml.g4dn.xlarge"] < 0.55
+    assert 0.08 < ratios["whisper-large-v3", "ml.inf2.xlarge"] < 0.12
+    factor, source = speech_calibration()
+    assert factor == pytest.approx(statistics.median(ratios.values()))
+    assert "median ratio of measured to estimated rate of 3 measured rows" in source
+    # the planner's estimate is the uncalibrated one scaled by that factor, the row's
+    # rate back within 3% on the A10G
+    r = rows["whisper-large-v3", "ml.g5.xlarge"]
+    n = needs(architecture="whisper-large-v3", dtype="fp32", audio_seconds=13)
+    dev = device(instance_spec("ml.g5.xlarge"))
+    flops = dev.tflops_for("fp32") * 1e12 * COMPUTE_EFFICIENCY
+    perf = encode_estimate(n, flops, dev.model, dev.bandwidth_gbps)
+    assert perf.rpm == pytest.approx(factor * 60 / request_seconds(n, flops, dev.bandwidth_gbps))
+    assert perf.rpm == pytest.approx(60 / r["latency_s"], rel=0.03)
+    assert source in perf.detail
+    # the other tasks' requests take no speech factor
+    flux = needs(architecture="flux.1-dev")
+    image = encode_estimate(flux, flops, dev.model)
+    assert image.rpm == pytest.approx(60 / request_seconds(flux, flops))
+
+
 def test_a_type_that_misses_the_objective_is_no_candidate_for_an_image_model():
     n = needs(architecture="sdxl-base-1.0", dtype="fp16", steps=30, latency_p50_ms=15000)
     result = assess(n, "us-east-1")
@@ -218,7 +253,8 @@ def test_the_plan_and_explain_say_what_the_figures_came_from():
     assert "kv_cache" not in text.splitlines()[1]
     asr = explain(planner, "asr")
     assert "request: 90 s of audio: 3 window(s) of 30 s" in asr
-    assert "297 tokens decoded" in asr and "uncalibrated" in asr
+    assert "297 tokens decoded" in asr and "rate x 0.49: the median ratio" in asr
+    assert "of 3 measured rows" in planner.plan.placements["asr"].throughput_detail
     assert planner.plan.placements["asr"].memory_parts["kv_pool_gib"] == 0
 
 

@@ -204,10 +204,13 @@ def test_a_replan_puts_new_models_beside_kept_endpoints_with_room_in_full_stacks
     # a kept stack full at 400 took some of them
     full = {s for s in before.stacks if planner.usage[s][0] > Limits().stack_resources}
     assert full and all(used[0] <= Limits().joined_resources for used in planner.usage.values())
-    # ... which is cheaper than the endpoints the same models would otherwise open
+    # ... which is cheaper than the endpoints the same models would otherwise open ($6,300 a
+    # month; $10,900 before the speech estimate was calibrated: the new Whisper model, at
+    # half the rate, needs twice the copies and joins the B200 endpoint at $17,900 a month,
+    # against $2,500 on the p4d one it joined before and $1,200 on an endpoint of its own)
     _, _, apart = _grown(300, 10, Limits(joined_resources=400))
     assert set(apart.endpoints) - set(before.endpoints)
-    assert plan_cost(after).expected_monthly < plan_cost(apart).expected_monthly - 10_000
+    assert plan_cost(after).expected_monthly < plan_cost(apart).expected_monthly - 5_000
 
 
 def test_a_model_that_opens_an_endpoint_beside_kept_ones_with_room_says_why():
@@ -223,7 +226,7 @@ def test_a_model_that_opens_an_endpoint_beside_kept_ones_with_room_says_why():
             assert before.endpoints[name].stack == stack and int(used) > 390
     p4d = planner.opened["ic-p4d-002"]
     assert p4d.startswith(
-        "ic-p4d-001 (ml.p4d.24xlarge, 6 devices free) is in stack fleet-04, full: 399 of 400 "
+        "ic-p4d-001 (ml.p4d.24xlarge, 6 devices free) is in stack fleet-04, full: 397 of 400 "
         "resources, and the model adds 5; "
     )
     lines = plan_changes(before, after, planner.moves, planner.opened)

@@ -246,7 +246,8 @@ def test_every_shipped_record_cites_its_source():
     data = json.loads(
         resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
     )
-    for r in [*data["records"], *data["encoder_records"], *data["image_records"]]:
+    rows = [*data["records"], *data["encoder_records"], *data["image_records"]]
+    for r in [*rows, *data["speech_records"]]:
         source = data["sources"][r["source"]]
         assert source["repo"] and len(source["commit"]) == 40 and source["license"]
         assert r["row"]
@@ -341,14 +342,22 @@ def test_the_estimate_is_checked_against_every_shipped_row_held_out_in_turn():
     from fm_platform.fleet.sizing.accuracy import checks, leave_one_out
 
     found = checks()
-    assert {c.task for c in found} == {"text-generation", "image-generation", "encoder"}
+    assert {c.task for c in found} == {
+        "text-generation",
+        "image-generation",
+        "encoder",
+        "speech-to-text",
+    }
     loo = leave_one_out()
-    assert loo.rows == len(found) == 233
-    # the figures docs/planner-numbers.md states; a change to the estimate shows here
-    assert 5 < loo.median_pct < 12 and loo.worst_pct < 250
+    assert loo.rows == len(found) == 236
+    # the figures docs/planner-numbers.md states; a change to the estimate shows here. The
+    # worst row is Whisper on Inferentia2 (391%), a tenth of the uncalibrated estimate,
+    # calibrated on the two GPU rows at half of theirs
+    assert 5 < loo.median_pct < 12 and loo.worst_pct < 400
     assert [(task, n) for task, n, _ in loo.by_task] == [
         ("encoder", 10),
         ("image-generation", 7),
+        ("speech-to-text", 3),
         ("text-generation", 216),
     ]
     bert = next(c for c in found if c.label.startswith("bert-base-uncased ml.inf2.xlarge"))

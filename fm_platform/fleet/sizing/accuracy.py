@@ -13,7 +13,11 @@ on. Image rows: the compute-bound estimate of one image at the row's steps
 so that the held-out row takes no part in its own calibration. Encoder rows (a model library's
 runs, or a server's batched requests): the compute time of one sequence at the row's
 tokens on the row's devices (or, for a CPU type, its vCPUs), without the per-request
-serving overhead, against the measured sequences per second.
+serving overhead, against the measured sequences per second. Speech rows: the
+uncalibrated estimate of one recording at the row's audio length, dtype and devices
+(:func:`fm_platform.fleet.sizing.performance.speech_row_rpm`: without the calibration the
+planner applies, the median over all the speech rows, so that the held-out row takes no
+part in its own calibration).
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ from fm_platform.fleet.sizing.performance import (
     cpu_flops,
     decode_estimate,
     encode_estimate,
+    speech_row_rpm,
 )
+from fm_platform.fleet.sizing.speech import SPEECH, speech_rows
 from fm_platform.hardware.devices import Device, device
 from fm_platform.hardware.instances import InstanceSpec, instance_spec
 
@@ -147,6 +153,9 @@ def checks() -> tuple[Check, ...]:
         found.append(
             Check("encoder", label, 60 * r["requests_per_s"], 60 * flops / needs.request_flops)
         )
+    for r in speech_rows():
+        label = f"{r['model']} {r['instance_type']} {r['dtype']} {r['audio_seconds']:g} s"
+        found.append(Check(SPEECH, label, 60 / r["latency_s"], speech_row_rpm(r)))
     return tuple(found)
 
 

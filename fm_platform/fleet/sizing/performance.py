@@ -33,7 +33,9 @@ In order of preference:
      60 / that time. Image generation and speech to text are estimated the same way from
      what one image or recording computes (:mod:`fm_platform.fleet.sizing.diffusion`, at the
      efficiency calibrated on the measured image rows; :mod:`fm_platform.fleet.sizing.speech`,
-     whose decoded tokens also read the decoder's weights and cross-attention cache).
+     whose decoded tokens also read the decoder's weights and cross-attention cache, its
+     rate scaled by the median ratio of measured to estimated of the measured speech rows:
+     :func:`speech_calibration`).
 
 5. Nothing to estimate from (a device without figures): 60 requests per minute
    (``default``), flagged in the plan.
@@ -61,14 +63,18 @@ objective (the one with the highest converted requests per minute).
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
+from fm_platform.fleet.models.catalog import Catalog, ModelEntry
 from fm_platform.fleet.sizing.decode_step import GPU, DecodeConstants, for_device
-from fm_platform.fleet.sizing.needs import MAX_CONCURRENCY, Needs
+from fm_platform.fleet.sizing.needs import MAX_CONCURRENCY, Needs, resolve
 from fm_platform.fleet.sizing.profiles import Record, checked_concurrency
-from fm_platform.hardware.devices import Device, vcpu_gflops
-from fm_platform.hardware.instances import InstanceSpec
+from fm_platform.fleet.sizing.speech import SPEECH, speech_rows
+from fm_platform.hardware.devices import Device, device, vcpu_gflops
+from fm_platform.hardware.instances import InstanceSpec, instance_spec
 
 COMPUTE_EFFICIENCY = 0.4
 CPU_EFFICIENCY = 0.3
@@ -201,19 +207,62 @@ def _experts_detail(needs: Needs, concurrency: int) -> str:
     )
 
 
-def encode_estimate(
-    needs: Needs, flops: float, what: str, bandwidth_gbps: float | None = None
-) -> Performance:
-    """The compute-bound estimate of a copy that serves one request at a time (encoders,
-    speech, diffusion) with ``flops`` usable FLOPS: the request's FLOPs, its decoded
-    tokens' weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead; the
-    detail ends with what the request's work came from (``work_detail``)."""
+def request_seconds(needs: Needs, flops: float, bandwidth_gbps: float | None = None) -> float:
+    """The uncalibrated time of one request of a copy that serves one at a time (encoders,
+    speech, diffusion) with ``flops`` usable FLOPS: the request's FLOPs, its decoded tokens'
+    weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead."""
     seconds = needs.request_flops / flops + REQUEST_OVERHEAD_MS / 1000
     if needs.decode_bytes_per_token and needs.output_tokens:
         bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * GPU.efficiency
         seconds += needs.output_tokens * (
             needs.decode_bytes_per_token / bandwidth + GPU.step_ms / 1000
         )
+    return seconds
+
+
+def speech_row_rpm(row: dict) -> float:
+    """The uncalibrated estimate of a measured speech row (``data/performance.json``
+    ``speech_records``): requests per minute of its model, dtype and audio on its devices,
+    as the planner estimates them."""
+    model = ModelEntry(
+        name="m", architecture=row["model"], dtype=row["dtype"], audio_seconds=row["audio_seconds"]
+    )
+    needs = resolve(model, Catalog("check", (model,)))
+    dev = device(instance_spec(row["instance_type"]))
+    assert dev is not None, row["instance_type"]
+    flops = row["devices"] * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY
+    return 60 / request_seconds(needs, flops, row["devices"] * dev.bandwidth_gbps)
+
+
+@cache
+def speech_calibration() -> tuple[float, str]:
+    """The factor a speech request's estimated rate is scaled by: the median, over the
+    measured speech rows, of measured to estimated requests per minute; and what it came
+    from."""
+    rows = speech_rows()
+    ratios = [60 / r["latency_s"] / speech_row_rpm(r) for r in rows]
+    labels = ", ".join(
+        f"{r['model']} {r['instance_type']} {r['audio_seconds']:g} s {ratio:.2f}"
+        for r, ratio in zip(rows, ratios, strict=True)
+    )
+    return statistics.median(ratios), (
+        f"the median ratio of measured to estimated rate of {len(rows)} measured rows of "
+        f"data/performance.json ({labels})"
+    )
+
+
+def encode_estimate(
+    needs: Needs, flops: float, what: str, bandwidth_gbps: float | None = None
+) -> Performance:
+    """The compute-bound estimate of a copy that serves one request at a time
+    (:func:`request_seconds`), a speech request's scaled by :func:`speech_calibration`;
+    the detail ends with what the request's work came from (``work_detail``)."""
+    seconds = request_seconds(needs, flops, bandwidth_gbps)
+    calibrated = ""
+    if needs.task == SPEECH:
+        factor, source = speech_calibration()
+        seconds /= factor
+        calibrated = f"; rate x {factor:.2f}: {source}"
     return Performance(
         rpm=60 / seconds,
         concurrency=1,
@@ -221,7 +270,8 @@ def encode_estimate(
         latency_ms=seconds * 1000,
         source="estimated",
         detail=f"compute-bound on {what}, {REQUEST_OVERHEAD_MS:g} ms per request"
-        + (f"; {needs.work_detail}" if needs.work_detail else ""),
+        + (f"; {needs.work_detail}" if needs.work_detail else "")
+        + calibrated,
     )
 
 
