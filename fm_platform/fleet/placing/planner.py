@@ -56,9 +56,11 @@ from fm_platform.fleet.models.catalog import AXES, Catalog, ModelEntry
 from fm_platform.fleet.outputs.plan import EndpointPlan, Placement, Plan, record_moves
 from fm_platform.fleet.placing.cost import (
     HOURS_PER_MONTH,
+    monthly,
     placed_reason,
     price_endpoint,
     price_plan,
+    usd,
 )
 from fm_platform.fleet.placing.endpoints import SIZERS
 from fm_platform.fleet.placing.packing import instances_needed
@@ -840,15 +842,20 @@ class Planner:
             return None, "; ".join(shown[:3]) + (
                 f" (and {len(shown) - 3} more)" if shown[3:] else ""
             )
-        _, e, alt = best
+        added, e, alt = best
         room = (
             "whose instances have devices free at minimum scale"
             if KINDS[e.kind].packs_devices
             else "a multi-model endpoint of its framework"
         )
+        # The model's own cost there counts the devices it occupies; what the fleet pays
+        # more is the endpoint's added cost, the figure the choice compared (below zero
+        # when a model active fewer hours lowers the endpoint's weighted active share: no
+        # instance is added, so nothing is paid more).
         why = (
-            f"joins {e.name} ({e.instance_type}), {room}, before a new "
-            f"{option.instance_type} endpoint opens"
+            f"joins {e.name} ({e.instance_type}), {room}: it adds "
+            f"{usd(max(0, monthly(added)))} a month to that endpoint, against "
+            f"{usd(monthly(alone))} for a new {option.instance_type} endpoint"
         )
         return (e, self.placement(name, "", alt, why)), ""
 
