@@ -146,7 +146,8 @@ def test_the_hyperpod_cluster_is_orchestrated_by_the_eks_cluster(resources):
     }
     assert "LifeCycleConfig" not in json.dumps(properties)
     groups = {g["InstanceGroupName"]: g for g in properties["InstanceGroups"]}
-    assert set(groups) == {"gpu-p5", "gpu-g5"}
+    assert set(groups) == {"system", "gpu-p5", "gpu-g5"}
+    assert "Taints" not in json.dumps(groups["system"])
     p5 = groups["gpu-p5"]
     assert p5["KubernetesConfig"] == {
         "Labels": {"workload": "training", "accelerator": "h100"},
@@ -341,8 +342,8 @@ def test_every_eks_problem_is_reported_at_once():
         eks["vpc_cni_version"] = "v1.18.2-eksbuild.1"
         eks["authentication_mode"] = "CONFIG_MAP"
         eks["administrators"] = []
-        eks["instance_groups"][0]["taints"][0]["effect"] = "NoWay"
-        eks["instance_groups"][1]["labels"] = {"bad key!": "x"}
+        eks["instance_groups"][1]["taints"][0]["effect"] = "NoWay"
+        eks["instance_groups"][2]["labels"] = {"bad key!": "x"}
         eks["teams"][0]["instance_type"] = "ml.p4d.24xlarge"
         eks["teams"][1]["name"] = "Applied_Team"
         eks["add_ons"]["task_governance"] = False
@@ -356,8 +357,8 @@ def test_every_eks_problem_is_reported_at_once():
         "eks.vpc_cni_version='v1.18.2-eksbuild.1': HyperPod needs the Amazon VPC CNI 1.18.3",
         "eks.authentication_mode='CONFIG_MAP'",
         "eks.administrators=()",
-        "eks.instance_groups[0].taints[0].effect='NoWay'",
-        "eks.instance_groups[1].labels='bad key!'",
+        "eks.instance_groups[1].taints[0].effect='NoWay'",
+        "eks.instance_groups[2].labels='bad key!'",
         "eks.teams[0].instance_type='ml.p4d.24xlarge': a quota is on a type the cluster has",
         "eks.teams[1].name='Applied_Team'",
         "eks.add_ons.task_governance=False: teams and priority classes",
@@ -385,7 +386,7 @@ def test_an_unknown_orchestrator_names_the_choices():
 
 def test_deep_health_checks_default_to_none_on_types_without_them():
     def change(training: dict[str, Any]) -> None:
-        training["eks"]["instance_groups"][1]["instance_type"] = "ml.m5.12xlarge"
+        training["eks"]["instance_groups"][2]["instance_type"] = "ml.m5.12xlarge"
         training["eks"]["teams"][1]["instance_type"] = "ml.m5.12xlarge"
 
     config = _example()
@@ -394,6 +395,18 @@ def test_deep_health_checks_default_to_none_on_types_without_them():
     _, cluster = _one(templates["FmpTraining"]["Resources"], "AWS::SageMaker::Cluster")
     groups = {g["InstanceGroupName"]: g for g in cluster["Properties"]["InstanceGroups"]}
     assert "OnStartDeepHealthChecks" not in groups["gpu-g5"]
+
+
+def test_groups_that_all_repel_untolerating_pods_are_refused_with_a_system_group_to_add():
+    def change(training: dict[str, Any]) -> None:
+        del training["eks"]["instance_groups"][0]  # the untainted system group
+
+    message = _problems(change)
+    assert (
+        "eks.instance_groups=['gpu-p5', 'gpu-g5']: every group has a NoSchedule or NoExecute "
+        "taint, so coredns, cert-manager and the operators the stack installs have no node"
+    ) in message
+    assert '"name": "system", "instance_type": "ml.m5.2xlarge"' in message
 
 
 def test_add_ons_are_optional():

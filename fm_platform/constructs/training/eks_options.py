@@ -36,6 +36,8 @@ DEFAULT_DEPENDENCIES_CHART_COMMIT = "40eb213ed5fe90a4d16f1664db07d174b9b3d69d"
 DEPENDENCIES_CHART_REPOSITORY = "https://github.com/aws/sagemaker-hyperpod-cli.git"
 DEPENDENCIES_CHART_PATH = "helm_chart/HyperPodHelmChart"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: Effects that keep a pod without the toleration off the node.
+_REPELLING_EFFECTS = ("NoSchedule", "NoExecute")
 _SPEC = "ClusterInstanceGroupSpecification"
 
 
@@ -296,6 +298,16 @@ class EksOptions:
         for index, group in enumerate(groups):
             group.check(problems, f"instance_groups[{index}]")
         problems.check_unique("instance_groups[].name", [g.name for g in groups])
+        if groups and all(_repels(g) for g in groups):
+            problems.add(
+                "instance_groups",
+                [g.name for g in groups],
+                "every group has a NoSchedule or NoExecute taint, so coredns, cert-manager and "
+                "the operators the stack installs have no node to run on (their add-ons, "
+                "created after the cluster, wait for their pods): add a group without such "
+                'taints, e.g. {"name": "system", "instance_type": "ml.m5.2xlarge", '
+                '"instance_count": 1}',
+            )
         if not self.administrators:
             problems.add(
                 "administrators",
@@ -365,6 +377,10 @@ class EksOptions:
                 "the inference operator add-on needs the FSx CSI driver (its install fails "
                 "without the fsx.csi.aws.com driver): turn it on",
             )
+
+
+def _repels(group: EksInstanceGroup) -> bool:
+    return any(t.effect in _REPELLING_EFFECTS for t in group.taints)
 
 
 def _is_commit(text: str) -> bool:
