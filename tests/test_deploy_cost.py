@@ -77,6 +77,7 @@ def test_an_eks_cluster_counts_its_groups_and_states_the_control_plane():
     config = load_config(data)
     lines = running_instances(config)
     assert [(line.what, line.instance_type, line.count) for line in lines] == [
+        ("instance group system", "ml.m5.2xlarge", 1),
         ("instance group gpu-p5", "ml.p5.48xlarge", 2),
         ("instance group gpu-g5", "ml.g5.12xlarge", 2),
     ]
