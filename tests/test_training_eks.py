@@ -409,6 +409,22 @@ def test_groups_that_all_repel_untolerating_pods_are_refused_with_a_system_group
     assert '"name": "system", "instance_type": "ml.m5.2xlarge"' in message
 
 
+def test_a_group_uses_its_training_plan_and_a_bad_arn_is_named():
+    config = _example()
+    plan = "arn:aws:sagemaker:us-east-1:111122223333:training-plan/p5-reserved"
+    config["training"]["eks"]["instance_groups"][1]["training_plan_arn"] = plan
+    templates, _ = _synth(config)
+    _, cluster = _one(templates["FmpTraining"]["Resources"], "AWS::SageMaker::Cluster")
+    groups = {g["InstanceGroupName"]: g for g in cluster["Properties"]["InstanceGroups"]}
+    assert groups["gpu-p5"]["TrainingPlanArn"] == plan
+    assert "TrainingPlanArn" not in groups["gpu-g5"]
+
+    def change(training: dict[str, Any]) -> None:
+        training["eks"]["instance_groups"][1]["training_plan_arn"] = "p5-reserved"
+
+    assert "eks.instance_groups[1].training_plan_arn='p5-reserved'" in _problems(change)
+
+
 def test_add_ons_are_optional():
     config = copy.deepcopy(_example())
     eks = config["training"]["eks"]

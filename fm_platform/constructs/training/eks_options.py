@@ -85,6 +85,8 @@ class EksInstanceGroup:
     ebs_volume_gib: the extra EBS volume per instance; by default 500 GiB (``None``: none).
     image_release_version: HyperPod's AMI release (``MAJOR.MINOR.PATCH``); by default the
         latest at creation. Changing it updates the group's software.
+    training_plan_arn: a SageMaker training plan whose reserved capacity the group uses; by
+        default on-demand capacity.
     """
 
     name: str
@@ -96,6 +98,7 @@ class EksInstanceGroup:
     threads_per_core: int = 1
     ebs_volume_gib: int | None = 500
     image_release_version: str | None = None
+    training_plan_arn: str | None = None
 
     @property
     def effective_deep_health_checks(self) -> tuple[str, ...]:
@@ -118,7 +121,7 @@ class EksInstanceGroup:
             threads_per_core=self.threads_per_core,
             ebs_volume_gib=self.ebs_volume_gib,
             deep_health_checks=self.deep_health_checks,
-            training_plan_arn=None,
+            training_plan_arn=self.training_plan_arn,
             partition=None,
         )
         problems.check_shape(

@@ -467,6 +467,7 @@ def _group(group: EksInstanceGroup, role_arn: str) -> _Cfn.ClusterInstanceGroupP
         on_start_deep_health_checks=list(group.effective_deep_health_checks) or None,
         kubernetes_config=kubernetes,
         image_release_version=group.image_release_version,
+        training_plan_arn=group.training_plan_arn,
     )
 
 
