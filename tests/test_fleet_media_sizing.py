@@ -202,10 +202,11 @@ def test_the_speech_rows_check_and_calibrate_the_speech_estimate():
     ratios = {key: 60 / r["latency_s"] / speech_row_rpm(r) for key, r in rows.items()}
     # Before calibration the estimate is about twice the measured rate on the GPUs (large-v3
     # in fp32 on an A10G behind a SageMaker endpoint, 13 s clips; turbo in fp16 on a T4,
-    # an hour of audio) and ten times it on Inferentia2 (one NeuronCore, bf16)
+    # an hour of audio) and seven times it on Inferentia2 (one NeuronCore, bf16; its decoded
+    # tokens estimated with the Neuron step constants)
     assert 0.45 < ratios["whisper-large-v3", "ml.g5.xlarge"] < 0.55
     assert 0.45 < ratios["whisper-large-v3-turbo", "ml.g4dn.xlarge"] < 0.55
-    assert 0.08 < ratios["whisper-large-v3", "ml.inf2.xlarge"] < 0.12
+    assert 0.11 < ratios["whisper-large-v3", "ml.inf2.xlarge"] < 0.16
     factor, source = speech_calibration()
     assert factor == pytest.approx(statistics.median(ratios.values()))
     assert "median ratio of measured to estimated rate of 3 measured rows" in source

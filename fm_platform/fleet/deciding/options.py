@@ -48,6 +48,7 @@ from typing import NamedTuple
 
 from fm_platform.containers.images import MULTI_MODEL_FAMILIES, container_problem
 from fm_platform.fleet.deciding.kinds import KINDS, Kind
+from fm_platform.fleet.sizing.decode_step import for_device
 from fm_platform.fleet.sizing.needs import MemoryParts, Needs, alike_needs, tp_degrees
 from fm_platform.fleet.sizing.performance import (
     COMPUTE_EFFICIENCY,
@@ -502,7 +503,7 @@ def _estimate(needs: Needs, dev: Device, tp: int, fits) -> Performance | None:
         efficiency = needs.compute_efficiency or COMPUTE_EFFICIENCY
         flops = tp * tflops * 1e12 * efficiency
         what = f"{tp} x {dev.model} ({tflops:g} {needs.dtype} TFLOPS x {efficiency:.2f})"
-        perf = encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps)
+        perf = encode_estimate(needs, flops, what, tp * dev.bandwidth_gbps, for_device(dev))
         return perf if perf.meets(needs.latency_objective_ms) else None
     return best_estimate(needs, dev, tp, fits)
 

@@ -207,15 +207,22 @@ def _experts_detail(needs: Needs, concurrency: int) -> str:
     )
 
 
-def request_seconds(needs: Needs, flops: float, bandwidth_gbps: float | None = None) -> float:
+def request_seconds(
+    needs: Needs,
+    flops: float,
+    bandwidth_gbps: float | None = None,
+    step: DecodeConstants = GPU,
+) -> float:
     """The uncalibrated time of one request of a copy that serves one at a time (encoders,
     speech, diffusion) with ``flops`` usable FLOPS: the request's FLOPs, its decoded tokens'
-    weight reads at ``bandwidth_gbps`` (speech), and the per-request overhead."""
+    weight reads at ``bandwidth_gbps`` with the device's decode constants ``step``
+    (speech; :func:`~fm_platform.fleet.sizing.decode_step.for_device`, by default the
+    GPU's), and the per-request overhead."""
     seconds = needs.request_flops / flops + REQUEST_OVERHEAD_MS / 1000
     if needs.decode_bytes_per_token and needs.output_tokens:
-        bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * GPU.efficiency
+        bandwidth = (bandwidth_gbps or CPU_BANDWIDTH_GBPS) * 1e9 * step.efficiency
         seconds += needs.output_tokens * (
-            needs.decode_bytes_per_token / bandwidth + GPU.step_ms / 1000
+            needs.decode_bytes_per_token / bandwidth + step.step_ms / 1000
         )
     return seconds
 
@@ -231,7 +238,7 @@ def speech_row_rpm(row: dict) -> float:
     dev = device(instance_spec(row["instance_type"]))
     assert dev is not None, row["instance_type"]
     flops = row["devices"] * dev.tflops_for(needs.dtype) * 1e12 * COMPUTE_EFFICIENCY
-    return 60 / request_seconds(needs, flops, row["devices"] * dev.bandwidth_gbps)
+    return 60 / request_seconds(needs, flops, row["devices"] * dev.bandwidth_gbps, for_device(dev))
 
 
 @cache
@@ -252,12 +259,16 @@ def speech_calibration() -> tuple[float, str]:
 
 
 def encode_estimate(
-    needs: Needs, flops: float, what: str, bandwidth_gbps: float | None = None
+    needs: Needs,
+    flops: float,
+    what: str,
+    bandwidth_gbps: float | None = None,
+    step: DecodeConstants = GPU,
 ) -> Performance:
     """The compute-bound estimate of a copy that serves one request at a time
     (:func:`request_seconds`), a speech request's scaled by :func:`speech_calibration`;
     the detail ends with what the request's work came from (``work_detail``)."""
-    seconds = request_seconds(needs, flops, bandwidth_gbps)
+    seconds = request_seconds(needs, flops, bandwidth_gbps, step)
     calibrated = ""
     if needs.task == SPEECH:
         factor, source = speech_calibration()

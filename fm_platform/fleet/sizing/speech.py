@@ -26,7 +26,7 @@ its longest transcript (``max_context`` tokens, 448 for Whisper).
 
 Calibration: the measured speech rows of ``data/performance.json`` (:func:`speech_rows`:
 Whisper large-v3 on an A10G in fp32 and on Inferentia2 in bf16, served on SageMaker
-endpoints; large-v3-turbo on a T4 in fp16 in the transformers pipeline) run at 0.49, 0.10
+endpoints; large-v3-turbo on a T4 in fp16 in the transformers pipeline) run at 0.49, 0.13
 and 0.50 of the uncalibrated estimate's rate. The estimate of a speech request is scaled by
 their median ratio of measured to estimated requests per minute, 0.49
 (:func:`fm_platform.fleet.sizing.performance.speech_calibration`), as the diffusion rows set
