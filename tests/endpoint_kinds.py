@@ -16,7 +16,6 @@ from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint, Async
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
     InferenceComponentEndpointAttributes,
-    InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.endpoint_interface import (
     IAsyncEndpoint,
@@ -38,6 +37,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.constructs.observability.endpoint_alarm import EndpointAlarm, EndpointAlarmProps
+from tests.components import chat_endpoint
 
 KINDS = ("component", "single", "multi", "async", "serverless")
 ACCOUNT_ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/"
@@ -49,9 +49,7 @@ ARCHIVE = ModelContainer(model_data_url="s3://models/tagger/model.tar.gz")
 def created(scope: Construct, kind: str) -> IEndpoint:
     """A new endpoint of ``kind`` under ``scope`` (construct ID ``Created``)."""
     if kind == "component":
-        return InferenceComponentEndpoint(
-            scope, "Created", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-        )
+        return chat_endpoint(scope, "Created")
     if kind == "single":
         return SingleModelEndpoint(
             scope,

@@ -11,39 +11,26 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
 from fm_platform import AdapterComponent, AdapterComponentProps
-from fm_platform.constructs.inference.component_endpoint import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-)
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
+from fm_platform.constructs.inference.inference_component import InferenceComponentModel
 from fm_platform.constructs.inference.model_container import ModelContainer
+from tests.components import chat_endpoint, chat_model
 from tests.support import nag_findings, new_app
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.36.0-lmi27.0.0-cu130"
 
 
 def _base(stack: cdk.Stack, **model: Any) -> InferenceComponentModel:
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
-    return InferenceComponentModel(
+    return chat_model(
         stack,
-        "Base",
-        InferenceComponentModelProps(
-            model_name="llama-8b",
-            endpoint=endpoint,
-            container=ModelContainer(
-                image=IMAGE,
-                model_data_url="s3://models/llama-8b/",
-                environment={"OPTION_ENABLE_LORA": "true"},
-            ),
-            accelerators=1,
-            min_memory_mib=16384,
-            **model,
+        chat_endpoint(stack),
+        construct_id="Base",
+        model_name="llama-8b",
+        container=ModelContainer(
+            image=IMAGE,
+            model_data_url="s3://models/llama-8b/",
+            environment={"OPTION_ENABLE_LORA": "true"},
         ),
+        **model,
     )
 
 

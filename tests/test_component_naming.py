@@ -10,40 +10,25 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from fm_platform.constructs.inference.component_endpoint import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-)
 from fm_platform.constructs.inference.component_naming import component_name_for
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
+from fm_platform.constructs.inference.inference_component import InferenceComponentModel
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.rules.sagemaker_model import shape_rule
+from tests.components import IMAGE, chat_endpoint, chat_model, chat_model_props
 
-IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 NAME_RULE = shape_rule("InferenceComponentName")
 
 
 def _serving_stack(app: cdk.App, stack_id: str, **model) -> Template:
     stack = cdk.Stack(app, stack_id)
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
-    InferenceComponentModel(
+    chat_model(
         stack,
-        "Chat",
-        InferenceComponentModelProps(
-            model_name="chat",
-            endpoint=endpoint,
-            container=ModelContainer(image=IMAGE, model_data_url="s3://models/chat/"),
-            accelerators=1,
-            min_memory_mib=16384,
-            scaling=ComponentScaling(min_copies=0, max_copies=2),
-            **model,
-        ),
+        chat_endpoint(stack),
+        model_name="chat",
+        container=ModelContainer(image=IMAGE, model_data_url="s3://models/chat/"),
+        scaling=ComponentScaling(min_copies=0, max_copies=2),
+        **model,
     )
     return Template.from_stack(stack)
 
@@ -82,20 +67,11 @@ def test_the_stack_name_not_the_construct_id_prefixes_the_name():
 
 def _serving_stack_named(app: cdk.App, stack_id: str, stack_name: str) -> Template:
     stack = cdk.Stack(app, stack_id, stack_name=stack_name)
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
-    InferenceComponentModel(
+    chat_model(
         stack,
-        "Chat",
-        InferenceComponentModelProps(
-            model_name="chat",
-            endpoint=endpoint,
-            container=ModelContainer(image=IMAGE),
-            accelerators=1,
-            min_memory_mib=16384,
-            scaling=ComponentScaling(min_copies=0, max_copies=2),
-        ),
+        chat_endpoint(stack),
+        model_name="chat",
+        scaling=ComponentScaling(min_copies=0, max_copies=2),
     )
     return Template.from_stack(stack)
 
@@ -138,23 +114,10 @@ def test_a_name_that_fits_is_not_trimmed():
 def test_models_in_nested_stacks_are_named_after_the_parent_and_the_nested_stack():
     app = cdk.App()
     parent = cdk.Stack(app, "Serving")
-    endpoint = InferenceComponentEndpoint(
-        parent, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(parent)
     names = []
     for nested_id in ("Tenant_A", "TenantB"):
-        nested = cdk.NestedStack(parent, nested_id)
-        model = InferenceComponentModel(
-            nested,
-            "Chat",
-            InferenceComponentModelProps(
-                model_name="chat",
-                endpoint=endpoint,
-                container=ModelContainer(image=IMAGE),
-                accelerators=1,
-                min_memory_mib=16384,
-            ),
-        )
+        model = chat_model(cdk.NestedStack(parent, nested_id), endpoint, model_name="chat")
         names.append(model.component_name)
     assert names == ["Serving-TenantA-chat-62e167c0", "Serving-TenantB-chat-62e167c0"]
 
@@ -163,18 +126,7 @@ def test_one_component_name_twice_in_a_stack_is_rejected():
     stack = cdk.Stack(cdk.App(), "Serving")
     models = []
     for endpoint_id in ("First", "Second"):
-        endpoint = InferenceComponentEndpoint(
-            stack, endpoint_id, InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-        )
-        models.append(
-            InferenceComponentModelProps(
-                model_name="chat",
-                endpoint=endpoint,
-                container=ModelContainer(image=IMAGE),
-                accelerators=1,
-                min_memory_mib=16384,
-            )
-        )
+        models.append(chat_model_props(chat_endpoint(stack, endpoint_id), model_name="chat"))
     InferenceComponentModel(stack, "Chat", models[0])
     with pytest.raises(ValueError, match="component_name='Serving-chat-62e167c0': must be unique"):
         InferenceComponentModel(stack, "ChatAgain", models[1])

@@ -9,40 +9,24 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from fm_platform.constructs.inference.component_endpoint import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-)
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.startup_timeouts import (
     default_download_timeout_s,
     default_health_check_timeout_s,
 )
-
-IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+from tests.components import IMAGE, chat_endpoint, chat_model
 
 
 def _component(instance_type: str = "ml.g5.12xlarge", **model) -> dict:
     stack = cdk.Stack(cdk.App(), "Serving")
-    endpoint = InferenceComponentEndpoint(
-        stack,
-        "Endpoint",
-        InferenceComponentEndpointProps(instance_type=instance_type, max_instance_count=4),
-    )
+    endpoint = chat_endpoint(stack, instance_type=instance_type, max_instance_count=4)
     props = {
-        "model_name": "chat",
-        "endpoint": endpoint,
         "container": ModelContainer(image=IMAGE, model_data_url="s3://models/chat/"),
-        "accelerators": 1,
         "min_memory_mib": 32768,
         **model,
     }
-    InferenceComponentModel(stack, "Chat", InferenceComponentModelProps(**props))
+    chat_model(stack, endpoint, **props)
     template = Template.from_stack(stack)
     [component] = template.find_resources("AWS::SageMaker::InferenceComponent").values()
     return component["Properties"]

@@ -12,18 +12,12 @@ import pytest
 from aws_cdk.assertions import Template
 
 from fm_platform.config import load_config
-from fm_platform.constructs.inference.component_endpoint import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-)
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
+from fm_platform.constructs.inference.inference_component import InferenceComponentModel
 from fm_platform.fleet.sizing.coldstart import cold_start
 from fm_platform.fleet.sizing.needs import Needs
 from fm_platform.rules.caching import caches_by_default
+from tests.components import chat_endpoint, chat_model
 from tests.support import new_app
 
 
@@ -35,24 +29,13 @@ def _model(
     **options: Any,
 ) -> tuple[InferenceComponentModel, dict[str, Any]]:
     stack = cdk.Stack(new_app(), "Cache")
-    endpoint = InferenceComponentEndpoint(
+    endpoint = chat_endpoint(stack, instance_type=instance_type, min_instance_count=min_instances)
+    model = chat_model(
         stack,
-        "Endpoint",
-        InferenceComponentEndpointProps(
-            instance_type=instance_type, min_instance_count=min_instances
-        ),
-    )
-    model = InferenceComponentModel(
-        stack,
-        "Chat",
-        InferenceComponentModelProps(
-            endpoint=endpoint,
-            model_name="chat",
-            accelerators=1,
-            min_memory_mib=8192,
-            scaling=ComponentScaling(min_copies=min_copies, max_copies=2),
-            **options,
-        ),
+        endpoint,
+        min_memory_mib=8192,
+        scaling=ComponentScaling(min_copies=min_copies, max_copies=2),
+        **options,
     )
     components = Template.from_stack(stack).find_resources("AWS::SageMaker::InferenceComponent")
     (component,) = components.values()

@@ -15,10 +15,6 @@ from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
     InferenceComponentEndpointProps,
 )
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
 from fm_platform.constructs.inference.instance_pools import FallbackPool
 from fm_platform.constructs.inference.instance_scaling import InstanceScaling
 from fm_platform.constructs.inference.model_container import ModelContainer
@@ -36,6 +32,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
     VariantSpec,
 )
+from tests.components import chat_model
 from tests.support import new_app
 
 CONTAINER = ModelContainer(
@@ -44,7 +41,6 @@ CONTAINER = ModelContainer(
     model_size_gib=13,
 )
 IC_ENDPOINT = InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-IC_MODEL = {"model_name": "chat", "accelerators": 1, "min_memory_mib": 16384}
 SCALING = InstanceScaling(max_instances=3, target_invocations_per_instance=100)
 SINGLE = SingleModelEndpointProps(
     model_name="summarizer", instance_type="ml.g5.2xlarge", container=CONTAINER
@@ -67,11 +63,7 @@ def _ids(resources: dict[str, dict[str, Any]], kind: str) -> set[str]:
 def _ic(endpoint_props: InferenceComponentEndpointProps, **model: Any) -> Any:
     def build(stack: cdk.Stack) -> None:
         endpoint = InferenceComponentEndpoint(stack, "Shared", endpoint_props)
-        InferenceComponentModel(
-            stack,
-            "Chat",
-            InferenceComponentModelProps(endpoint=endpoint, **{**IC_MODEL, **model}),
-        )
+        chat_model(stack, endpoint, model_name="chat", **model)
 
     return _resources(build)
 
@@ -135,11 +127,7 @@ def _two_endpoints(on: str, **model: Any) -> Any:
 
     def build(stack: cdk.Stack) -> None:
         endpoints = {n: InferenceComponentEndpoint(stack, n, IC_ENDPOINT) for n in ("A", "B")}
-        InferenceComponentModel(
-            endpoints[on],
-            "Chat",
-            InferenceComponentModelProps(endpoint=endpoints[on], **{**IC_MODEL, **model}),
-        )
+        chat_model(endpoints[on], endpoints[on], **model)
 
     return _resources(build)
 

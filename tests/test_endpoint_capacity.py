@@ -13,18 +13,14 @@ from aws_cdk.assertions import Annotations, Match, Template
 from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpoint,
     InferenceComponentEndpointAttributes,
-    InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
+from fm_platform.constructs.inference.inference_component import InferenceComponentModel
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.rules import capacity
 from fm_platform.rules.capacity import CopyDemand
+from tests.components import IMAGE, chat_endpoint, chat_model
 
-IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 WARNING_ID = "fm_platform:initialCopiesExceedInstances"
 
 # The replacement key of an ml.g5.12xlarge endpoint with variant AllTraffic.
@@ -33,24 +29,15 @@ KEY = "62e167c0"
 
 def _endpoint(stack: cdk.Stack, **props) -> InferenceComponentEndpoint:
     # ml.g5.12xlarge: 4 GPUs, 48 vCPUs, 196608 MiB per instance.
-    return InferenceComponentEndpoint(
-        stack,
-        "Endpoint",
-        InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge", **props),
-    )
+    return chat_endpoint(stack, instance_type="ml.g5.12xlarge", **props)
 
 
 def _model(scope, endpoint, name: str, **props) -> InferenceComponentModel:
-    defaults = {
-        "model_name": name,
-        "endpoint": endpoint,
-        "container": ModelContainer(image=IMAGE, model_data_url=f"s3://models/{name}/"),
-        "accelerators": 1,
-        "min_memory_mib": 16384,
-    }
-    return InferenceComponentModel(
-        scope, name, InferenceComponentModelProps(**{**defaults, **props})
-    )
+    """The chat model named ``name`` (its construct ID too), its artifacts under
+    ``s3://models/<name>/``."""
+    container = ModelContainer(image=IMAGE, model_data_url=f"s3://models/{name}/")
+    named = {"model_name": name, "container": container, **props}
+    return chat_model(scope, endpoint, construct_id=name, **named)
 
 
 def _synth_error(app: cdk.App) -> str:

@@ -23,10 +23,6 @@ from fm_platform.constructs.inference.component_endpoint import (
 )
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
 from fm_platform.constructs.inference.imported_endpoint import EndpointAttributes
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
 from fm_platform.constructs.inference.single_model_endpoint import SingleModelEndpoint
 from fm_platform.constructs.observability.inference_observability import (
     SINGLE_KIND,
@@ -42,6 +38,7 @@ from fm_platform.constructs.observability.training_observability import (
     TrainingObservabilityProps,
 )
 from fm_platform.constructs.training.instance_groups import InstanceGroup, NodeRole
+from tests.components import chat_model
 from tests.endpoint_kinds import (
     ACCOUNT_ARN,
     CONTAINER,
@@ -160,17 +157,7 @@ def test_models_are_placed_on_an_endpoint_imported_with_its_attributes():
     stack = _stack()
     role = iam.Role.from_role_arn(stack, "Hosting", "arn:aws:iam::123456789012:role/hosting")
     endpoint = placeable(stack, role)
-    model = InferenceComponentModel(
-        stack,
-        "Chat",
-        InferenceComponentModelProps(
-            model_name="chat",
-            endpoint=endpoint,
-            container=CONTAINER,
-            accelerators=1,
-            min_memory_mib=8192,
-        ),
-    )
+    model = chat_model(stack, endpoint, container=CONTAINER)
     assert endpoint.component_names == {model.component_name}
     Template.from_stack(stack).has_resource_properties(
         "AWS::SageMaker::InferenceComponent",
@@ -249,17 +236,7 @@ def test_inference_observability_works_in_a_bare_stack_given_what_it_watches():
     role = iam.Role.from_role_arn(stack, "Hosting", "arn:aws:iam::123456789012:role/hosting")
     topic = sns.Topic(stack, "Topic")
     shared = placeable(stack, role)
-    model = InferenceComponentModel(
-        stack,
-        "Chat",
-        InferenceComponentModelProps(
-            model_name="chat",
-            endpoint=shared,
-            container=CONTAINER,
-            accelerators=1,
-            min_memory_mib=8192,
-        ),
-    )
+    model = chat_model(stack, shared, container=CONTAINER)
     single = SingleModelEndpoint.from_endpoint_name(stack, "Single", "ext-single")
     queued = AsyncEndpoint.from_endpoint_name(stack, "Queue", "queue")
     made = watch_inference(

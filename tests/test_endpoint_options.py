@@ -21,11 +21,7 @@ from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.component_placement import ComponentScheduling
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-    RollingUpdate,
-)
+from fm_platform.constructs.inference.inference_component import RollingUpdate
 from fm_platform.constructs.inference.instance_pools import InstanceTypeResources
 from fm_platform.constructs.inference.variant_features import (
     CapacityReservation,
@@ -36,6 +32,7 @@ from fm_platform.constructs.inference.variant_features import (
 from fm_platform.core.compliance import apply_compliance_packs
 from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.inference import InferenceStack
+from tests.components import chat_endpoint, chat_model
 from tests.support import nag_findings, new_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "every-endpoint-option.json"
@@ -138,16 +135,7 @@ def test_the_component_carries_every_component_option(every_option):
 
 def test_defaults_leave_the_new_properties_out_but_turn_detailed_observability_off():
     stack = cdk.Stack(new_app(), "Plain")
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
-    InferenceComponentModel(
-        stack,
-        "Chat",
-        InferenceComponentModelProps(
-            endpoint=endpoint, model_name="chat", accelerators=1, min_memory_mib=16384
-        ),
-    )
+    chat_model(stack, chat_endpoint(stack))
     template = Template.from_stack(stack).to_json()
     config = _one(template, "AWS::SageMaker::EndpointConfig")
     (variant,) = config["ProductionVariants"]
@@ -188,20 +176,7 @@ def test_defaults_leave_the_new_properties_out_but_turn_detailed_observability_o
 )
 def test_the_zone_balance_written_is_the_one_asked_for(scheduling, balance):
     stack = cdk.Stack(new_app(), "Placed")
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
-    InferenceComponentModel(
-        stack,
-        "Chat",
-        InferenceComponentModelProps(
-            endpoint=endpoint,
-            model_name="chat",
-            accelerators=1,
-            min_memory_mib=16384,
-            scheduling=scheduling,
-        ),
-    )
+    chat_model(stack, chat_endpoint(stack), scheduling=scheduling)
     template = Template.from_stack(stack).to_json()
     specification = _one(template, "AWS::SageMaker::InferenceComponent")["Specification"]
     assert specification["SchedulingConfig"] == {
@@ -380,12 +355,9 @@ def test_prefix_aware_routing_in_the_configuration_names_the_key():
 )
 def test_bad_component_options_are_refused_by_key(changes, expected):
     stack = cdk.Stack(new_app(), "Bad")
-    endpoint = InferenceComponentEndpoint(stack, "Endpoint", BASE)
-    props = InferenceComponentModelProps(
-        endpoint=endpoint, model_name="chat", accelerators=1, min_memory_mib=16384, **changes
-    )
+    endpoint = chat_endpoint(stack)
     with pytest.raises(ValueError, match="invalid InferenceComponentModelProps") as error:
-        InferenceComponentModel(stack, "Chat", props)
+        chat_model(stack, endpoint, **changes)
     assert expected in str(error.value)
 
 
@@ -525,19 +497,8 @@ def test_bad_fallback_types_are_refused_by_key(changes, expected):
 
 
 def _pooled_model(stack: cdk.Stack, **model: Any) -> None:
-    endpoint = InferenceComponentEndpoint(
-        stack,
-        "Endpoint",
-        replace(BASE, fallback_instance_types=["ml.g5.2xlarge"], max_instance_count=1),
-    )
-    InferenceComponentModel(
-        stack,
-        "Chat",
-        InferenceComponentModelProps(
-            endpoint=endpoint,
-            **{"model_name": "chat", "accelerators": 1, "min_memory_mib": 16384, **model},
-        ),
-    )
+    endpoint = chat_endpoint(stack, fallback_instance_types=["ml.g5.2xlarge"], max_instance_count=1)
+    chat_model(stack, endpoint, **model)
 
 
 def test_a_copy_that_does_not_fit_a_fallback_type_is_refused():

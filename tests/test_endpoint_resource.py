@@ -17,16 +17,13 @@ from aws_cdk.assertions import Template
 from constructs import Construct
 
 from fm_platform.constructs.inference.async_endpoint import INVOKE_ASYNC_ACTION
-from fm_platform.constructs.inference.component_endpoint import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-)
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
 from fm_platform.constructs.inference.endpoint_interface import IEndpoint
 from fm_platform.constructs.inference.inference_component import (
     InferenceComponentModelOptions,
 )
 from fm_platform.constructs.inference.single_model_endpoint import SingleModelEndpoint
+from tests.components import chat_endpoint
 from tests.endpoint_kinds import CONTAINER, KINDS, created, imported, placeable
 
 ENV = cdk.Environment(account="123456789012", region="us-east-1")
@@ -166,9 +163,7 @@ OPTIONS = InferenceComponentModelOptions(
 
 def test_add_model_places_a_model_under_the_endpoint():
     stack = _stack()
-    endpoint = InferenceComponentEndpoint(
-        stack, "Shared", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack, "Shared")
     model = endpoint.add_model("Chat", OPTIONS)
     elsewhere = Construct(stack, "Models")
     other = endpoint.add_model(
@@ -199,9 +194,7 @@ def test_add_model_places_a_model_on_an_imported_endpoint():
 
 def test_component_names_are_a_read_only_view():
     stack = _stack()
-    endpoint = InferenceComponentEndpoint(
-        stack, "Shared", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack, "Shared")
     names = endpoint.component_names
     assert not hasattr(names, "add") and not hasattr(names, "discard")
     model = endpoint.add_model("Chat", OPTIONS)

@@ -16,11 +16,7 @@ from fm_platform.constructs.inference.component_endpoint import (
     InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
-from fm_platform.constructs.inference.model_container import ModelContainer
+from tests.components import chat_endpoint, chat_model
 from tests.support import new_app
 
 # An imported VPC with one private and one isolated subnet.
@@ -30,7 +26,6 @@ IMPORTED_VPC = {
     "private_subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"],
     "isolated_subnet_ids": ["subnet-0bbbbbbbbbbbbbbbb"],
 }
-IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"
 
 
 @pytest.fixture(scope="module")
@@ -49,27 +44,14 @@ def app():
         ),
     )
     nvme = cdk.Stack(app, "Nvme")
-    in_vpc = InferenceComponentEndpoint(
+    in_vpc = chat_endpoint(
         nvme,
-        "Endpoint",
-        InferenceComponentEndpointProps(
-            instance_type="ml.g5.12xlarge",
-            encryption_key=kms.Key(nvme, "Passed", enable_key_rotation=True),
-            vpc=ec2.Vpc(nvme, "Vpc", max_azs=2, nat_gateways=1),
-            network_isolation=True,
-        ),
+        instance_type="ml.g5.12xlarge",
+        encryption_key=kms.Key(nvme, "Passed", enable_key_rotation=True),
+        vpc=ec2.Vpc(nvme, "Vpc", max_azs=2, nat_gateways=1),
+        network_isolation=True,
     )
-    InferenceComponentModel(
-        nvme,
-        "Chat",
-        InferenceComponentModelProps(
-            model_name="chat",
-            endpoint=in_vpc,
-            container=ModelContainer(image=IMAGE),
-            accelerators=1,
-            min_memory_mib=8192,
-        ),
-    )
+    chat_model(nvme, in_vpc)
     placed = cdk.Stack(app, "Placed")
     vpc = ec2.Vpc.from_vpc_attributes(placed, "Vpc", **IMPORTED_VPC)
     InferenceComponentEndpoint(
@@ -273,9 +255,7 @@ def test_an_endpoint_from_its_attributes_builds_its_arn_and_checks_its_type():
 
 def test_endpoint_metrics_share_one_signature():
     stack = cdk.Stack(new_app(), "Metrics")
-    endpoint = InferenceComponentEndpoint(
-        stack, "E", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack, "E")
     invocations = endpoint.metric_invocations(period=cdk.Duration.minutes(5), label="calls")
     assert (invocations.metric_name, invocations.statistic, invocations.label) == (
         "Invocations",

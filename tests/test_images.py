@@ -11,10 +11,6 @@ import pytest
 from aws_cdk.assertions import Annotations, Match
 
 from fm_platform import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-    InferenceComponentModel,
-    InferenceComponentModelProps,
     InferenceConfig,
     InferenceStack,
     ModelContainer,
@@ -25,6 +21,7 @@ from fm_platform import (
 from fm_platform.constructs.inference.container_image import ContainerImage
 from fm_platform.containers.images import image
 from fm_platform.core.images import image_region
+from tests.components import chat_endpoint, chat_model
 
 US_EAST_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-cpu"
 
@@ -124,19 +121,11 @@ def _models(stack: cdk.Stack) -> list[dict]:
 
 def test_a_container_without_an_image_runs_the_regions_lmi_image():
     stack = cdk.Stack(cdk.App(), "Models", env=cdk.Environment(region="eu-west-1"))
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.xlarge")
-    )
-    InferenceComponentModel(
+    chat_model(
         stack,
-        "Chat",
-        InferenceComponentModelProps(
-            model_name="chat",
-            endpoint=endpoint,
-            container=ModelContainer(model_data_url="s3://artifacts/chat/"),
-            accelerators=1,
-            min_memory_mib=8192,
-        ),
+        chat_endpoint(stack, instance_type="ml.g5.xlarge"),
+        container=ModelContainer(model_data_url="s3://artifacts/chat/"),
+        min_memory_mib=8192,
     )
     SingleModelEndpoint(
         stack,

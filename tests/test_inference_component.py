@@ -17,7 +17,6 @@ from fm_platform.constructs.inference.component_endpoint import (
     ImportedInferenceComponentEndpoint,
     InferenceComponentEndpoint,
     InferenceComponentEndpointAttributes,
-    InferenceComponentEndpointProps,
 )
 from fm_platform.constructs.inference.component_scaling import ComponentScaling
 from fm_platform.constructs.inference.endpoint_base import INVOKE_ACTIONS
@@ -27,6 +26,7 @@ from fm_platform.constructs.inference.inference_component import (
     RollingUpdate,
 )
 from fm_platform.constructs.inference.model_container import ModelContainer
+from tests.components import chat_endpoint
 from tests.support import nag_findings, new_app
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4"
@@ -47,9 +47,7 @@ def _model(endpoint, name: str, **props) -> InferenceComponentModelProps:
 def synthesized():
     app = new_app()
     stack = cdk.Stack(app, "Serving")
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack)
     rollback = cloudwatch.Alarm(
         stack,
         "Errors",
@@ -173,9 +171,7 @@ def test_the_execution_role_may_read_the_rollback_alarms_before_the_update(synth
 
 def test_rollback_alarms_named_by_name_are_read_by_their_arn_in_the_stack():
     stack = cdk.Stack(new_app(), "Named")
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack)
     InferenceComponentModel(
         stack,
         "Chat",
@@ -205,9 +201,7 @@ def test_a_component_of_another_stack_grants_its_rollback_alarms_in_its_own_stac
     # role's policy would make each stack depend on the other.
     app = new_app()
     serving = cdk.Stack(app, "Serving")
-    endpoint = InferenceComponentEndpoint(
-        serving, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(serving)
     tenant = cdk.Stack(app, "Tenant")
     alarm = cloudwatch.Alarm(
         tenant,
@@ -478,11 +472,7 @@ def test_cfn_lint_finds_nothing(synthesized):
 def test_nag_clean_endpoint_with_two_models():
     app = new_app()
     stack = cdk.Stack(app, "Nag")
-    endpoint = InferenceComponentEndpoint(
-        stack,
-        "Endpoint",
-        InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge", min_instance_count=0),
-    )
+    endpoint = chat_endpoint(stack, min_instance_count=0)
     InferenceComponentModel(
         stack,
         "Idle",
@@ -497,9 +487,7 @@ def test_nag_clean_endpoint_with_two_models():
 @pytest.fixture
 def endpoint():
     stack = cdk.Stack(new_app(), "Invalid")
-    return InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    return chat_endpoint(stack)
 
 
 @pytest.mark.parametrize(

@@ -12,14 +12,6 @@ import aws_cdk as cdk
 import pytest
 
 from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint, AsyncEndpointProps
-from fm_platform.constructs.inference.component_endpoint import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-)
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpoint,
@@ -35,6 +27,7 @@ from fm_platform.constructs.inference.single_model_endpoint import (
 )
 from fm_platform.rules import model_container
 from fm_platform.rules.problems import Problems
+from tests.components import chat_endpoint, chat_model
 from tests.support import new_app
 
 ARCHIVE = "s3://models/chat/model.tar.gz"
@@ -45,20 +38,7 @@ def _build(kind: str, container: ModelContainer) -> None:
     its environment)."""
     stack = cdk.Stack(new_app(), "Hosting")
     if kind == "component":
-        endpoint = InferenceComponentEndpoint(
-            stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-        )
-        InferenceComponentModel(
-            stack,
-            "Chat",
-            InferenceComponentModelProps(
-                endpoint=endpoint,
-                model_name="chat",
-                accelerators=1,
-                min_memory_mib=16384,
-                container=container,
-            ),
-        )
+        chat_model(stack, chat_endpoint(stack), container=container)
     elif kind == "single":
         SingleModelEndpoint(
             stack,

@@ -9,14 +9,6 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from fm_platform.constructs.inference.async_endpoint import AsyncEndpoint, AsyncEndpointProps
-from fm_platform.constructs.inference.component_endpoint import (
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-)
-from fm_platform.constructs.inference.inference_component import (
-    InferenceComponentModel,
-    InferenceComponentModelProps,
-)
 from fm_platform.constructs.inference.model_container import ModelContainer
 from fm_platform.constructs.inference.multi_model_endpoint import (
     MultiModelEndpoint,
@@ -27,9 +19,9 @@ from fm_platform.constructs.inference.single_model_endpoint import (
     SingleModelEndpointProps,
 )
 from fm_platform.stacks.inference import InferenceStack
+from tests.components import IMAGE, chat_endpoint, chat_model
 from tests.support import fixture_config
 
-IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 MME_IMAGE = (
     "763104351884.dkr.ecr.us-east-1.amazonaws.com/"
     "pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
@@ -38,21 +30,10 @@ MME_IMAGE = (
 
 def _ic_endpoint(**endpoint) -> Template:
     stack = cdk.Stack(cdk.App(), "Serving")
-    created = InferenceComponentEndpoint(
+    chat_model(
         stack,
-        "Endpoint",
-        InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge", **endpoint),
-    )
-    InferenceComponentModel(
-        stack,
-        "Chat",
-        InferenceComponentModelProps(
-            model_name="chat",
-            endpoint=created,
-            container=ModelContainer(image=IMAGE, model_data_url="s3://models/chat/"),
-            accelerators=1,
-            min_memory_mib=16384,
-        ),
+        chat_endpoint(stack, **endpoint),
+        container=ModelContainer(image=IMAGE, model_data_url="s3://models/chat/"),
     )
     return Template.from_stack(stack)
 
@@ -145,21 +126,15 @@ def test_a_model_asking_for_the_network_on_an_isolated_endpoint_is_refused():
     # botocore CreateEndpointConfigInput.EnableNetworkIsolation: "all model containers
     # deployed to the endpoint are isolated", whatever the model's own flag says
     stack = cdk.Stack(cdk.App(), "Serving")
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack)
     with pytest.raises(ValueError) as error:
-        InferenceComponentModel(
+        chat_model(
             stack,
-            "Hub",
-            InferenceComponentModelProps(
-                model_name="hub",
-                endpoint=endpoint,
-                container=ModelContainer(image=IMAGE, environment={"HF_MODEL_ID": "org/m"}),
-                accelerators=1,
-                min_memory_mib=16384,
-                network_isolation=False,
-            ),
+            endpoint,
+            construct_id="Hub",
+            model_name="hub",
+            container=ModelContainer(image=IMAGE, environment={"HF_MODEL_ID": "org/m"}),
+            network_isolation=False,
         )
     assert str(error.value).splitlines()[1:] == [
         "  - network_isolation=False: the endpoint runs network-isolated, which applies to "

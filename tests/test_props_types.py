@@ -10,34 +10,25 @@ import fm_platform
 from fm_platform import (
     ComponentScaling,
     HomeFileSystemProps,
-    InferenceComponentEndpoint,
-    InferenceComponentEndpointProps,
-    InferenceComponentModel,
-    InferenceComponentModelProps,
     InstanceGroup,
     NodeRole,
 )
 from fm_platform.constructs.training.hyperpod import HyperPodClusterOptions
 from fm_platform.core.options import Props
 from fm_platform.rules.problems import Problems
+from tests.components import chat_endpoint, chat_model
 
 
 def test_a_model_with_mistyped_fields_names_each_one():
     stack = cdk.Stack(cdk.App(), "Serving")
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack)
     with pytest.raises(ValueError) as error:
-        InferenceComponentModel(
+        chat_model(
             stack,
-            "Chat",
-            InferenceComponentModelProps(
-                model_name="chat",
-                endpoint=endpoint,
-                accelerators="2",  # type: ignore[arg-type]
-                min_memory_mib=16384,
-                scaling={"max_copies": 2},  # type: ignore[arg-type]
-            ),
+            endpoint,
+            model_name="chat",
+            accelerators="2",  # a string, not an int
+            scaling={"max_copies": 2},  # a dict, not a ComponentScaling
         )
     lines = str(error.value).splitlines()
     assert lines[0] == "invalid InferenceComponentModelProps 'chat':"
@@ -47,20 +38,12 @@ def test_a_model_with_mistyped_fields_names_each_one():
 
 def test_a_nested_option_of_the_wrong_type_is_named_by_its_path():
     stack = cdk.Stack(cdk.App(), "Serving")
-    endpoint = InferenceComponentEndpoint(
-        stack, "Endpoint", InferenceComponentEndpointProps(instance_type="ml.g5.12xlarge")
-    )
+    endpoint = chat_endpoint(stack)
     with pytest.raises(ValueError, match=r"scaling.max_copies='4': must be an integer"):
-        InferenceComponentModel(
+        chat_model(
             stack,
-            "Chat",
-            InferenceComponentModelProps(
-                model_name="chat",
-                endpoint=endpoint,
-                accelerators=1,
-                min_memory_mib=16384,
-                scaling=ComponentScaling(max_copies="4"),  # type: ignore[arg-type]
-            ),
+            endpoint,
+            scaling=ComponentScaling(max_copies="4"),  # type: ignore[arg-type]
         )
 
 
