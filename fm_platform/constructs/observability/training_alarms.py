@@ -41,6 +41,7 @@ from constructs import Construct
 from fm_platform.core.compliance import acknowledge, acknowledge_wildcard_resource
 from fm_platform.core.dependencies import drop_redundant_depends_on
 from fm_platform.core.encryption import allow_cloudwatch_logs
+from fm_platform.core.function_roles import vpc_function_role
 from fm_platform.rules.functions import check_reserved_concurrency
 from fm_platform.rules.observability import check_percent
 from fm_platform.rules.problems import Problems
@@ -169,7 +170,6 @@ class FunctionPlacement:
     reserved_concurrency: int | None = None
 
 
-_LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
 _NO_RESERVATION = (
     "The AWS SDK custom resource function runs a few times per deployment, called by "
     "CloudFormation only: reserved concurrency would take from the account's unreserved "
@@ -344,19 +344,10 @@ class LifecycleErrorAlarm(Construct):
     ) -> iam.IRole:
         """The function's role: VPC access (AWS managed, as Lambda documents it) and a
         customer-managed policy with exactly its calls and its logs."""
-        role = iam.Role(
+        role = vpc_function_role(
             self,
             "FunctionRole",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Finds a HyperPod cluster's lifecycle log group and makes sure it exists",
-            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(_LAMBDA_VPC_ACCESS)],
-        )
-        acknowledge(
-            role,
-            "AWSLambdaVPCAccessExecutionRole is the AWS managed policy Lambda documents for "
-            "functions in a VPC (create, describe and delete their network interfaces); "
-            "Lambda checks for these permissions when it creates the function.",
-            f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{_LAMBDA_VPC_ACCESS}]",
+            "Finds a HyperPod cluster's lifecycle log group and makes sure it exists",
         )
         self.policy = iam.ManagedPolicy(
             self,

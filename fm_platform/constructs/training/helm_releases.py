@@ -53,6 +53,7 @@ from constructs import Construct, IConstruct
 from fm_platform.constructs.training.eks_cluster import ADMIN_ACCESS_POLICY, EksControlPlane
 from fm_platform.core.compliance import acknowledge
 from fm_platform.core.encryption import allow_cloudwatch_logs, customer_managed_key
+from fm_platform.core.function_roles import vpc_function_role
 
 #: Helm's version and the SHA-256 of its linux-amd64 archive, as published beside it
 #: (https://get.helm.sh/helm-v3.21.3-linux-amd64.tar.gz.sha256sum; the release notes of
@@ -67,7 +68,6 @@ BUILD_TIMEOUT = Duration.minutes(30)
 #: How long CloudFormation waits for one release (the provider's total timeout).
 RELEASE_TIMEOUT = Duration.minutes(45)
 _HANDLER = str(Path(__file__).parent / "helm_release_handler")
-_LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
 _LAMBDA_BASIC = "service-role/AWSLambdaBasicExecutionRole"
 
 #: The build's commands (bash): install Helm, point kubectl's configuration at the cluster,
@@ -407,18 +407,8 @@ class HelmReleases(Construct):
         group.add_egress_rule(
             ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to the AWS APIs and CloudFormation"
         )
-        role = iam.Role(
-            self,
-            "FunctionRole",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Starts and watches the Helm release builds (fm_platform)",
-            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(_LAMBDA_VPC_ACCESS)],
-        )
-        acknowledge(
-            role,
-            "AWSLambdaVPCAccessExecutionRole is the AWS managed policy Lambda documents for "
-            "functions in a VPC (create, describe and delete their network interfaces).",
-            f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{_LAMBDA_VPC_ACCESS}]",
+        role = vpc_function_role(
+            self, "FunctionRole", "Starts and watches the Helm release builds (fm_platform)"
         )
         policy = iam.ManagedPolicy(
             self,

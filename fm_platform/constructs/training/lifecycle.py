@@ -27,6 +27,7 @@ from fm_platform.core.compliance import (
 )
 from fm_platform.core.dependencies import drop_redundant_depends_on
 from fm_platform.core.encryption import allow_cloudwatch_logs, customer_managed_key
+from fm_platform.core.function_roles import vpc_function_role
 from fm_platform.core.options import Props, checked
 from fm_platform.core.tokens import is_unresolved
 from fm_platform.rules.lifecycle import (
@@ -47,7 +48,6 @@ _DEPLOYMENT_SINGLETON_ID = "Custom::CDKBucketDeployment"
 #: ``[\.\-_/#A-Za-z0-9]+``).
 _UPLOAD_MEMORY_MIB = 512
 LIFECYCLE_BUCKET_PREFIX = "sagemaker-lc-"
-_LAMBDA_VPC_ACCESS = "service-role/AWSLambdaVPCAccessExecutionRole"
 _NO_RESERVED_CONCURRENCY = (
     "It runs once per deployment; reserving concurrency would take it from the account's "
     "unreserved pool, which Lambda keeps at a minimum (accounts with a low quota cannot "
@@ -330,27 +330,17 @@ class LifecycleScripts(Construct):
         the managed policy (BucketDeployment's own grants use wildcards). In a VPC it has
         the AWS managed policy Lambda documents for VPC access from its creation on, as
         Lambda checks the network-interface permissions when it creates the function."""
-        role = iam.Role(
-            self,
-            "UploadRole",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Copies HyperPod lifecycle scripts into their bucket prefix",
-            managed_policies=(
-                [iam.ManagedPolicy.from_aws_managed_policy_name(_LAMBDA_VPC_ACCESS)]
-                if in_vpc
-                else None
-            ),
-        )
-        if in_vpc:
-            acknowledge(
-                role,
-                "AWSLambdaVPCAccessExecutionRole is the AWS managed policy Lambda documents "
-                "for functions in a VPC (create, describe and delete their network "
-                "interfaces); Lambda checks for these permissions when it creates the "
-                "function.",
-                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
-                f"{_LAMBDA_VPC_ACCESS}]",
+        description = "Copies HyperPod lifecycle scripts into their bucket prefix"
+        role = (
+            vpc_function_role(self, "UploadRole", description)
+            if in_vpc
+            else iam.Role(
+                self,
+                "UploadRole",
+                assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+                description=description,
             )
+        )
         return role.without_policy_updates()
 
     def _upload_policy(self) -> iam.ManagedPolicy:
