@@ -48,7 +48,12 @@ def nag_findings(app: cdk.App) -> list[str]:
         if "ValidationFailed" not in str(error):
             raise
         assembly = None
-    outdir = Path(app.outdir) if assembly is None else Path(assembly.directory)
+    return open_findings(Path(app.outdir) if assembly is None else Path(assembly.directory))
+
+
+def open_findings(outdir: Path) -> list[str]:
+    """Every open finding of the cdk-nag report in the assembly directory ``outdir``, as
+    ``"<rule> at <construct path>"`` (empty without a report)."""
     report_file = outdir / "validation-report.json"
     if not report_file.exists():
         return []

@@ -29,7 +29,7 @@ from fm_platform.rules.problems import ValidationError
 from fm_platform.stacks.environment import plan_environments
 from fm_platform.stacks.fleet import planned_catalog_file
 from tests.conftest import CLI_CONTEXT
-from tests.support import ROOT, new_app, normalized
+from tests.support import ROOT, new_app, normalized, open_findings
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from deploy_cost import environments_report  # noqa: E402
@@ -130,14 +130,8 @@ def test_the_environments_synthesize_without_lookups(example):
 
 def test_the_environments_pass_the_compliance_packs(example):
     _, assembly, _ = example
+    assert open_findings(Path(assembly.directory)) == []
     report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
-    open_findings = [
-        f"{v['ruleName']} at {c['constructPath']}"
-        for plugin in report["pluginReports"]
-        for v in plugin.get("violations", [])
-        for c in v["violatingConstructs"]
-    ]
-    assert open_findings == []
     checked = {
         c["constructPath"].split("/")[0]
         for plugin in report["pluginReports"]
@@ -488,14 +482,8 @@ def test_the_pipelines_stages_keep_the_environments_stack_names(pipeline):
 
 
 def test_the_pipeline_passes_the_compliance_packs(pipeline):
+    assert open_findings(Path(pipeline.directory)) == []
     report = json.loads((Path(pipeline.directory) / "validation-report.json").read_text())
-    open_findings = [
-        f"{v['ruleName']} at {c['constructPath']}"
-        for plugin in report["pluginReports"]
-        for v in plugin.get("violations", [])
-        for c in v["violatingConstructs"]
-    ]
-    assert open_findings == []
     reasons = [
         v["reason"]
         for plugin in report["pluginReports"]

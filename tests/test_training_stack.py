@@ -32,6 +32,7 @@ from tests.support import (
     nag_findings,
     new_app,
     normalized,
+    open_findings,
     stateful_changes,
 )
 
@@ -447,14 +448,7 @@ def _synthesized(config: dict, **context: object) -> dict[str, dict]:
     try:
         assembly = app.synth()
     except RuntimeError as error:
-        report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
-        findings = [
-            f"{v['ruleName']} at {c['constructPath']}"
-            for plugin in report["pluginReports"]
-            for v in plugin.get("violations", [])
-            for c in v["violatingConstructs"]
-        ]
-        raise AssertionError(f"{error}: {findings}") from None
+        raise AssertionError(f"{error}: {open_findings(Path(app.outdir))}") from None
     return {stack.stack_name: stack.template for stack in assembly.stacks}
 
 
