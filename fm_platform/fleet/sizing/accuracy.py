@@ -22,11 +22,9 @@ part in its own calibration).
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from fm_platform.fleet.models.catalog import Catalog, ModelEntry
 from fm_platform.fleet.sizing.decode_step import (
@@ -36,6 +34,7 @@ from fm_platform.fleet.sizing.decode_step import (
     fit,
     for_device,
 )
+from fm_platform.fleet.sizing.measured import performance_data
 from fm_platform.fleet.sizing.needs import Needs, resolve
 from fm_platform.fleet.sizing.performance import (
     COMPUTE_EFFICIENCY,
@@ -62,12 +61,6 @@ class Check:
     estimated_rpm: float
 
 
-@cache
-def _data() -> dict:
-    text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
-    return json.loads(text)
-
-
 def _encoder_flops(spec: InstanceSpec, devices: int | None, dtype: str) -> float:
     """Usable FLOPS of an encoder row: ``devices`` of the type's accelerator at the
     dtype's rate, or (``devices`` null) all the vCPUs of a CPU type, as the planner
@@ -86,7 +79,7 @@ def _text_rows() -> tuple[tuple[dict, Needs, Device], ...]:
     """Each text-generation row with the model's needs at its request shape and its
     device."""
     found = []
-    for r in _data()["records"]:
+    for r in performance_data()["records"]:
         model = ModelEntry(
             name="m",
             architecture=r["model"],
@@ -134,7 +127,7 @@ def _text_check(row: tuple[dict, Needs, Device], step: DecodeConstants | None = 
 def checks() -> tuple[Check, ...]:
     """Every shipped row with the uncalibrated estimate for it."""
     found = [_text_check(row) for row in _text_rows()]
-    for r in _data().get("image_records", []):
+    for r in performance_data().get("image_records", []):
         model = ModelEntry(name="m", architecture=r["model"], steps=r["steps"])
         needs = resolve(model, Catalog("check", (model,)))
         dev = device(instance_spec(r["instance_type"]))
@@ -143,7 +136,7 @@ def checks() -> tuple[Check, ...]:
         perf = encode_estimate(needs, flops, dev.model, dev.bandwidth_gbps)
         label = f"{r['model']} {r['instance_type']} {r['steps']} steps"
         found.append(Check("image-generation", label, 60 / r["latency_s"], perf.rpm))
-    for r in _data().get("encoder_records", []):
+    for r in performance_data().get("encoder_records", []):
         model = ModelEntry(
             name="m", architecture=r["model"], dtype=r["dtype"], prompt_tokens=r["prompt_tokens"]
         )

@@ -40,13 +40,12 @@ FLUX.1-schnell's 36,629 MB is then predicted within 0.3%), at least 0.5 GiB.
 
 from __future__ import annotations
 
-import json
 import statistics
 from functools import cache
-from importlib import resources
 from typing import Any, Protocol
 
 from fm_platform.fleet.models.architectures import Architecture, architecture, known_architectures
+from fm_platform.fleet.sizing.measured import performance_data
 from fm_platform.fleet.sizing.request_work import RequestWork
 from fm_platform.hardware.devices import device
 from fm_platform.hardware.instances import instance_spec
@@ -114,8 +113,7 @@ def headroom_gib(arch: Architecture, pixels: int) -> float:
 
 @cache
 def _image_rows() -> tuple[dict, ...]:
-    text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
-    return tuple(json.loads(text).get("image_records", ()))
+    return tuple(performance_data().get("image_records", ()))
 
 
 def row_efficiency(row: dict) -> float:

@@ -33,9 +33,9 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
+from fm_platform.fleet.sizing.measured import performance_data
 from fm_platform.hardware.instances import UnknownInstanceTypeError, instance_spec
 
 FMBENCH_COLUMNS = (
@@ -68,14 +68,8 @@ class Record:
 
 
 @cache
-def _performance_data() -> dict:
-    text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
-    return json.loads(text)
-
-
-@cache
 def _shipped() -> dict[tuple[str, str, int], tuple[Record, ...]]:
-    data = _performance_data()
+    data = performance_data()
     grouped: dict[tuple[str, str, int], list[Record]] = defaultdict(list)
     for r in data["records"]:
         source = data["sources"][r["source"]]
@@ -102,14 +96,14 @@ def measured_as(architecture: str) -> str:
     """The architecture whose rows ``architecture`` is sized from: itself, or the one
     ``measured_as`` in ``data/performance.json`` names (a fine-tune or distill with the
     same layers, heads, hidden size, vocabulary and, within 1%, parameters)."""
-    return _performance_data()["measured_as"].get(architecture, architecture)
+    return performance_data()["measured_as"].get(architecture, architecture)
 
 
 @cache
 def checked_concurrency() -> int:
     """The most concurrent sequences of any shipped text-generation row: the estimate is
     checked against rows up to it (:mod:`fm_platform.fleet.sizing.accuracy`)."""
-    return max(r["concurrency"] for r in _performance_data()["records"])
+    return max(r["concurrency"] for r in performance_data()["records"])
 
 
 def shipped_records(architecture: str, instance_type: str, tensor_parallel: int) -> tuple:

@@ -35,13 +35,12 @@ the efficiency of an image.
 
 from __future__ import annotations
 
-import json
 import math
 from functools import cache
-from importlib import resources
 from typing import Any, Protocol
 
 from fm_platform.fleet.models.architectures import Architecture
+from fm_platform.fleet.sizing.measured import performance_data
 from fm_platform.fleet.sizing.request_work import RequestWork
 
 SPEECH = "speech-to-text"
@@ -64,8 +63,7 @@ class _Recorder(Protocol):
 @cache
 def speech_rows() -> tuple[dict, ...]:
     """The measured speech rows of ``data/performance.json``."""
-    text = resources.files("fm_platform.fleet").joinpath("data/performance.json").read_text()
-    return tuple(json.loads(text)["speech_records"])
+    return tuple(performance_data()["speech_records"])
 
 
 def windows(audio_seconds: float) -> int:
