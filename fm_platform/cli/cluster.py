@@ -230,6 +230,18 @@ def kubeconfig(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def node_options() -> argparse.ArgumentParser:
+    """The options of a command run on one node over Session Manager (``fmp cluster
+    connect``, ``fmp job submit`` and the others): ``--group``, ``--node``, ``--print``."""
+    node = argparse.ArgumentParser(add_help=False)
+    node.add_argument("--group", help="instance group (default: the Slurm controller group)")
+    node.add_argument("--node", help="instance id (default: the first running node of the group)")
+    node.add_argument(
+        "--print", action="store_true", help="print the session command instead of running it"
+    )
+    return node
+
+
 def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     """Register `fmp cluster ...`."""
     parser = add_command(
@@ -260,19 +272,13 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
         parents=parents,
         json_output=True,
     ).set_defaults(handler=nodes)
-    conn = add_command(
+    add_command(
         commands,
         "connect",
         summary="open a shell on a node (aws ssm start-session)",
         example="fmp cluster connect --group workers --print",
-        parents=parents,
-    )
-    conn.add_argument("--group", help="instance group (default: the Slurm controller group)")
-    conn.add_argument("--node", help="instance id (default: the first running node of the group)")
-    conn.add_argument(
-        "--print", action="store_true", help="print the command instead of running it"
-    )
-    conn.set_defaults(handler=connect)
+        parents=[*parents, node_options()],
+    ).set_defaults(handler=connect)
     add_command(
         commands,
         "kubeconfig",

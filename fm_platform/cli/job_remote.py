@@ -26,6 +26,7 @@ from fm_platform.cli.cluster import (
     controller_group,
     describe_cluster,
     list_nodes,
+    node_options,
     pick_node,
     session_command,
 )
@@ -157,13 +158,7 @@ def cancel(ctx: Context, args: argparse.Namespace) -> int:
 
 def add_actions(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Register submit, queue, logs and cancel under `fmp job`."""
-    node = argparse.ArgumentParser(add_help=False)
-    node.add_argument("--group", help="instance group (default: the Slurm controller group)")
-    node.add_argument("--node", help="instance id (default: the first running node of the group)")
-    node.add_argument(
-        "--print", action="store_true", help="print the session command instead of running it"
-    )
-    remote = [*parents, node]
+    remote = [*parents, node_options()]
     sub = add_command(
         commands,
         "submit",
