@@ -206,12 +206,14 @@ class EksControlPlane(Resource):
         principal_arn: str,
         policy: str,
         scope: eks.CfnAccessEntry.AccessScopeProperty,
+        *,
+        under: Construct | None = None,
     ) -> eks.CfnAccessEntry:
         """A standard access entry of ``principal_arn`` with the EKS access policy
-        ``policy`` in ``scope``."""
+        ``policy`` in ``scope``, created under ``under`` (by default this construct)."""
         partition = Stack.of(self).partition
         return eks.CfnAccessEntry(
-            self,
+            under or self,
             construct_id,
             cluster_name=self.cluster_name,
             principal_arn=principal_arn,

@@ -378,20 +378,12 @@ class HelmReleases(Construct):
     def _access_entry(self) -> eks.CfnAccessEntry:
         """Cluster admin for the build role: the dependencies chart installs cluster-wide
         objects (CRDs, cluster roles, daemon sets in kube-system)."""
-        partition = Stack.of(self).partition
-        return eks.CfnAccessEntry(
-            self,
+        return self._control.access_entry(
             "BuildAccess",
-            cluster_name=self._control.cluster_name,
-            principal_arn=self.build_role.role_arn,
-            type="STANDARD",
-            access_policies=[
-                eks.CfnAccessEntry.AccessPolicyProperty(
-                    policy_arn=f"arn:{partition}:eks::aws:cluster-access-policy/"
-                    f"{ADMIN_ACCESS_POLICY}",
-                    access_scope=eks.CfnAccessEntry.AccessScopeProperty(type="cluster"),
-                )
-            ],
+            self.build_role.role_arn,
+            ADMIN_ACCESS_POLICY,
+            eks.CfnAccessEntry.AccessScopeProperty(type="cluster"),
+            under=self,
         )
 
     def _provider(self, props: HelmReleasesProps, log_group: logs.LogGroup) -> cr.Provider:
